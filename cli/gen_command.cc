@@ -1,0 +1,152 @@
+// `rigel gen KIND --out PATH [options]`: writes the seeded synthetic data sets
+// of examples/generators.h. Each kind is a nested CLI11 subcommand, so
+// `rigel gen --help` lists the kinds and `rigel gen KIND --help` shows only the
+// options that apply to it, with their defaults.
+//
+// Output: the summary lines ("name: value") go to stdout and, unless
+// --no-info is given, to `<out>.info` (for `sparse`, next to the train file).
+// Errors go to stderr as "rigel gen KIND: error: MESSAGE" with exit status 1.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "examples/generators.h"
+
+namespace rigel::cli {
+namespace {
+
+using examples::GenReport;
+
+// Prints the summary or the error and returns the exit status.
+int Finish(const std::string& kind, const StatusOr<GenReport>& report) {
+  if (!report.ok()) {
+    std::fprintf(stderr, "rigel gen %s: error: %s\n", kind.c_str(),
+                 report.status().ToString().c_str());
+    return 1;
+  }
+  for (const std::string& line : report->summary) std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+// Options every kind has. `no_info` is kept apart from the options struct
+// because the flag is negative and CLI11 binds flags to true.
+template <typename Options>
+struct KindState {
+  Options opts;
+  bool no_info = false;
+};
+
+template <typename Options>
+void AddCommonOptions(CLI::App* sub, KindState<Options>* state, const char* out_help) {
+  sub->add_option("--out", state->opts.out, out_help)->required();
+  sub->add_option("--seed", state->opts.seed, "Seed of every random draw")->capture_default_str();
+  sub->add_flag("--no-info", state->no_info, "Do not write the summary to <out>.info");
+}
+
+void AddRatings(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::RatingsOptions>>();
+  examples::RatingsOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "ratings",
+      "Low-rank matrix plus noise as `i,j,v` lines, Zipf-skewed rows and columns "
+      "(matrix factorisation); prints the noise floor RMSE");
+  AddCommonOptions(sub, state.get(), "Output CSV file");
+  sub->add_option("--rows", o.rows, "Number of rows (users)")->capture_default_str();
+  sub->add_option("--cols", o.cols, "Number of columns (items)")->capture_default_str();
+  sub->add_option("--count", o.count, "Number of distinct (i, j) entries")->capture_default_str();
+  sub->add_option("--rank", o.rank, "Rank of the planted model")->capture_default_str();
+  sub->add_option("--mu", o.mu, "Global mean added to every rating")->capture_default_str();
+  sub->add_option("--factor-std", o.factor_std, "Standard deviation of factor entries")
+      ->capture_default_str();
+  sub->add_option("--noise", o.noise, "Standard deviation of the Gaussian noise")
+      ->capture_default_str();
+  sub->add_option("--zipf", o.zipf, "Zipf exponent of row and column popularity")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("ratings", examples::GenerateRatings(state->opts));
+  });
+}
+
+void AddSparse(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::SparseOptions>>();
+  examples::SparseOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "sparse",
+      "Sparse binary classification in libsvm format (labels -1/+1, 1-based) from "
+      "a planted logistic model; prints the planted model's test accuracy");
+  AddCommonOptions(sub, state.get(), "Output train file (libsvm)");
+  sub->add_option("--test-out", o.test_out, "Output test file (libsvm)")->required();
+  sub->add_option("--count", o.count, "Train samples")->capture_default_str();
+  sub->add_option("--test-count", o.test_count, "Test samples")->capture_default_str();
+  sub->add_option("--dim", o.dim, "Number of features")->capture_default_str();
+  sub->add_option("--nnz", o.nnz, "Mean active features per sample")->capture_default_str();
+  sub->add_option("--zipf", o.zipf, "Zipf exponent of feature popularity")->capture_default_str();
+  sub->add_option("--weight-std", o.weight_std, "Standard deviation of planted weights")
+      ->capture_default_str();
+  sub->add_option("--real-fraction", o.real_fraction,
+                  "Fraction of features with real (not binary) values")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("sparse", examples::GenerateSparse(state->opts));
+  });
+}
+
+void AddCorpus(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::CorpusOptions>>();
+  examples::CorpusOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "corpus", "Whitespace-separated tokens `w123` with topical co-occurrence (word2vec)");
+  AddCommonOptions(sub, state.get(), "Output text file");
+  sub->add_option("--vocab", o.vocab, "Vocabulary size")->capture_default_str();
+  sub->add_option("--tokens", o.tokens, "Number of tokens")->capture_default_str();
+  sub->add_option("--topics", o.topics, "Number of topics")->capture_default_str();
+  sub->add_option("--stop-words", o.stop_words, "Number of global stop words")
+      ->capture_default_str();
+  sub->add_option("--stop-fraction", o.stop_fraction, "Fraction of tokens that are stop words")
+      ->capture_default_str();
+  sub->add_option("--zipf", o.zipf, "Zipf exponent of word frequency within a topic")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("corpus", examples::GenerateCorpus(state->opts));
+  });
+}
+
+void AddDense(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::DenseOptions>>();
+  examples::DenseOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "dense",
+      "Dense classification CSV (label 0/1 in column 0, then the features) from a "
+      "planted logistic model; prints the planted accuracy");
+  AddCommonOptions(sub, state.get(), "Output CSV file");
+  sub->add_option("--count", o.count, "Number of rows")->capture_default_str();
+  sub->add_option("--dim", o.dim, "Number of features")->capture_default_str();
+  sub->add_option("--scale", o.scale, "Standard deviation of w.x (class separation)")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("dense", examples::GenerateDense(state->opts));
+  });
+}
+
+}  // namespace
+
+void AddGenCommand(CLI::App& app, int* exit_code) {
+  CLI::App* gen = app.add_subcommand(
+      "gen",
+      "Write seeded synthetic data for the example programs. Kinds: ratings, sparse, corpus, "
+      "dense. The same options always give the same bytes.");
+  gen->require_subcommand(1);
+  AddRatings(gen, exit_code);
+  AddSparse(gen, exit_code);
+  AddCorpus(gen, exit_code);
+  AddDense(gen, exit_code);
+}
+
+}  // namespace rigel::cli

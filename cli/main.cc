@@ -1,0 +1,24 @@
+// The `rigel` command: thin main, all work is in the cli library.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "common/config.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Rigel: automatic parallelisation of ML training loops"};
+  app.set_version_flag("--version", std::string("rigel ") + RIGEL_VERSION);
+  app.require_subcommand(1);
+  int exit_code = 0;
+  rigel::cli::AddCheckCommand(app, &exit_code);
+  rigel::cli::AddDumpIrCommand(app, &exit_code);
+  rigel::cli::AddRunCommand(app, &exit_code);
+  rigel::cli::AddGenCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error exits 2 (CLI11 has its
+    // own codes per error kind, which scripts should not need to know).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,122 @@
+// `rigel check`, `rigel dump-ir` and `rigel run`: the commands that take a
+// program file. Errors go to stderr exactly as the frontend renders them.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "frontend/compile.h"
+#include "worker/executor.h"
+
+namespace rigel::cli {
+namespace {
+
+struct ProgramArgs {
+  std::string path;
+  std::vector<std::string> sets;
+};
+
+void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
+  cmd->add_option("program", args->path, "the .rgl program")->required();
+  cmd->add_option("--set", args->sets,
+                  "override a const (NAME=VALUE) or a data path (DATA.path=FILE); repeatable")
+      ->take_all();
+}
+
+// Compiles the program or prints why not; returns null on error.
+std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args) {
+  frontend::CompileOptions opts;
+  for (const std::string& s : args.sets) {
+    auto kv = frontend::ParseSetFlag(s);
+    if (!kv.ok()) {
+      std::cerr << "rigel: " << kv.status().message() << "\n";
+      return nullptr;
+    }
+    opts.sets.push_back(*kv);
+  }
+  auto prog = frontend::CompileFile(args.path, opts);
+  if (!prog.ok()) {
+    const Status& st = prog.status();
+    // Diagnostics already carry "FILE:LINE:COL: error:"; file errors do not.
+    std::cerr << (st.code() == StatusCode::kInvalidArgument ? "" : "rigel: ") << st.message();
+    if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";
+    return nullptr;
+  }
+  return std::make_unique<frontend::ir::Program>(std::move(prog).value());
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app, int* exit_code) {
+  auto* args = new ProgramArgs();  // lives as long as the process, like the App
+  CLI::App* cmd = app.add_subcommand("check", "parse and check a program; nothing runs");
+  AddProgramArgs(cmd, args);
+  cmd->callback([args, exit_code] {
+    auto prog = Compile(*args);
+    if (!prog) {
+      *exit_code = 1;
+      return;
+    }
+    std::cout << args->path << ": ok (" << prog->loops.size() << " parallel loop"
+              << (prog->loops.size() == 1 ? "" : "s") << ", " << prog->params.size()
+              << " parameter" << (prog->params.size() == 1 ? "" : "s") << ")\n";
+  });
+}
+
+void AddDumpIrCommand(CLI::App& app, int* exit_code) {
+  auto* args = new ProgramArgs();
+  auto* bytecode = new bool(false);
+  CLI::App* cmd = app.add_subcommand("dump-ir", "print a program's loop IR");
+  AddProgramArgs(cmd, args);
+  cmd->add_flag("--bytecode", *bytecode,
+                "also load the data and print each loop's compiled bytecode");
+  cmd->callback([args, bytecode, exit_code] {
+    auto prog = Compile(*args);
+    if (!prog) {
+      *exit_code = 1;
+      return;
+    }
+    std::cout << frontend::ir::Print(*prog);
+    if (!*bytecode) return;
+    auto ex = worker::SerialExecutor::Create(*prog, {});
+    if (!ex.ok()) {
+      std::cerr << ex.status().message();
+      *exit_code = 1;
+      return;
+    }
+    for (size_t l = 0; l < prog->loops.size(); ++l) {
+      std::cout << "bytecode loop " << l << "\n" << (*ex)->kernel(static_cast<int>(l)).Disassemble();
+    }
+  });
+}
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto* args = new ProgramArgs();
+  auto* seed = new uint64_t(0);
+  auto* verbose = new bool(false);
+  CLI::App* cmd = app.add_subcommand("run", "run a program (serially, in this process)");
+  AddProgramArgs(cmd, args);
+  cmd->add_option("--seed", *seed, "seed of rand(), randint() and negative()")
+      ->default_val(0);
+  cmd->add_flag("-v,--verbose", *verbose, "report data loading and per-loop timing on stderr");
+  cmd->callback([args, seed, verbose, exit_code] {
+    auto prog = Compile(*args);
+    if (!prog) {
+      *exit_code = 1;
+      return;
+    }
+    worker::ExecutorOptions opts;
+    opts.seed = *seed;
+    opts.log = *verbose ? &std::cerr : nullptr;
+    auto ex = worker::SerialExecutor::Create(*prog, opts);
+    Status st = ex.ok() ? (*ex)->Run() : ex.status();
+    if (!st.ok()) {
+      std::cerr << st.message();
+      if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";
+      *exit_code = 1;
+    }
+  });
+}
+
+}  // namespace rigel::cli

@@ -1,0 +1,35 @@
+# Per-folder helpers in the spirit of abseil's absl_cc_library: every layer
+# folder declares one library target `rigel_<name>` with the alias `rigel::<name>`.
+# Headers are included as "<folder>/<file>.h" relative to the repository root.
+
+function(rigel_cc_library)
+  cmake_parse_arguments(RL "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_library(rigel_${RL_NAME} STATIC ${RL_SRCS})
+  add_library(rigel::${RL_NAME} ALIAS rigel_${RL_NAME})
+  target_include_directories(rigel_${RL_NAME} PUBLIC ${PROJECT_SOURCE_DIR}
+                             ${PROJECT_BINARY_DIR}/generated)
+  target_link_libraries(rigel_${RL_NAME} PUBLIC ${RL_DEPS})
+endfunction()
+
+# One GoogleTest binary per layer, registered with CTest test by test.
+function(rigel_cc_test)
+  cmake_parse_arguments(RT "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  add_executable(${RT_NAME} ${RT_SRCS})
+  target_link_libraries(${RT_NAME} PRIVATE ${RT_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${RT_NAME} PRIVATE
+    RIGEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" RIGEL_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+  gtest_discover_tests(${RT_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${RT_LABELS}")
+endfunction()
+
+function(rigel_print_summary)
+  message(STATUS "")
+  message(STATUS "Rigel configuration summary")
+  message(STATUS "  build type      : ${CMAKE_BUILD_TYPE}")
+  message(STATUS "  compiler        : ${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}")
+  message(STATUS "  native arch     : ${RIGEL_NATIVE_ARCH}")
+  message(STATUS "  sanitizers      : ${RIGEL_SANITIZE}")
+  message(STATUS "  libFuzzer       : ${RIGEL_FUZZ}")
+  message(STATUS "  CUDA/NCCL       : ${RIGEL_HAVE_CUDA} (requested ${RIGEL_WITH_CUDA}) ${RIGEL_CUDA_NOTE}")
+  message(STATUS "  ibverbs (RDMA)  : ${RIGEL_HAVE_IBVERBS} (requested ${RIGEL_WITH_IBVERBS}) ${RIGEL_IBVERBS_NOTE}")
+  message(STATUS "")
+endfunction()

@@ -1,0 +1,88 @@
+#include "common/file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace rigel {
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) return NotFound(path + ": no such file");
+    return IoError(path + ": cannot open: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return IoError(path + ": not a regular file");
+  }
+  std::string out;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  // One read() per chunk into the final buffer: no per-line copying.
+  while (done < out.size()) {
+    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return IoError(path + ": read failed: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done);
+  // Files that grow while read (or report size 0, like /proc) are read to EOF.
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return IoError(tmp + ": write failed: " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return IoError(tmp + ": close failed: " + std::strerror(errno));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return IoError(path + ": rename failed: " + std::strerror(err));
+  }
+  return Status::Ok();
+}
+
+std::string ResolveRelativeTo(const std::string& base_file, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  std::filesystem::path dir = std::filesystem::path(base_file).parent_path();
+  if (dir.empty()) return path;
+  return (dir / p).lexically_normal().string();
+}
+
+}  // namespace rigel

@@ -1,0 +1,376 @@
+// Data, parameter and accumulator declarations, and driver statements.
+#include <algorithm>
+
+#include "common/file.h"
+#include "frontend/checker_internal.h"
+
+namespace rigel::frontend::internal {
+
+using ast::Expr;
+using ast::Stmt;
+
+std::optional<std::vector<const Expr*>> Checker::BindArgs(const Expr& call,
+                                                          const std::vector<std::string>& names,
+                                                          size_t required) {
+  std::vector<const Expr*> out(names.size(), nullptr);
+  size_t positional = 0;
+  bool ok = true;
+  for (size_t k = 0; k < call.args.size(); ++k) {
+    const std::string& n = call.arg_names[k];
+    size_t slot = names.size();
+    if (n.empty()) {
+      slot = positional++;
+      if (slot >= names.size()) {
+        Error(call.args[k]->loc, call.str + " expects at most " + std::to_string(names.size()) +
+                                     " arguments, got " + std::to_string(call.args.size()));
+        return std::nullopt;
+      }
+    } else {
+      for (size_t j = 0; j < names.size(); ++j) {
+        if (names[j] == n) slot = j;
+      }
+      if (slot == names.size()) {
+        std::string list;
+        for (const auto& x : names) list += (list.empty() ? "" : ", ") + x;
+        Error(call.arg_name_locs[k],
+              call.str + " has no argument named '" + n + "' (it takes " + list + ")");
+        ok = false;
+        continue;
+      }
+    }
+    if (out[slot]) {
+      Error(call.args[k]->loc, call.str + ": argument '" + names[slot] + "' given twice");
+      ok = false;
+      continue;
+    }
+    out[slot] = call.args[k].get();
+  }
+  for (size_t j = 0; j < required; ++j) {
+    if (!out[j]) {
+      Error(call.loc, call.str + " expects " + std::to_string(required) + " argument" +
+                          (required == 1 ? "" : "s") + " (" + names[j] + " is missing), got " +
+                          std::to_string(call.args.size()));
+      return std::nullopt;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> Checker::StringArg(const Expr* e, const char* what) {
+  if (e->kind != Expr::kString) {
+    Error(e->loc, std::string("expected ") + what + " as a string in double quotes");
+    return std::nullopt;
+  }
+  return e->str;
+}
+
+void Checker::Data(const Stmt& s) {
+  const Expr& call = *s.value;
+  static const std::map<std::string, DataKind> kLoaders = {
+      {"triples", DataKind::kTriples}, {"libsvm", DataKind::kLibsvm},
+      {"tokens", DataKind::kTokens},   {"dense_csv", DataKind::kDenseCsv},
+      {"grid", DataKind::kGrid},       {"range", DataKind::kRange}};
+  if (call.kind != Expr::kCall || (call.str != "split" && !kLoaders.count(call.str))) {
+    Error(call.loc,
+          "expected a data loader: triples(...), libsvm(...), tokens(...), "
+          "dense_csv(...), grid(N, M), range(N) or split(...)");
+    return;
+  }
+  bool is_split = call.str == "split";
+  if (s.names.size() != (is_split ? 2u : 1u)) {
+    Error(s.name_locs[0], is_split ? "split makes two data sets: data train, test = split(...)"
+                                   : call.str + " makes one data set, got " +
+                                         std::to_string(s.names.size()) + " names");
+    return;
+  }
+  ir::DataDecl d;
+  d.name = s.names[0];
+  d.loc = s.name_locs[0];
+  if (is_split) {
+    auto args = BindArgs(call, {"data", "test", "seed"}, 2);
+    if (!args) return;
+    const Expr* src = (*args)[0];
+    const Global* g = src->kind == Expr::kName ? FindGlobal(src->str) : nullptr;
+    if (!g || g->kind != Global::kData) {
+      Error(src->loc, "split expects a data set name as its first argument");
+      return;
+    }
+    const ir::DataDecl parent = prog_.data[g->index];  // a copy: push_back below reallocates
+    if (parent.kind == DataKind::kGrid || parent.kind == DataKind::kRange) {
+      Error(src->loc, "cannot split " + std::string(DataKindName(parent.kind)) + " data");
+      return;
+    }
+    auto frac = ConstNumberOf(*(*args)[1], "test");
+    if (!frac) return;
+    if (*frac <= 0 || *frac >= 1) {
+      Error((*args)[1]->loc, "test fraction must be between 0 and 1");
+      return;
+    }
+    int64_t seed = 0;
+    if ((*args)[2]) {
+      auto sv = ConstIntOf(*(*args)[2], "seed");
+      if (!sv) return;
+      seed = *sv;
+    }
+    for (int part = 0; part < 2; ++part) {
+      ir::DataDecl p = parent;
+      p.name = s.names[part];
+      p.loc = s.name_locs[part];
+      p.split_parent = g->index;
+      p.split_part = part;
+      p.split_test = *frac;
+      p.split_seed = static_cast<uint64_t>(seed);
+      prog_.data.push_back(p);
+      Declare(p.name, p.loc, {Global::kData, static_cast<int>(prog_.data.size()) - 1});
+    }
+    return;
+  }
+  d.kind = kLoaders.at(call.str);
+  std::optional<std::vector<const Expr*>> args;
+  switch (d.kind) {
+    case DataKind::kTriples:
+      args = BindArgs(call, {"path", "sep", "base", "skip_header"}, 1);
+      break;
+    case DataKind::kLibsvm:
+      args = BindArgs(call, {"path", "base"}, 1);
+      d.base = 1;
+      break;
+    case DataKind::kTokens:
+      args = BindArgs(call, {"path", "min_count"}, 1);
+      break;
+    case DataKind::kDenseCsv:
+      args = BindArgs(call, {"path", "label", "sep", "skip_header"}, 1);
+      break;
+    case DataKind::kGrid:
+      args = BindArgs(call, {"N", "M"}, 2);
+      break;
+    case DataKind::kRange:
+      args = BindArgs(call, {"N"}, 1);
+      break;
+  }
+  if (!args) return;
+  const auto& a = *args;
+  if (d.kind == DataKind::kGrid || d.kind == DataKind::kRange) {
+    d.grid_n = DExprOf(*a[0]);
+    d.grid_m = d.kind == DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
+    if (d.grid_n < 0 || d.grid_m < 0) return;
+  } else {
+    auto path = StringArg(a[0], "a file path");
+    if (!path) return;
+    d.path_as_written = *path;
+    auto ov = path_overrides_.find(d.name);
+    if (ov != path_overrides_.end()) {
+      d.path = ov->second;  // relative to the current directory, as typed on the command line
+      path_overrides_.erase(ov);
+    } else {
+      d.path = ResolveRelativeTo(source_->path(), *path);
+    }
+    for (size_t k = 1; k < a.size(); ++k) {
+      if (!a[k]) continue;
+      const std::string& what = call.str == "tokens"      ? "min_count"
+                                : call.str == "libsvm"    ? "base"
+                                : call.str == "dense_csv" ? (k == 1   ? "label"
+                                                             : k == 2 ? "sep"
+                                                                      : "skip_header")
+                                                          : (k == 1   ? "sep"
+                                                             : k == 2 ? "base"
+                                                                      : "skip_header");
+      if (what == "sep") {
+        auto sep = StringArg(a[k], "the separator");
+        if (!sep) return;
+        if (sep->size() != 1) {
+          Error(a[k]->loc, "the separator must be a single character");
+          return;
+        }
+        d.sep = (*sep)[0];
+      } else if (what == "skip_header") {
+        if (a[k]->kind != Expr::kBool) {
+          Error(a[k]->loc, "skip_header must be true or false");
+          return;
+        }
+        d.skip_header = a[k]->ival != 0;
+      } else {
+        auto v = ConstIntOf(*a[k], what.c_str());
+        if (!v) return;
+        if (*v < 0) {
+          Error(a[k]->loc, what + " must not be negative");
+          return;
+        }
+        (what == "base" ? d.base : what == "label" ? d.label : d.min_count) = *v;
+      }
+    }
+  }
+  prog_.data.push_back(d);
+  Declare(d.name, d.loc, {Global::kData, static_cast<int>(prog_.data.size()) - 1});
+}
+
+void Checker::Param(const Stmt& s) {
+  ir::ParamDecl p;
+  p.name = s.names[0];
+  p.loc = s.name_locs[0];
+  p.rows = DExprOf(*s.rows);
+  if (p.rows >= 0 && !prog_.exprs[p.rows].is_int) {
+    Error(s.rows->loc, "the row count of a parameter must be an integer");
+    p.rows = -1;
+  }
+  if (s.width) {
+    auto w = ConstIntOf(*s.width, "the row width");
+    if (w && *w < 1) Error(s.width->loc, "the row width must be at least 1");
+    p.width = w.value_or(1);
+  }
+  const Expr& init = *s.value;
+  static const std::map<std::string, std::pair<ir::ParamDecl::Init, size_t>> kInits = {
+      {"zeros", {ir::ParamDecl::kZeros, 0}},
+      {"fill", {ir::ParamDecl::kFill, 1}},
+      {"normal", {ir::ParamDecl::kNormal, 2}},
+      {"uniform", {ir::ParamDecl::kUniform, 2}}};
+  auto it = init.kind == Expr::kCall ? kInits.find(init.str) : kInits.end();
+  if (it == kInits.end()) {
+    Error(init.loc,
+          "expected an initialiser: zeros(), fill(c), normal(mean, std, seed=S) or "
+          "uniform(lo, hi, seed=S)");
+  } else {
+    p.init = it->second.first;
+    std::vector<std::string> names;
+    if (p.init == ir::ParamDecl::kFill) names = {"c"};
+    if (p.init == ir::ParamDecl::kNormal) names = {"mean", "std", "seed"};
+    if (p.init == ir::ParamDecl::kUniform) names = {"lo", "hi", "seed"};
+    auto args = BindArgs(init, names, it->second.second);
+    if (args) {
+      if (names.size() >= 1 && (*args)[0])
+        p.a = ConstNumberOf(*(*args)[0], names[0].c_str()).value_or(0);
+      if (names.size() >= 2 && (*args)[1])
+        p.b = ConstNumberOf(*(*args)[1], names[1].c_str()).value_or(0);
+      if (names.size() >= 3 && (*args)[2]) {
+        p.seed = static_cast<uint64_t>(ConstIntOf(*(*args)[2], "seed").value_or(0));
+      }
+    }
+  }
+  prog_.params.push_back(p);
+  Declare(p.name, p.loc, {Global::kParam, static_cast<int>(prog_.params.size()) - 1});
+}
+
+void Checker::Accum(const Stmt& s) {
+  prog_.accums.push_back({s.names[0], s.name_locs[0]});
+  Declare(s.names[0], s.name_locs[0], {Global::kAccum, static_cast<int>(prog_.accums.size()) - 1});
+}
+
+int Checker::NewSlot(const std::string& name, Loc loc, bool is_int, bool mut) {
+  if (globals_.count(name) || driver_scopes_.back().count(name)) {
+    Error(loc, "'" + name + "' is already declared");
+  }
+  int slot = static_cast<int>(prog_.slot_names.size());
+  prog_.slot_names.push_back(name);
+  slot_is_int_.push_back(is_int);
+  slot_mut_.push_back(mut);
+  driver_scopes_.back()[name] = slot;
+  return slot;
+}
+
+void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
+  ir::DStmt d;
+  d.loc = s.loc;
+  switch (s.kind) {
+    case Stmt::kParallelFor:
+      return Parallel(s, out);
+    case Stmt::kFor: {
+      if (!s.range) {
+        Error(s.value->loc,
+              "a driver loop iterates a range lo..hi; use 'parallel for' to "
+              "iterate data");
+        return;
+      }
+      if (s.names.size() != 1) {
+        Error(s.name_locs[0], "a range loop binds one variable");
+        return;
+      }
+      d.kind = ir::DStmt::kFor;
+      d.a = DExprOf(*s.value);
+      d.b = DExprOf(*s.value2);
+      for (int x : {d.a, d.b}) {
+        if (x >= 0 && !prog_.exprs[x].is_int) Error(s.value->loc, "range bounds must be integers");
+      }
+      driver_scopes_.emplace_back();
+      d.slot = NewSlot(s.names[0], s.name_locs[0], true, false);
+      for (const auto& b : s.body) DriverStmt(*b, &d.body);
+      driver_scopes_.pop_back();
+      break;
+    }
+    case Stmt::kPrint:
+      d.kind = ir::DStmt::kPrint;
+      for (const auto& a : s.args) d.args.push_back(DExprOf(*a));
+      break;
+    case Stmt::kLet:
+    case Stmt::kVar: {
+      d.kind = ir::DStmt::kLet;
+      d.a = DExprOf(*s.value);
+      if (d.a >= 0 && prog_.exprs[d.a].kind == ir::DExpr::kString) {
+        Error(s.value->loc, "strings can only be printed");
+      }
+      bool is_int = d.a >= 0 && prog_.exprs[d.a].is_int;
+      d.slot = NewSlot(s.names[0], s.name_locs[0], is_int, s.kind == Stmt::kVar);
+      break;
+    }
+    case Stmt::kIf:
+      d.kind = ir::DStmt::kIf;
+      d.a = DExprOf(*s.value);
+      driver_scopes_.emplace_back();
+      for (const auto& b : s.body) DriverStmt(*b, &d.body);
+      driver_scopes_.pop_back();
+      driver_scopes_.emplace_back();
+      for (const auto& b : s.else_body) DriverStmt(*b, &d.else_body);
+      driver_scopes_.pop_back();
+      break;
+    case Stmt::kAssign: {
+      const Expr& t = *s.target;
+      if (t.kind == Expr::kIndex) {
+        Error(t.loc, "parameter '" + t.str + "' can only be written inside a parallel for");
+        return;
+      }
+      int value = DExprOf(*s.value);
+      int slot = FindSlot(t.str);
+      const Global* g = FindGlobal(t.str);
+      int target = -1;
+      if (slot >= 0) {
+        if (!slot_mut_[slot]) {
+          Error(t.loc, "cannot assign to '" + t.str + "': it was bound with let (use var)");
+          return;
+        }
+        d.kind = ir::DStmt::kLet;
+        d.slot = slot;
+        target = DExprOf(t);
+      } else if (g && g->kind == Global::kAccum) {
+        d.kind = ir::DStmt::kAccumSet;
+        d.index = g->index;
+        target = DExprOf(t);
+      } else {
+        Error(t.loc, g ? "cannot assign to '" + t.str + "': it is " + DescribeName(t.str)
+                       : "unknown name '" + t.str + "'");
+        return;
+      }
+      if (value < 0) return;
+      if (s.op != Tok::kAssign) {
+        ir::DExpr b;
+        b.kind = ir::DExpr::kBinary;
+        b.fn = s.op == Tok::kPlusAssign    ? ir::kAdd
+               : s.op == Tok::kMinusAssign ? ir::kSub
+               : s.op == Tok::kStarAssign  ? ir::kMul
+                                           : ir::kDiv;
+        b.a = target;
+        b.b = value;
+        b.is_int = prog_.exprs[target].is_int && prog_.exprs[value].is_int;
+        b.loc = s.loc;
+        value = AddExpr(b);
+      }
+      d.a = value;
+      break;
+    }
+    default:
+      Error(s.loc, "unexpected statement");
+      return;
+  }
+  out->push_back(std::move(d));
+}
+
+}  // namespace rigel::frontend::internal

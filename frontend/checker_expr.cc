@@ -1,0 +1,438 @@
+// Expressions inside `parallel for` bodies: typing, promotion, widths.
+#include "frontend/checker_internal.h"
+
+namespace rigel::frontend::internal {
+
+using ast::Expr;
+using ir::Inst;
+using ir::Op;
+using ir::Type;
+
+namespace {
+bool IsScalar(Type t) { return t == Type::kInt || t == Type::kF32; }
+}  // namespace
+
+Val Checker::ConstF(double v, std::vector<Inst>* out) {
+  Inst in;
+  in.op = Op::kConstF;
+  in.fval = v;
+  in.dst = NewReg(Type::kF32);
+  out->push_back(in);
+  return {in.dst, Type::kF32};
+}
+
+Val Checker::ToF32(Val v, std::vector<Inst>* out) {
+  if (!v.ok() || v.type != Type::kInt) return v;
+  return Unary(ir::kIntToF32, v, {}, out);
+}
+
+void Checker::CheckWidths(int ra, int rb, Loc loc, const char* what) {
+  const ir::Reg& a = loop_->regs[ra];
+  const ir::Reg& b = loop_->regs[rb];
+  if (a.width >= 0 && b.width >= 0) {
+    if (a.width != b.width) {
+      Error(loc, std::string("vector width mismatch in ") + what + ": " + std::to_string(a.width) +
+                     " vs " + std::to_string(b.width));
+    }
+    return;
+  }
+  if (PrintExpr(prog_, a.width_expr) == PrintExpr(prog_, b.width_expr)) return;
+  // Depends on data attributes: checked once the data are loaded, before anything runs.
+  prog_.width_checks.push_back({a.width_expr, b.width_expr, loc, what});
+}
+
+Val Checker::Unary(ir::UnFn fn, Val a, Loc loc, std::vector<Inst>* out) {
+  if (!a.ok()) return {};
+  Type t = a.type;
+  if (fn == ir::kNot) {
+    if (t != Type::kBool) {
+      Error(loc, std::string("'not' needs a bool, not ") + TypeName(t));
+      return {};
+    }
+  } else if (fn == ir::kNeg) {
+    if (!IsScalar(t) && t != Type::kVec) {
+      Error(loc, std::string("cannot negate ") + TypeName(t));
+      return {};
+    }
+  } else if (fn == ir::kIntToF32) {
+    t = Type::kF32;
+  } else {
+    if (t == Type::kInt) {
+      a = ToF32(a, out);
+      t = Type::kF32;
+    }
+    if (t != Type::kF32 && t != Type::kVec) {
+      Error(loc, std::string(ir::UnFnName(fn)) + " needs a number or vector, not " + TypeName(t));
+      return {};
+    }
+  }
+  Inst in;
+  in.op = Op::kUnary;
+  in.fn = fn;
+  in.a = a.reg;
+  in.loc = loc;
+  in.dst = NewReg(t, t == Type::kVec ? loop_->regs[a.reg].width_expr : -1);
+  out->push_back(in);
+  return {in.dst, t};
+}
+
+Val Checker::Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<Inst>* out) {
+  if (!a.ok() || !b.ok()) return {};
+  Type rt;
+  int width_expr = -1;
+  if (op == ir::kAnd || op == ir::kOr) {
+    if (a.type != Type::kBool || b.type != Type::kBool) {
+      Error(loc, std::string("'") + ir::BinOpName(op) + "' needs bool operands, got " +
+                     TypeName(a.type) + " and " + TypeName(b.type));
+      return {};
+    }
+    rt = Type::kBool;
+  } else if (op >= ir::kLt) {
+    if (!IsScalar(a.type) || !IsScalar(b.type)) {
+      Error(loc, std::string("comparison needs scalar operands, got ") + TypeName(a.type) +
+                     " and " + TypeName(b.type));
+      return {};
+    }
+    if (a.type != b.type) {
+      a = ToF32(a, out);
+      b = ToF32(b, out);
+    }
+    rt = Type::kBool;
+  } else {
+    bool av = a.type == Type::kVec, bv = b.type == Type::kVec;
+    if ((!IsScalar(a.type) && !av) || (!IsScalar(b.type) && !bv)) {
+      Error(loc, std::string("arithmetic needs numbers or vectors, got ") + TypeName(a.type) +
+                     " and " + TypeName(b.type));
+      return {};
+    }
+    if (av && bv) {
+      CheckWidths(a.reg, b.reg, loc, "vector arithmetic");
+      rt = Type::kVec;
+      width_expr = loop_->regs[a.reg].width_expr;
+    } else if (av || bv) {
+      if (!av) a = ToF32(a, out);
+      if (!bv) b = ToF32(b, out);
+      rt = Type::kVec;
+      width_expr = loop_->regs[(av ? a : b).reg].width_expr;
+    } else if (a.type == Type::kInt && b.type == Type::kInt) {
+      rt = Type::kInt;
+    } else {
+      a = ToF32(a, out);
+      b = ToF32(b, out);
+      rt = Type::kF32;
+    }
+  }
+  Inst in;
+  in.op = Op::kBinary;
+  in.fn = op;
+  in.a = a.reg;
+  in.b = b.reg;
+  in.loc = loc;
+  in.dst = NewReg(rt, width_expr);
+  out->push_back(in);
+  return {in.dst, rt};
+}
+
+Val Checker::ParamAccess(const Expr& e, int param, std::vector<Inst>* out, ir::Access* mode,
+                         int* sub_a, int* sub_b) {
+  const ir::ParamDecl& p = prog_.params[param];
+  bool two_d = p.width > 0;
+  if (e.kind == Expr::kName) {
+    if (two_d) {
+      Error(e.loc, "parameter '" + p.name + "' is 2-D; index it: " + p.name + "[i] or " + p.name +
+                       "[i, k]");
+      return {};
+    }
+    *mode = ir::Access::kWhole;
+    return {NewReg(Type::kVec, p.rows), Type::kVec};
+  }
+  if (e.args.size() > 2 || (!two_d && e.args.size() == 2)) {
+    Error(e.loc, "parameter '" + p.name + "' is " + (two_d ? "2-D" : "1-D") + "; it takes " +
+                     (two_d ? "one or two subscripts" : "one subscript") + ", got " +
+                     std::to_string(e.args.size()));
+    return {};
+  }
+  int subs[2] = {-1, -1};
+  bool ok = true;
+  for (size_t k = 0; k < e.args.size(); ++k) {
+    Val v = Lower(*e.args[k], out);
+    if (!v.ok()) {
+      ok = false;
+      continue;
+    }
+    if (v.type != Type::kInt) {
+      Error(e.args[k]->loc, "parameter '" + p.name + "' indexed with " +
+                                (v.type == Type::kF32 ? std::string("a float")
+                                                      : std::string("a ") + TypeName(v.type)) +
+                                "; subscripts must be integers");
+      ok = false;
+      continue;
+    }
+    subs[k] = v.reg;
+  }
+  if (!ok) return {};
+  *sub_a = subs[0];
+  *sub_b = subs[1];
+  if (two_d && e.args.size() == 1) {
+    *mode = ir::Access::kRow;
+    return {NewReg(Type::kVec, ConstInt(p.width)), Type::kVec};
+  }
+  *mode = ir::Access::kElement;
+  return {NewReg(Type::kF32), Type::kF32};
+}
+
+Val Checker::Lower(const ast::Expr& e, std::vector<Inst>* out) {
+  Inst in;
+  in.loc = e.loc;
+  switch (e.kind) {
+    case Expr::kInt:
+    case Expr::kBool:
+      in.op = Op::kConstI;
+      in.ival = e.ival;
+      in.dst = NewReg(e.kind == Expr::kBool ? Type::kBool : Type::kInt);
+      out->push_back(in);
+      return {in.dst, loop_->regs[in.dst].type};
+    case Expr::kFloat:
+      return ConstF(e.fval, out);
+    case Expr::kString:
+      Error(e.loc, "strings can only be printed");
+      return {};
+    case Expr::kName: {
+      int local = FindLocal(e.str);
+      if (local >= 0) return {local, loop_->regs[local].type};
+      for (auto it = body_scopes_.rbegin(); it != body_scopes_.rend(); ++it) {
+        if (it->count(e.str)) return {};  // declared, but its value had an error
+      }
+      int slot = FindSlot(e.str);
+      const Global* g = FindGlobal(e.str);
+      if (slot >= 0 || (g && g->kind == Global::kConst)) {
+        int id = DExprOf(e);
+        if (id < 0) return {};
+        const ir::DExpr& d = prog_.exprs[id];
+        if (d.kind == ir::DExpr::kInt || d.kind == ir::DExpr::kFloat) {
+          in.op = d.is_int ? Op::kConstI : Op::kConstF;
+          in.ival = d.ival;
+          in.fval = d.fval;
+        } else {
+          in.op = Op::kOuter;
+          in.index = id;
+        }
+        in.dst = NewReg(d.is_int ? Type::kInt : Type::kF32);
+        out->push_back(in);
+        return {in.dst, loop_->regs[in.dst].type};
+      }
+      if (!g) {
+        Error(e.loc, "unknown name '" + e.str + "'");
+        return {};
+      }
+      if (g->kind == Global::kParam) {
+        in.op = Op::kRead;
+        in.index = g->index;
+        Val v = ParamAccess(e, g->index, out, &in.mode, &in.a, &in.b);
+        if (!v.ok()) return {};
+        in.dst = v.reg;
+        out->push_back(in);
+        return v;
+      }
+      if (g->kind == Global::kAccum) {
+        Error(e.loc, "accumulator '" + e.str +
+                         "' can only be updated with += inside a "
+                         "parallel for, not read");
+        return {};
+      }
+      Error(e.loc, "'" + e.str + "' is a data set, not a value");
+      return {};
+    }
+    case Expr::kAttr: {
+      const ast::Expr& obj = *e.args[0];
+      if (obj.kind == Expr::kName) {
+        int local = FindLocal(obj.str);
+        if (local >= 0 && loop_->regs[local].type == Type::kRow) {
+          const ir::Reg& row = loop_->regs[local];
+          DataKind kind = prog_.data[row.row_data].kind;
+          in.a = local;
+          in.index = row.row_data;
+          if (e.str == "label") {
+            in.op = Op::kRowLabel;
+            in.dst = NewReg(Type::kF32);
+          } else if (e.str == "x" && kind == DataKind::kDenseCsv) {
+            in.op = Op::kRowX;
+            in.dst = NewReg(Type::kVec, DataAttr(row.row_data, "dim", e.loc));
+          } else if (e.str == "features" && kind == DataKind::kLibsvm) {
+            Error(e.loc, "row.features can only be iterated: for (f, x) in " + obj.str +
+                             ".features { ... }");
+            return {};
+          } else {
+            Error(e.loc, std::string("a ") + DataKindName(kind) + " row has no attribute '" +
+                             e.str + "'; it has .label and " +
+                             (kind == DataKind::kLibsvm ? ".features" : ".x"));
+            return {};
+          }
+          out->push_back(in);
+          return {in.dst, loop_->regs[in.dst].type};
+        }
+      }
+      int id = DExprOf(e);
+      if (id < 0) return {};
+      in.op = Op::kOuter;
+      in.index = id;
+      in.dst = NewReg(Type::kInt);
+      out->push_back(in);
+      return {in.dst, Type::kInt};
+    }
+    case Expr::kIndex: {
+      const Global* g = FindGlobal(e.str);
+      if (!g || g->kind != Global::kParam) {
+        Error(e.loc, g || FindLocal(e.str) >= 0 || FindSlot(e.str) >= 0
+                         ? "'" + e.str + "' is not a parameter and cannot be indexed"
+                         : "unknown name '" + e.str + "'");
+        return {};
+      }
+      in.op = Op::kRead;
+      in.index = g->index;
+      Val v = ParamAccess(e, g->index, out, &in.mode, &in.a, &in.b);
+      if (!v.ok()) return {};
+      in.dst = v.reg;
+      out->push_back(in);
+      return v;
+    }
+    case Expr::kUnary: {
+      Val a = Lower(*e.args[0], out);
+      return Unary(e.op == Tok::kMinus ? ir::kNeg : ir::kNot, a, e.loc, out);
+    }
+    case Expr::kBinary: {
+      static const std::map<Tok, ir::BinOp> kOps = {
+          {Tok::kPlus, ir::kAdd},  {Tok::kMinus, ir::kSub}, {Tok::kStar, ir::kMul},
+          {Tok::kSlash, ir::kDiv}, {Tok::kLt, ir::kLt},     {Tok::kLe, ir::kLe},
+          {Tok::kGt, ir::kGt},     {Tok::kGe, ir::kGe},     {Tok::kEq, ir::kEq},
+          {Tok::kNe, ir::kNe},     {Tok::kAnd, ir::kAnd},   {Tok::kOr, ir::kOr}};
+      Val a = Lower(*e.args[0], out);
+      Val b = Lower(*e.args[1], out);
+      return Binary(kOps.at(e.op), a, b, e.loc, out);
+    }
+    case Expr::kCall:
+      return Call(e, out);
+  }
+  return {};
+}
+
+Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
+  static const std::map<std::string, int> kArity = {
+      {"dot", 2},  {"sum", 1},   {"norm", 1},    {"sqrt", 1},     {"exp", 1},     {"log", 1},
+      {"abs", 1},  {"tanh", 1},  {"sigmoid", 1}, {"log1pexp", 1}, {"min", 2},     {"max", 2},
+      {"clip", 3}, {"zeros", 1}, {"rand", 0},    {"randint", 1},  {"negative", 1}};
+  auto ar = kArity.find(e.str);
+  if (ar == kArity.end()) {
+    if (e.str == "window") {
+      Error(e.loc, "window can only be iterated: for c in window(corpus, t, radius) { ... }");
+    } else {
+      Error(e.loc, "unknown function '" + e.str + "'");
+    }
+    return {};
+  }
+  if (static_cast<int>(e.args.size()) != ar->second) {
+    Error(e.loc, e.str + " expects " + std::to_string(ar->second) + " argument" +
+                     (ar->second == 1 ? "" : "s") + ", got " + std::to_string(e.args.size()));
+    return {};
+  }
+  for (const auto& n : e.arg_names) {
+    if (!n.empty()) {
+      Error(e.loc, e.str + " takes no named arguments");
+      return {};
+    }
+  }
+  Inst in;
+  in.loc = e.loc;
+  const std::string& f = e.str;
+  if (f == "zeros") {
+    auto k = ConstIntOf(*e.args[0], "the width of zeros");
+    if (!k) return {};
+    if (*k < 1) {
+      Error(e.args[0]->loc, "zeros needs a width of at least 1");
+      return {};
+    }
+    in.op = Op::kZeros;
+    in.dst = NewReg(Type::kVec, ConstInt(*k));
+    out->push_back(in);
+    return {in.dst, Type::kVec};
+  }
+  if (f == "negative") {
+    const ast::Expr& c = *e.args[0];
+    const Global* g = c.kind == Expr::kName ? FindGlobal(c.str) : nullptr;
+    if (!g || g->kind != Global::kData || prog_.data[g->index].kind != DataKind::kTokens) {
+      Error(c.loc, "negative expects a tokens data set");
+      return {};
+    }
+    in.op = Op::kNegative;
+    in.index = g->index;
+    in.dst = NewReg(Type::kInt);
+    out->push_back(in);
+    return {in.dst, Type::kInt};
+  }
+  if (f == "rand") {
+    in.op = Op::kRand;
+    in.dst = NewReg(Type::kF32);
+    out->push_back(in);
+    return {in.dst, Type::kF32};
+  }
+  std::vector<Val> args;
+  for (const auto& a : e.args) args.push_back(Lower(*a, out));
+  for (const Val& v : args) {
+    if (!v.ok()) return {};
+  }
+  if (f == "randint") {
+    if (args[0].type != Type::kInt) {
+      Error(e.args[0]->loc, "randint expects an integer bound");
+      return {};
+    }
+    in.op = Op::kRandInt;
+    in.a = args[0].reg;
+    in.dst = NewReg(Type::kInt);
+    out->push_back(in);
+    return {in.dst, Type::kInt};
+  }
+  if (f == "dot" || f == "sum" || f == "norm") {
+    for (size_t k = 0; k < args.size(); ++k) {
+      if (args[k].type != Type::kVec) {
+        Error(e.args[k]->loc, f + " expects a vector, got " + TypeName(args[k].type));
+        return {};
+      }
+    }
+    if (f == "dot") CheckWidths(args[0].reg, args[1].reg, e.loc, "dot");
+    in.op = f == "dot" ? Op::kDot : f == "sum" ? Op::kSum : Op::kNorm;
+    in.a = args[0].reg;
+    in.b = args.size() > 1 ? args[1].reg : -1;
+    in.dst = NewReg(Type::kF32);
+    out->push_back(in);
+    return {in.dst, Type::kF32};
+  }
+  if (f == "min" || f == "max") {
+    return Binary(f == "min" ? ir::kMin : ir::kMax, args[0], args[1], e.loc, out);
+  }
+  if (f == "clip") {
+    Val x = args[0];
+    if (x.type == Type::kInt) x = ToF32(x, out);
+    if (x.type != Type::kF32 && x.type != Type::kVec) {
+      Error(e.args[0]->loc, "clip expects a number or vector");
+      return {};
+    }
+    Val lo = ToF32(args[1], out), hi = ToF32(args[2], out);
+    if (lo.type != Type::kF32 || hi.type != Type::kF32) {
+      Error(e.loc, "clip's bounds must be scalars");
+      return {};
+    }
+    in.op = Op::kClip;
+    in.a = x.reg;
+    in.b = lo.reg;
+    in.c = hi.reg;
+    in.dst = NewReg(x.type, x.type == Type::kVec ? loop_->regs[x.reg].width_expr : -1);
+    out->push_back(in);
+    return {in.dst, x.type};
+  }
+  static const std::map<std::string, ir::UnFn> kUn = {
+      {"sqrt", ir::kSqrt}, {"exp", ir::kExp},         {"log", ir::kLog},          {"abs", ir::kAbs},
+      {"tanh", ir::kTanh}, {"sigmoid", ir::kSigmoid}, {"log1pexp", ir::kLog1pExp}};
+  return Unary(kUn.at(f), args[0], e.loc, out);
+}
+
+}  // namespace rigel::frontend::internal

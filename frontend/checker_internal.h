@@ -1,0 +1,102 @@
+// Private to checker*.cc: the Checker class shared by the declaration/driver
+// part (checker.cc) and the loop-body part (checker_body.cc).
+#ifndef RIGEL_FRONTEND_CHECKER_INTERNAL_H_
+#define RIGEL_FRONTEND_CHECKER_INTERNAL_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/checker.h"
+
+namespace rigel::frontend::internal {
+
+// What a global name refers to.
+struct Global {
+  enum Kind { kConst, kData, kParam, kAccum } kind;
+  int index = -1;  // const: DExpr id; data/param/accum: declaration index
+};
+
+// A typed value during body lowering; reg < 0 means an error was reported.
+struct Val {
+  int reg = -1;
+  ir::Type type = ir::Type::kF32;
+  bool ok() const { return reg >= 0; }
+};
+
+class Checker {
+ public:
+  Checker(std::shared_ptr<const SourceFile> source, const CompileOptions& opts, Diagnostics* d);
+  ir::Program Run(const ast::Program& prog);
+
+  // --- checker.cc: declarations, driver, driver expressions.
+  void TopLevel(const ast::Stmt& s);
+  void Const(const ast::Stmt& s);
+  void Data(const ast::Stmt& s);
+  void Param(const ast::Stmt& s);
+  void Accum(const ast::Stmt& s);
+  void DriverStmt(const ast::Stmt& s, std::vector<ir::DStmt>* out);
+  // Lowers a driver expression; returns DExpr id or -1 after an error.
+  int DExprOf(const ast::Expr& e);
+  int AddExpr(ir::DExpr e);
+  int ConstInt(int64_t v);
+  std::optional<double> ConstValue(int id, bool* is_int) const;
+  std::optional<int64_t> ConstIntOf(const ast::Expr& e, const char* what);
+  std::optional<double> ConstNumberOf(const ast::Expr& e, const char* what);
+  int DataAttr(int data, const std::string& attr, Loc loc);
+  void Declare(const std::string& name, Loc loc, Global g);
+  const Global* FindGlobal(const std::string& name) const;
+  int FindSlot(const std::string& name) const;
+  std::string DescribeName(const std::string& name) const;
+
+  // --- checker_body.cc: parallel loops.
+  void Parallel(const ast::Stmt& s, std::vector<ir::DStmt>* out);
+  void BodyStmts(const std::vector<ast::StmtPtr>& stmts, std::vector<ir::Inst>* out);
+  void BodyStmt(const ast::Stmt& s, std::vector<ir::Inst>* out);
+  void BodyAssign(const ast::Stmt& s, std::vector<ir::Inst>* out);
+  void BodyFor(const ast::Stmt& s, std::vector<ir::Inst>* out);
+  Val Lower(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val Call(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<ir::Inst>* out);
+  Val Unary(ir::UnFn fn, Val a, Loc loc, std::vector<ir::Inst>* out);
+  Val ParamAccess(const ast::Expr& e, int param, std::vector<ir::Inst>* out, ir::Access* mode,
+                  int* sub_a, int* sub_b);
+  Val ToF32(Val v, std::vector<ir::Inst>* out);
+  Val ConstF(double v, std::vector<ir::Inst>* out);
+  int NewReg(ir::Type t, int width_expr = -1);
+  void CheckWidths(int reg_a, int reg_b, Loc loc, const char* what);
+  int FindLocal(const std::string& name) const;
+
+  // Shared.
+  void Error(Loc loc, std::string msg) { diags_->Error(loc, std::move(msg)); }
+
+  std::shared_ptr<const SourceFile> source_;
+  const CompileOptions& opts_;
+  Diagnostics* diags_;
+  ir::Program prog_;
+  std::map<std::string, Global> globals_;
+  std::map<std::string, std::string> const_overrides_;
+  std::map<std::string, std::string> path_overrides_;
+  // Driver scopes (name -> slot), innermost last.
+  std::vector<std::map<std::string, int>> driver_scopes_;
+  std::vector<bool> slot_is_int_, slot_mut_;
+  int NewSlot(const std::string& name, Loc loc, bool is_int, bool mut);
+  // Matches a call's positional and named arguments against `names`; the
+  // first `required` are mandatory. Returns one entry per name (null if
+  // absent), or nullopt after reporting an error.
+  std::optional<std::vector<const ast::Expr*>> BindArgs(const ast::Expr& call,
+                                                        const std::vector<std::string>& names,
+                                                        size_t required);
+  std::optional<std::string> StringArg(const ast::Expr* e, const char* what);
+  // Body state while lowering a parallel loop.
+  ir::Loop* loop_ = nullptr;
+  std::vector<std::map<std::string, int>> body_scopes_;
+  std::map<int, bool> loop_var_regs_;
+};
+
+const char* TypeName(ir::Type t);
+
+}  // namespace rigel::frontend::internal
+
+#endif  // RIGEL_FRONTEND_CHECKER_INTERNAL_H_

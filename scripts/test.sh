@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds Rigel and runs its test suite; exits non-zero on any failure.
+#
+#   scripts/test.sh              Release build in build/, ctest
+#   scripts/test.sh --sanitize   clang + ASan/UBSan + libFuzzer build in
+#                                build-sanitize/, ctest, then parser_fuzz for
+#                                --fuzz-seconds (default 60) on a corpus seeded
+#                                from examples/*.rgl
+#
+# Environment: RIGEL_SKIP_SETUP=1 skips scripts/setup.sh; RIGEL_TEST_TIMEOUT sets
+# ctest's per-test timeout in seconds (default 300, 900 with --sanitize);
+# RIGEL_JOBS sets build and test parallelism (default 2).
+set -euo pipefail
+
+usage() {
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+sanitize=0
+fuzz_seconds=60
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --sanitize) sanitize=1 ;;
+    --fuzz-seconds)
+      [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || { echo "test.sh: --fuzz-seconds needs a number" >&2; exit 2; }
+      fuzz_seconds=$2; shift ;;
+    --fuzz-seconds=*)
+      fuzz_seconds=${1#*=}
+      [[ "$fuzz_seconds" =~ ^[0-9]+$ ]] || { echo "test.sh: --fuzz-seconds needs a number" >&2; exit 2; } ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "test.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+jobs=${RIGEL_JOBS:-2}
+
+if [[ $sanitize -eq 1 ]]; then
+  mode=sanitize
+  build_dir=build-sanitize
+  total=5
+  timeout=${RIGEL_TEST_TIMEOUT:-900}
+  export CC=clang CXX=clang++
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIGEL_SANITIZE=ON -DRIGEL_FUZZ=ON
+              -DRIGEL_BUILD_BENCH=OFF)
+  # Halt on the first report; later entries win, so the caller's settings
+  # (if any) override these.
+  export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+else
+  mode=release
+  build_dir=build
+  total=4
+  timeout=${RIGEL_TEST_TIMEOUT:-300}
+  cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+fi
+
+step=0
+stage_start=$SECONDS
+stage() {
+  step=$((step + 1))
+  stage_start=$SECONDS
+  echo
+  echo "==> [$step/$total] $* ($mode)"
+}
+stage_done() {
+  echo "==> [$step/$total] done in $((SECONDS - stage_start)) s"
+}
+fail() {
+  echo
+  echo "==> FAILED at stage $step/$total: $*" >&2
+  exit 1
+}
+
+stage "setup: system packages"
+if [[ "${RIGEL_SKIP_SETUP:-0}" == 1 ]]; then
+  echo "skipped (RIGEL_SKIP_SETUP=1)"
+else
+  scripts/setup.sh || fail "scripts/setup.sh"
+fi
+stage_done
+
+stage "configure: cmake -S . -B $build_dir -G Ninja ${cmake_args[*]}"
+cmake -S . -B "$build_dir" -G Ninja "${cmake_args[@]}" || fail "cmake configure"
+stage_done
+
+stage "build: ninja -C $build_dir -j$jobs"
+cmake --build "$build_dir" -- -j"$jobs" || fail "build"
+stage_done
+
+stage "test: ctest --test-dir $build_dir -j$jobs --timeout $timeout"
+ctest --test-dir "$build_dir" --output-on-failure --no-tests=error \
+      -j"$jobs" --timeout "$timeout" || fail "ctest"
+stage_done
+
+if [[ $sanitize -eq 1 ]]; then
+  stage "fuzz: parser_fuzz for ${fuzz_seconds} s"
+  fuzzer="$build_dir/bin/parser_fuzz"
+  [[ -x "$fuzzer" ]] || fail "$fuzzer was not built (is RIGEL_FUZZ on and the compiler clang?)"
+  corpus=$(mktemp -d "${TMPDIR:-/tmp}/rigel-fuzz-corpus.XXXXXX")
+  trap 'rm -rf "$corpus"' EXIT
+  shopt -s nullglob
+  seeds=(examples/*.rgl)
+  shopt -u nullglob
+  if [[ ${#seeds[@]} -gt 0 ]]; then
+    cp -- "${seeds[@]}" "$corpus"/
+  fi
+  echo "corpus: ${#seeds[@]} seed(s) from examples/*.rgl in $corpus"
+  artifacts="$root/$build_dir/fuzz-artifacts"
+  rm -rf "$artifacts"
+  mkdir -p "$artifacts"
+  log="$root/$build_dir/fuzz.log"
+  set +e
+  "$fuzzer" "$corpus" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
+            -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
+  rc=$?
+  set -e
+  found=("$artifacts"/*)
+  [[ -e "${found[0]}" ]] || found=()
+  if [[ $rc -ne 0 || ${#found[@]} -gt 0 ]]; then
+    tail -n 80 "$log" >&2
+    echo "fuzzer exit status $rc; full log: $log" >&2
+    for f in "${found[@]}"; do
+      echo "reproduce: $fuzzer $f" >&2
+    done
+    fail "parser_fuzz found a crash, hang, leak or sanitizer report"
+  fi
+  grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+  echo "corpus grew to $(find "$corpus" -type f | wc -l) input(s); log: $log"
+  stage_done
+fi
+
+echo
+echo "==> all $total stages passed ($mode, $((SECONDS)) s)"

@@ -1,0 +1,310 @@
+#include "worker/executor.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "frontend/param_init.h"
+
+namespace rigel::worker {
+
+namespace ir = frontend::ir;
+using frontend::DataKind;
+using frontend::Dataset;
+
+SerialExecutor::SerialExecutor(const ir::Program& prog, const ExecutorOptions& opts)
+    : prog_(prog), opts_(opts) {
+  if (!opts_.out) opts_.out = &std::cout;
+}
+
+Status SerialExecutor::ErrorAt(frontend::Loc loc, const std::string& msg) const {
+  return InvalidArgument(frontend::FormatDiagnostic(*prog_.source, loc, msg));
+}
+
+StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Program& prog,
+                                                                 const ExecutorOptions& opts) {
+  std::unique_ptr<SerialExecutor> ex(new SerialExecutor(prog, opts));
+  RIGEL_RETURN_IF_ERROR(ex->LoadData());
+  for (const ir::WidthCheck& c : prog.width_checks) {
+    RIGEL_ASSIGN_OR_RETURN(Value a, ex->Eval(c.a));
+    RIGEL_ASSIGN_OR_RETURN(Value b, ex->Eval(c.b));
+    if (a.i != b.i) {
+      return ex->ErrorAt(c.loc, "vector width mismatch in " + c.what + ": " +
+                                    ir::PrintExpr(prog, c.a) + " = " + std::to_string(a.i) +
+                                    " vs " + ir::PrintExpr(prog, c.b) + " = " +
+                                    std::to_string(b.i));
+    }
+  }
+  RIGEL_RETURN_IF_ERROR(ex->InitParams());
+  ex->accums_.assign(prog.accums.size(), 0.0);
+  ex->slots_.assign(prog.slot_names.size(), Value{});
+  ex->launches_.assign(prog.loops.size(), 0);
+  SerialExecutor* self = ex.get();
+  WidthFn widths = [self](int expr) -> StatusOr<int64_t> {
+    RIGEL_ASSIGN_OR_RETURN(Value v, self->Eval(expr));
+    return v.i;
+  };
+  for (size_t l = 0; l < prog.loops.size(); ++l) {
+    auto k = Kernel::Compile(prog, static_cast<int>(l), widths);
+    if (!k.ok()) return ex->ErrorAt(prog.loops[l].loc, k.status().message());
+    ex->kernels_.push_back(std::move(k).value());
+  }
+  return ex;
+}
+
+Status SerialExecutor::LoadData() {
+  data_.resize(prog_.data.size());
+  for (size_t k = 0; k < prog_.data.size(); ++k) {
+    const ir::DataDecl& d = prog_.data[k];
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<Dataset> loaded = Internal("unloaded");
+    if (d.split_parent >= 0) {
+      // Both parts come from one split of the parent; the second part reuses it.
+      if (d.split_part == 1 && k > 0 && prog_.data[k - 1].split_parent == d.split_parent &&
+          data_[k]) {
+        continue;
+      }
+      auto parts = frontend::SplitDataset(*data_[d.split_parent], d.split_test, d.split_seed);
+      if (!parts.ok()) return ErrorAt(d.loc, parts.status().message());
+      data_[k] = std::make_shared<Dataset>(std::move(parts->first));
+      if (k + 1 < prog_.data.size() && prog_.data[k + 1].split_parent == d.split_parent) {
+        data_[k + 1] = std::make_shared<Dataset>(std::move(parts->second));
+      }
+      continue;
+    }
+    switch (d.kind) {
+      case DataKind::kTriples:
+        loaded = frontend::LoadTriples(d.path, {d.sep, d.base, d.skip_header});
+        break;
+      case DataKind::kLibsvm:
+        loaded = frontend::LoadLibsvm(d.path, {d.base});
+        break;
+      case DataKind::kTokens:
+        loaded = frontend::LoadTokens(d.path, {d.min_count});
+        break;
+      case DataKind::kDenseCsv:
+        loaded = frontend::LoadDenseCsv(d.path, {d.label, d.sep, d.skip_header});
+        break;
+      case DataKind::kGrid:
+      case DataKind::kRange: {
+        RIGEL_ASSIGN_OR_RETURN(Value n, Eval(d.grid_n));
+        RIGEL_ASSIGN_OR_RETURN(Value m, Eval(d.grid_m));
+        if (!n.is_int || !m.is_int || n.i < 0 || m.i < 0) {
+          return ErrorAt(d.loc, "iteration space sizes must be non-negative integers");
+        }
+        loaded = d.kind == DataKind::kGrid ? frontend::MakeGrid(n.i, m.i) : frontend::MakeRange(n.i);
+        break;
+      }
+    }
+    if (!loaded.ok()) {
+      std::string hint;
+      if (loaded.status().code() == StatusCode::kNotFound) {
+        hint = " (the examples' data are made by the build, or by `rigel gen`; see "
+               "examples/README.md)";
+      }
+      return ErrorAt(d.loc, "cannot load data set '" + d.name + "': " +
+                                loaded.status().message() + hint);
+    }
+    data_[k] = std::make_shared<Dataset>(std::move(loaded).value());
+    if (opts_.log && !d.path.empty()) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      *opts_.log << "loaded " << d.name << " (" << d.path << "): " << data_[k]->count
+                 << " elements in " << secs << " s\n";
+    }
+  }
+  for (const auto& d : data_) data_ptrs_.push_back(d.get());
+  return Status::Ok();
+}
+
+Status SerialExecutor::InitParams() {
+  for (const ir::ParamDecl& p : prog_.params) {
+    RIGEL_ASSIGN_OR_RETURN(Value rows, Eval(p.rows));
+    if (!rows.is_int || rows.i < 1) {
+      return ErrorAt(p.loc, "parameter '" + p.name + "' has " + std::to_string(rows.i) +
+                                " rows; it needs at least 1");
+    }
+    int64_t width = p.width > 0 ? p.width : 1;
+    if (rows.i > (int64_t{1} << 34) / width) {
+      return ErrorAt(p.loc, "parameter '" + p.name + "' is too large for one process (" +
+                                std::to_string(rows.i) + " x " + std::to_string(width) + ")");
+    }
+    std::vector<float> values(static_cast<size_t>(rows.i * width));
+    for (int64_t r = 0; r < rows.i; ++r) frontend::InitialRow(p, r, values.data() + r * width);
+    params_.push_back(std::move(values));
+    bindings_.push_back({params_.back().data(), rows.i, width});
+  }
+  return Status::Ok();
+}
+
+StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
+  const ir::DExpr& e = prog_.exprs[id];
+  Value v;
+  v.is_int = e.is_int;
+  switch (e.kind) {
+    case ir::DExpr::kInt: v.i = e.ival; v.f = static_cast<double>(e.ival); return v;
+    case ir::DExpr::kFloat: v.f = e.fval; return v;
+    case ir::DExpr::kString: v.s = e.str; return v;
+    case ir::DExpr::kDataAttr: {
+      const Dataset& d = *data_[e.index];
+      v.i = e.str == "count" ? d.count : e.str == "rows" ? d.rows : e.str == "cols" ? d.cols
+            : e.str == "dim" ? d.dim : d.vocab;
+      v.f = static_cast<double>(v.i);
+      return v;
+    }
+    case ir::DExpr::kAccum:
+      // An accum is f32 to the program; it is summed in double internally.
+      v.f = static_cast<float>(accums_[e.index]);
+      return v;
+    case ir::DExpr::kSlot: return slots_[e.index];
+    case ir::DExpr::kUnary: {
+      RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
+      if (e.fn == ir::kNot) {
+        v.i = a.is_int ? !a.i : !a.f;
+      } else if (e.fn == ir::kNeg) {
+        v.i = -a.i;
+        v.f = -a.f;
+      } else if (e.fn == ir::kAbs && v.is_int) {
+        v.i = std::llabs(a.i);
+      } else {
+        double x = a.is_int ? static_cast<double>(a.i) : a.f;
+        switch (e.fn) {
+          case ir::kSqrt: v.f = std::sqrt(x); break;
+          case ir::kExp: v.f = std::exp(x); break;
+          case ir::kLog: v.f = std::log(x); break;
+          case ir::kAbs: v.f = std::fabs(x); break;
+          case ir::kTanh: v.f = std::tanh(x); break;
+          case ir::kSigmoid: v.f = 1.0 / (1.0 + std::exp(-x)); break;
+          case ir::kLog1pExp: v.f = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); break;
+          default: break;
+        }
+      }
+      v.f = v.is_int ? static_cast<double>(v.i) : v.f;
+      return v;
+    }
+    case ir::DExpr::kBinary: {
+      RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
+      RIGEL_ASSIGN_OR_RETURN(Value b, Eval(e.b));
+      bool ints = a.is_int && b.is_int;
+      double x = a.is_int ? static_cast<double>(a.i) : a.f;
+      double y = b.is_int ? static_cast<double>(b.i) : b.f;
+      auto set_bool = [&](bool r) { v.i = r; v.f = r; };
+      switch (e.fn) {
+        case ir::kAdd: ints ? void(v.i = a.i + b.i) : void(v.f = x + y); break;
+        case ir::kSub: ints ? void(v.i = a.i - b.i) : void(v.f = x - y); break;
+        case ir::kMul: ints ? void(v.i = a.i * b.i) : void(v.f = x * y); break;
+        case ir::kDiv:
+          if (ints) {
+            if (b.i == 0) return ErrorAt(e.loc, "integer division by zero");
+            v.i = a.i / b.i;
+          } else {
+            v.f = x / y;
+          }
+          break;
+        case ir::kMin: ints ? void(v.i = std::min(a.i, b.i)) : void(v.f = std::min(x, y)); break;
+        case ir::kMax: ints ? void(v.i = std::max(a.i, b.i)) : void(v.f = std::max(x, y)); break;
+        case ir::kLt: set_bool(x < y); break;
+        case ir::kLe: set_bool(x <= y); break;
+        case ir::kGt: set_bool(x > y); break;
+        case ir::kGe: set_bool(x >= y); break;
+        case ir::kEq: set_bool(ints ? a.i == b.i : x == y); break;
+        case ir::kNe: set_bool(ints ? a.i != b.i : x != y); break;
+        case ir::kAnd: set_bool((a.is_int ? a.i != 0 : a.f != 0) && (b.is_int ? b.i != 0 : b.f != 0)); break;
+        case ir::kOr: set_bool((a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0)); break;
+        default: break;
+      }
+      if (v.is_int && e.fn <= ir::kMax) v.f = static_cast<double>(v.i);
+      return v;
+    }
+  }
+  return Internal("bad driver expression");
+}
+
+Status SerialExecutor::RunLoop(int loop) {
+  const ir::Loop& l = prog_.loops[loop];
+  RunContext ctx;
+  ctx.params = &bindings_;
+  ctx.data = &data_ptrs_;
+  ctx.accums = accums_.data();
+  ctx.seed = opts_.seed;
+  ctx.launch = launches_[loop]++;
+  ctx.outer = [this](int id) -> StatusOr<OuterValue> {
+    RIGEL_ASSIGN_OR_RETURN(Value v, Eval(id));
+    return OuterValue{v.is_int, v.i, v.f};
+  };
+  auto start = std::chrono::steady_clock::now();
+  int64_t count = data_ptrs_[l.data]->count;
+  RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, 0, count));
+  if (opts_.log) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "loop %d (line %d): %" PRId64 " iterations in %.3f s (%.3g/s)\n",
+                  loop, l.loc.line, count, secs, secs > 0 ? count / secs : 0.0);
+    *opts_.log << buf;
+  }
+  return Status::Ok();
+}
+
+Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
+  for (const ir::DStmt& s : body) {
+    switch (s.kind) {
+      case ir::DStmt::kFor: {
+        RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
+        RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
+        for (int64_t i = lo.i; i < hi.i; ++i) {
+          Value v;
+          v.is_int = true;
+          v.i = i;
+          v.f = static_cast<double>(i);
+          slots_[s.slot] = v;
+          RIGEL_RETURN_IF_ERROR(Exec(s.body));
+        }
+        break;
+      }
+      case ir::DStmt::kParallel:
+        RIGEL_RETURN_IF_ERROR(RunLoop(s.index));
+        break;
+      case ir::DStmt::kPrint: {
+        std::string line;
+        for (size_t k = 0; k < s.args.size(); ++k) {
+          RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.args[k]));
+          if (k) line += ' ';
+          if (prog_.exprs[s.args[k]].kind == ir::DExpr::kString) {
+            line += v.s;
+          } else if (v.is_int) {
+            line += std::to_string(v.i);
+          } else {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.6g", v.f);
+            line += buf;
+          }
+        }
+        *opts_.out << line << '\n';
+        opts_.out->flush();
+        break;
+      }
+      case ir::DStmt::kAccumSet: {
+        RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
+        accums_[s.index] = v.is_int ? static_cast<double>(v.i) : v.f;
+        break;
+      }
+      case ir::DStmt::kLet: {
+        RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
+        slots_[s.slot] = v;
+        break;
+      }
+      case ir::DStmt::kIf: {
+        RIGEL_ASSIGN_OR_RETURN(Value c, Eval(s.a));
+        bool taken = c.is_int ? c.i != 0 : c.f != 0;
+        RIGEL_RETURN_IF_ERROR(Exec(taken ? s.body : s.else_body));
+        break;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status SerialExecutor::Run() { return Exec(prog_.driver); }
+
+}  // namespace rigel::worker

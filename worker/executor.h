@@ -1,0 +1,86 @@
+// The serial reference executor: runs a whole program in one process, in the
+// order the program states (driver statements in sequence; unordered parallel
+// loops over their data in file order; ordered loops in lexicographic order).
+// Every distributed run is tested against it.
+//
+// Determinism: parameters start from frontend/param_init.h's pure function;
+// rand(), randint() and negative() are HashCoords(seed ^ salt, loop << 32 |
+// launch, element, draw) where launch counts earlier runs of the same loop,
+// element is the position in the loop's data set and draw counts calls within
+// the iteration; splits follow frontend/dataset.h. Two runs with the same
+// inputs and seed print the same bytes.
+//
+// Not thread-safe; one executor per program run.
+#ifndef RIGEL_WORKER_EXECUTOR_H_
+#define RIGEL_WORKER_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "frontend/dataset.h"
+#include "frontend/ir.h"
+#include "worker/kernel.h"
+
+namespace rigel::worker {
+
+struct ExecutorOptions {
+  uint64_t seed = 0;             // for rand(), randint(), negative()
+  std::ostream* out = nullptr;   // where print() writes; null: std::cout
+  std::ostream* log = nullptr;   // progress and timing lines; null: none
+};
+
+class SerialExecutor {
+ public:
+  // Loads every data set, allocates and initialises parameters, checks the
+  // vector widths that depend on data, and compiles every loop. Errors name
+  // the program location ("FILE:LINE:COL: error: ...") and, for data, the
+  // data file and line. `prog` must outlive the executor.
+  static StatusOr<std::unique_ptr<SerialExecutor>> Create(const frontend::ir::Program& prog,
+                                                          const ExecutorOptions& opts);
+
+  // Runs the driver to the end. Run-time errors (index out of range, ...)
+  // stop the run and are returned with their program location.
+  Status Run();
+
+  // State after (or before) Run(), for tests and tools.
+  const std::vector<float>& param(int index) const { return params_[index]; }
+  std::vector<float>& mutable_param(int index) { return params_[index]; }
+  double accum(int index) const { return accums_[index]; }
+  const frontend::Dataset& data(int index) const { return *data_[index]; }
+  const Kernel& kernel(int loop) const { return kernels_[loop]; }
+  // Runs loop `loop` once over all its elements (as the driver would).
+  Status RunLoop(int loop);
+
+ private:
+  struct Value {
+    bool is_int = false;
+    int64_t i = 0;
+    double f = 0;
+    std::string s;  // strings (print only)
+  };
+  SerialExecutor(const frontend::ir::Program& prog, const ExecutorOptions& opts);
+  Status LoadData();
+  Status InitParams();
+  StatusOr<Value> Eval(int expr) const;
+  Status Exec(const std::vector<frontend::ir::DStmt>& body);
+  Status ErrorAt(frontend::Loc loc, const std::string& msg) const;
+
+  const frontend::ir::Program& prog_;
+  ExecutorOptions opts_;
+  std::vector<std::shared_ptr<const frontend::Dataset>> data_;
+  std::vector<const frontend::Dataset*> data_ptrs_;
+  std::vector<std::vector<float>> params_;
+  std::vector<ParamBinding> bindings_;
+  std::vector<double> accums_;
+  std::vector<Value> slots_;
+  std::vector<Kernel> kernels_;
+  std::vector<uint64_t> launches_;
+};
+
+}  // namespace rigel::worker
+
+#endif  // RIGEL_WORKER_EXECUTOR_H_

@@ -1,0 +1,84 @@
+// Private to kernel*.cc: the bytecode the kernel interpreter runs.
+#ifndef RIGEL_WORKER_KERNEL_IMPL_H_
+#define RIGEL_WORKER_KERNEL_IMPL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "worker/kernel.h"
+
+namespace rigel::worker {
+
+enum Code : uint16_t {
+  kEnd,
+  // Scalars: d = a op b over slots. Bools are ints 0/1.
+  kIAdd, kISub, kIMul, kIDiv, kIMin, kIMax, kILt, kILe, kIGt, kIGe, kIEq, kINe, kINeg,
+  kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax, kFLt, kFLe, kFGt, kFGe, kFEq, kFNe,
+  kFUn,      // d = fn(a), fn an ir::UnFn on f32
+  kIToF, kBAnd, kBOr, kBNot, kFClip, kSMove,
+  // Vectors of n floats: V[d] (owned buffer) = ...
+  kVMove, kVZero,
+  kVLin,     // V[d] = sum over terms[t .. t+c) of S[coef] * V[src]
+  kVBin,     // V[d] = V[a] fn V[b]
+  kVBinVS,   // V[d] = V[a] fn S[b]
+  kVBinSV,   // V[d] = S[a] fn V[b]
+  kVUn, kVClip, kDot, kSum, kNorm,
+  // Parameters: param index aux, subscripts in slots a (row) and b (column).
+  kRdElem1, kRdElem2, kRdRowView, kRdRowCopy, kRdWholeView, kRdWholeCopy,
+  kWrElem1, kWrElem2,           // P op= S[c]  (fn: ir::BinOp or kPlainAssign)
+  kWrRowVec, kWrRowScalar,      // row op= V[c] / S[c]
+  kWrRowLin,                    // row = terms (src -1 is the row itself)
+  kWrWholeVec, kWrWholeScalar, kWrWholeLin,
+  kAccum,                       // accums[aux] += S[a]
+  kRand, kRandInt, kNegative,   // data set aux for negative
+  kLabel, kRowX,                // row slot a of data aux
+  kJump, kJumpIfFalse,          // target n
+  kForInit, kForNext,           // var d, lo a, hi b, hidden slot c; exit / body target n
+  kFeatInit, kFeatNext,         // f d, x b, row a, hidden slots c, c+1; data aux
+  kWinInit, kWinNext,           // c d, t a, radius b, hidden slots c, c+1, c+2; data aux
+};
+
+const char* CodeName(uint16_t code);
+
+struct VOp {
+  uint16_t code = kEnd;
+  uint8_t fn = 0;
+  int32_t d = -1, a = -1, b = -1, c = -1;
+  int32_t n = 0;    // vector width, term count or jump target
+  int32_t aux = -1; // param / data / accum index
+  int32_t t = -1;   // first term of a linear combination (count in c)
+  int32_t loc = -1; // index into Impl::locs for run-time errors
+};
+
+struct Term {
+  int32_t coef;  // scalar slot holding the coefficient
+  int32_t src;   // vector index, or -1 for the destination row itself
+};
+
+union Slot {
+  int64_t i;
+  float f;
+};
+
+struct Kernel::Impl {
+  const frontend::ir::Program* prog = nullptr;
+  int loop = -1;
+  frontend::DataKind kind = frontend::DataKind::kRange;
+  int data = -1;
+  std::vector<VOp> code;
+  std::vector<Term> terms;
+  std::vector<frontend::Loc> locs;
+  int num_slots = 0;
+  int num_vecs = 0;
+  std::vector<Slot> slot_init;            // constants prefilled; others zero
+  std::vector<int64_t> vec_width;         // per vector index
+  std::vector<int64_t> vec_offset;        // arena offset of owned buffers, -1 for views
+  int64_t arena_size = 0;
+  std::vector<std::pair<int, int>> outer; // (slot, DExpr id) filled at run start
+  std::vector<int> var_slots;             // loop variable slots in pattern order
+};
+
+}  // namespace rigel::worker
+
+#endif  // RIGEL_WORKER_KERNEL_IMPL_H_
