@@ -61,6 +61,8 @@ void AddRatings(CLI::App* gen, int* exit_code) {
   sub->add_option("--mu", o.mu, "Global mean added to every rating")->capture_default_str();
   sub->add_option("--factor-std", o.factor_std, "Standard deviation of factor entries")
       ->capture_default_str();
+  sub->add_option("--row-bias", o.row_bias_std, "Standard deviation of per-row offsets")
+      ->capture_default_str();
   sub->add_option("--noise", o.noise, "Standard deviation of the Gaussian noise")
       ->capture_default_str();
   sub->add_option("--zipf", o.zipf, "Zipf exponent of row and column popularity")

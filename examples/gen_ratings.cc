@@ -17,7 +17,7 @@ namespace {
 
 // Independent streams, so changing how many values one part draws does not
 // shift the others (e.g. a different count keeps the same factors).
-enum Stream : uint64_t { kFactors = 1, kPairs, kNoise, kRowPerm, kColPerm };
+enum Stream : uint64_t { kFactors = 1, kPairs, kNoise, kRowPerm, kColPerm, kRowBias };
 
 Status Validate(const RatingsOptions& o) {
   if (o.out.empty()) return InvalidArgument("--out is required");
@@ -36,7 +36,8 @@ Status Validate(const RatingsOptions& o) {
         fmt::format("count {} exceeds half of rows x cols ({} x {})", o.count, o.rows, o.cols));
   }
   if (!(o.noise >= 0) || !(o.zipf >= 0) || !(o.factor_std >= 0) || !std::isfinite(o.mu) ||
-      !std::isfinite(o.noise) || !std::isfinite(o.zipf) || !std::isfinite(o.factor_std)) {
+      !std::isfinite(o.noise) || !std::isfinite(o.zipf) || !std::isfinite(o.factor_std) ||
+      !(o.row_bias_std >= 0) || !std::isfinite(o.row_bias_std)) {
     return InvalidArgument("noise, zipf and factor_std must be finite and >= 0");
   }
   return Status::Ok();
@@ -86,6 +87,9 @@ StatusOr<GenOutput> MakeRatings(const RatingsOptions& o) {
   SplitMix64 factors(HashCoords(o.seed, kFactors));
   for (double& x : u) x = o.factor_std * factors.Normal();
   for (double& x : v) x = o.factor_std * factors.Normal();
+  std::vector<double> row_bias(static_cast<size_t>(o.rows), 0.0);
+  SplitMix64 biases(HashCoords(o.seed, kRowBias));
+  for (double& b : row_bias) b = o.row_bias_std * biases.Normal();
 
   // Popularity rank -> id, shuffled so popular rows are spread over the ids.
   std::vector<int64_t> row_of_rank = SeededPermutation(o.rows, HashCoords(o.seed, kRowPerm));
@@ -112,7 +116,7 @@ StatusOr<GenOutput> MakeRatings(const RatingsOptions& o) {
     if (!seen.Insert(i, j)) continue;  // repeated pair: a matrix has one value per cell
     double dot = 0.0;
     for (int64_t k = 0; k < r; ++k) dot += u[i * r + k] * v[j * r + k];
-    double clean = o.mu + dot;
+    double clean = o.mu + row_bias[i] + dot;
     double value = Round4(clean + o.noise * noise.Normal());
     noise_sq += (value - clean) * (value - clean);
     value_sq += value * value;

@@ -81,16 +81,18 @@ class ZipfSampler {
 std::vector<int64_t> SeededPermutation(int64_t n, uint64_t seed);
 
 // ---------------------------------------------------------------- ratings
-// rating(i, j) = mu + U_i . V_j + noise * N(0, 1), with U and V entries drawn
-// from N(0, factor_std^2). Pairs (i, j) are distinct; i and j are drawn
-// independently from Zipf(zipf) popularity over rows and columns. Lines are
-// `i,j,v` (0-based, v with 4 decimals) in draw order, which is random.
+// rating(i, j) = mu + b_i + U_i . V_j + noise * N(0, 1), with U and V entries
+// drawn from N(0, factor_std^2) and row offsets b_i from N(0, row_bias_std^2)
+// (0 by default: mf.rgl has no bias term). Pairs (i, j) are distinct; i and j
+// are drawn independently from Zipf(zipf) popularity over rows and columns.
+// Lines are `i,j,v` (0-based, v with 4 decimals) in draw order (random).
 // Summary: rows, cols (max index + 1 actually written), count, rank, zipf,
 // "noise floor RMSE" (RMSE of written v against the noiseless model over all
 // lines), "zero predictor RMSE", "max row count", "median row count".
 //
 // Defaults are tuned so mf.rgl (K = 16, lr 0.02, reg 0.05, 20 epochs, no
-// bias) gets within a few percent of the noise floor; see gen_learn_test.cc.
+// bias) gets within a few percent of the noise floor (test RMSE 0.7313 against
+// a floor of 0.6998 at epoch 20, ratio 1.045); see gen_learn_test.cc.
 struct RatingsOptions {
   std::string out;  // required
   uint64_t seed = 1;
@@ -100,6 +102,7 @@ struct RatingsOptions {
   int64_t rank = 4;
   double mu = 0.0;
   double factor_std = 0.8;
+  double row_bias_std = 0.0;
   double noise = 0.7;
   double zipf = 0.8;
   bool write_info = true;

@@ -1,5 +1,6 @@
 // IR -> bytecode. See kernel.h for the three transformations (slots, views,
 // linear fusion); this file explains why each rule is safe where it applies.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -19,9 +20,91 @@ namespace {
 // A deferred vector value: sum of coefficient-slot times vector terms.
 using LinForm = std::vector<Term>;
 
+// Params written anywhere in `body` (including nested blocks).
+void WrittenParams(const std::vector<Inst>& body, std::vector<bool>* out) {
+  for (const Inst& in : body) {
+    if (in.op == Op::kWrite) (*out)[in.index] = true;
+    WrittenParams(in.body, out);
+    WrittenParams(in.else_body, out);
+  }
+}
+
+// Removes repeated reads of the same parameter row (or whole parameter)
+// with the same subscript registers when no write to that parameter can
+// happen in between, renaming the later read's register to the earlier one.
+// Programs say H[j] several times per statement; each would otherwise be a
+// dispatch and, in linear forms, a separate term.
+class ReadCse {
+ public:
+  ReadCse(const ir::Loop& l, size_t num_params) : l_(l), num_params_(num_params) {}
+
+  struct Avail {
+    int param;
+    ir::Access mode;
+    int a, b, dst;
+  };
+
+  void Block(std::vector<Inst>* body, std::vector<Avail> avail) {
+    std::vector<Inst> kept;
+    for (Inst& in : *body) {
+      in.a = Resolve(in.a);
+      in.b = Resolve(in.b);
+      in.c = Resolve(in.c);
+      bool row_read = in.op == Op::kRead && in.mode != ir::Access::kElement;
+      if (row_read && Immutable(in.a) && Immutable(in.b)) {
+        auto same = [&](const Avail& v) {
+          return v.param == in.index && v.mode == in.mode && v.a == in.a && v.b == in.b;
+        };
+        auto it = std::find_if(avail.begin(), avail.end(), same);
+        if (it != avail.end()) {
+          rename_[in.dst] = it->dst;
+          continue;
+        }
+        avail.push_back({in.index, in.mode, in.a, in.b, in.dst});
+      }
+      if (in.op == Op::kWrite) Kill(&avail, in.index);
+      if (!in.body.empty() || !in.else_body.empty()) {
+        std::vector<bool> written(num_params_, false);
+        WrittenParams(in.body, &written);
+        WrittenParams(in.else_body, &written);
+        std::vector<Avail> inner = avail;
+        // Inside a loop a later iteration runs after this iteration's writes.
+        bool is_loop = in.op == Op::kFor || in.op == Op::kForFeatures || in.op == Op::kForWindow;
+        for (size_t p = 0; p < num_params_; ++p) {
+          if (written[p] && is_loop) Kill(&inner, static_cast<int>(p));
+        }
+        Block(&in.body, inner);
+        Block(&in.else_body, inner);
+        for (size_t p = 0; p < num_params_; ++p) {
+          if (written[p]) Kill(&avail, static_cast<int>(p));
+        }
+      }
+      kept.push_back(std::move(in));
+    }
+    *body = std::move(kept);
+  }
+
+ private:
+  bool Immutable(int reg) const { return reg < 0 || !l_.regs[reg].mut; }
+  int Resolve(int r) const {
+    auto it = rename_.find(r);
+    return it == rename_.end() ? r : it->second;
+  }
+  static void Kill(std::vector<Avail>* avail, int param) {
+    avail->erase(std::remove_if(avail->begin(), avail->end(),
+                                [&](const Avail& v) { return v.param == param; }),
+                 avail->end());
+  }
+
+  const ir::Loop& l_;
+  size_t num_params_;
+  std::map<int, int> rename_;
+};
+
 class Compiler {
  public:
-  Compiler(const ir::Program& p, int loop, Kernel::Impl* k) : p_(p), l_(p.loops[loop]), k_(k) {}
+  Compiler(const ir::Program& p, int loop, Kernel::Impl* k, const ir::Loop& l)
+      : p_(p), l_(l), k_(k) {}
 
   Status Run(const WidthFn& widths) {
     size_t nregs = l_.regs.size();
@@ -141,15 +224,30 @@ class Compiler {
     return s;
   }
   int64_t Width(int vec) const { return k_->vec_width[vec]; }
+  bool Immutable(int slot) const {
+    return slot >= static_cast<int>(l_.regs.size()) || !l_.regs[slot].mut;
+  }
 
   // c1 * c2 as a slot, folded when both are known.
   int MulCoef(int c1, int c2) {
+    // Equal constants in different registers share one slot, so memoised
+    // products of them are found again.
+    if (const_val_[c1]) c1 = ConstSlot(*const_val_[c1]);
+    if (const_val_[c2]) c2 = ConstSlot(*const_val_[c2]);
     if (const_val_[c1] && *const_val_[c1] == 1.0f) return c2;
     if (const_val_[c2] && *const_val_[c2] == 1.0f) return c1;
     if (const_val_[c1] && const_val_[c2]) return ConstSlot(*const_val_[c1] * *const_val_[c2]);
+    // The same product of immutable slots in the same block is computed once.
+    auto key = std::make_pair(std::min(c1, c2), std::max(c1, c2));
+    bool memo = Immutable(c1) && Immutable(c2);
+    if (memo) {
+      auto it = products_.find(key);
+      if (it != products_.end()) return it->second;
+    }
     int s = NewSlot();
     VOp& o = Op0(kFMul);
     o.d = s, o.a = c1, o.b = c2;
+    if (memo) products_[key] = s;
     return s;
   }
   int AddCoef(int c1, int c2) {
@@ -228,6 +326,12 @@ class Compiler {
   // --- Instruction selection.
   void Emit(const std::vector<Inst>& body) {
     for (const Inst& in : body) EmitOne(in);
+  }
+  // Emits a nested block; products it computes are forgotten afterwards.
+  void EmitNested(const std::vector<Inst>& body) {
+    auto saved = products_;
+    Emit(body);
+    products_ = std::move(saved);
   }
 
   void EmitOne(const Inst& in) {
@@ -449,7 +553,7 @@ class Compiler {
     int init = Here();
     VOp& o = Op0(kForInit);
     o.d = in.dst, o.a = in.a, o.b = in.b, o.c = hidden;
-    Emit(in.body);
+    EmitNested(in.body);
     VOp& next = Op0(kForNext);
     next.d = in.dst, next.c = hidden, next.n = init + 1;
     k_->code[init].n = Here();
@@ -461,7 +565,7 @@ class Compiler {
     int init = Here();
     VOp& o = Op0(kFeatInit);
     o.d = in.dst, o.b = in.dst2, o.a = in.a, o.c = hidden, o.aux = in.index;
-    Emit(in.body);
+    EmitNested(in.body);
     VOp& next = Op0(kFeatNext);
     next.d = in.dst, next.b = in.dst2, next.c = hidden, next.aux = in.index, next.n = init + 1;
     k_->code[init].n = Here();
@@ -474,7 +578,7 @@ class Compiler {
     int init = Here();
     VOp& o = Op0(kWinInit);
     o.d = in.dst, o.a = in.a, o.b = in.b, o.c = hidden, o.aux = in.index, o.loc = Loc(in);
-    Emit(in.body);
+    EmitNested(in.body);
     VOp& next = Op0(kWinNext);
     next.d = in.dst, next.c = hidden, next.aux = in.index, next.n = init + 1;
     k_->code[init].n = Here();
@@ -484,7 +588,7 @@ class Compiler {
     int jf = Here();
     VOp& o = Op0(kJumpIfFalse);
     o.a = in.a;
-    Emit(in.body);
+    EmitNested(in.body);
     if (in.else_body.empty()) {
       k_->code[jf].n = Here();
       return;
@@ -492,7 +596,7 @@ class Compiler {
     int j = Here();
     Op0(kJump);
     k_->code[jf].n = Here();
-    Emit(in.else_body);
+    EmitNested(in.else_body);
     k_->code[j].n = Here();
   }
 
@@ -505,6 +609,9 @@ class Compiler {
   std::map<int, LinForm> deferred_;
   std::map<int, bool> is_view_;
   std::map<uint32_t, int> const_pool_;
+  // Products computed in the current block; a nested block may not reuse
+  // what it computed after it ends (it may not have run), so it gets a copy.
+  std::map<std::pair<int, int>, int> products_;
   std::vector<std::optional<float>> const_val_;
 };
 
@@ -521,7 +628,10 @@ StatusOr<Kernel> Kernel::Compile(const ir::Program& prog, int loop, const WidthF
   impl->loop = loop;
   impl->data = prog.loops[loop].data;
   impl->kind = prog.data[impl->data].kind;
-  Compiler c(prog, loop, impl.get());
+  // The compiler works on a copy of the loop with repeated reads merged.
+  impl->rewritten = prog.loops[loop];
+  ReadCse(impl->rewritten, prog.params.size()).Block(&impl->rewritten.body, {});
+  Compiler c(prog, loop, impl.get(), impl->rewritten);
   RIGEL_RETURN_IF_ERROR(c.Run(widths));
   return Kernel(std::move(impl));
 }

@@ -63,6 +63,7 @@ union Slot {
 
 struct Kernel::Impl {
   const frontend::ir::Program* prog = nullptr;
+  frontend::ir::Loop rewritten;  // the loop after read CSE; what `code` was made from
   int loop = -1;
   frontend::DataKind kind = frontend::DataKind::kRange;
   int data = -1;

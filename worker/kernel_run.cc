@@ -53,34 +53,47 @@ inline float ApplyBin(uint8_t fn, float x, float y) {
   }
 }
 
-template <typename F>
-inline void VecMap(float* d, int64_t n, F f) {
+template <typename N, typename F>
+__attribute__((always_inline)) inline void VecMap(float* d, N n, F f) {
 #pragma GCC ivdep
-  for (int64_t k = 0; k < n; ++k) d[k] = f(k);
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) d[k] = f(k);
 }
 
-void LinCombine(float* d, const Term* t, int count, const Slot* S, float* const* V, float* self,
-                int64_t n) {
-  auto src = [&](int i) -> const float* { return t[i].src < 0 ? self : V[t[i].src]; };
-  switch (count) {
-    case 1: return vec::Lin1(d, S[t[0].coef].f, src(0), n);
-    case 2: return vec::Lin2(d, S[t[0].coef].f, src(0), S[t[1].coef].f, src(1), n);
-    case 3:
-      return vec::Lin3(d, S[t[0].coef].f, src(0), S[t[1].coef].f, src(1), S[t[2].coef].f, src(2), n);
-    case 4:
-      return vec::Lin4(d, S[t[0].coef].f, src(0), S[t[1].coef].f, src(1), S[t[2].coef].f, src(2),
-                       S[t[3].coef].f, src(3), n);
-    default: {
-      // Rare wide combinations: first four in one pass, then add the rest.
-      vec::Lin4(d, S[t[0].coef].f, src(0), S[t[1].coef].f, src(1), S[t[2].coef].f, src(2),
-                S[t[3].coef].f, src(3), n);
-      for (int i = 4; i < count; ++i) {
-        float c = S[t[i].coef].f;
-        const float* s = src(i);
-        VecMap(d, n, [&](int64_t k) { return d[k] + c * s[k]; });
-      }
-    }
+// Out of line on purpose: inlining the width-specialised bodies into the
+// interpreter loop makes the compiler spill its hot registers.
+__attribute__((noinline)) void LinCombine(float* d, const Term* t, int count, const Slot* S,
+                                          float* const* V, float* self, int64_t n) {
+  const float* src[4];
+  float c[4];
+  int head = count < 4 ? count : 4;
+  for (int i = 0; i < head; ++i) {
+    src[i] = t[i].src < 0 ? self : V[t[i].src];
+    c[i] = S[t[i].coef].f;
   }
+  vec::Sized(n, [&](auto w) {
+    switch (head) {
+      case 1: return vec::Lin1(d, c[0], src[0], w);
+      case 2: return vec::Lin2(d, c[0], src[0], c[1], src[1], w);
+      case 3: return vec::Lin3(d, c[0], src[0], c[1], src[1], c[2], src[2], w);
+      default: return vec::Lin4(d, c[0], src[0], c[1], src[1], c[2], src[2], c[3], src[3], w);
+    }
+  });
+  // Rare wide combinations: the first four above, the rest added here.
+  for (int i = 4; i < count; ++i) {
+    float ci = S[t[i].coef].f;
+    const float* si = t[i].src < 0 ? self : V[t[i].src];
+    VecMap(d, n, [&](int64_t k) { return d[k] + ci * si[k]; });
+  }
+}
+
+__attribute__((noinline)) float DotSized(const float* a, const float* b, int64_t n) {
+  float r = 0;
+  vec::Sized(n, [&](auto w) { r = vec::Dot(a, b, w); });
+  return r;
+}
+
+__attribute__((noinline)) void CopySized(float* d, const float* s, int64_t n) {
+  vec::Sized(n, [&](auto w) { VecMap(d, w, [&](int64_t k) { return s[k]; }); });
 }
 
 }  // namespace
@@ -228,7 +241,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           VecMap(d, o.n, [&](int64_t k) { return std::min(std::max(a[k], lo), hi); });
           break;
         }
-        case kDot: S[o.d].f = vec::Dot(V[o.a], V[o.b], o.n); break;
+        case kDot: S[o.d].f = DotSized(V[o.a], V[o.b], o.n); break;
         case kSum: S[o.d].f = vec::Sum(V[o.a], o.n); break;
         case kNorm: S[o.d].f = std::sqrt(vec::Dot(V[o.a], V[o.a], o.n)); break;
         case kRdElem1: {
@@ -263,7 +276,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           if (o.code == kRdRowView) {
             V[o.d] = row;
           } else {
-            std::memcpy(V[o.d], row, sizeof(float) * o.n);
+            CopySized(V[o.d], row, o.n);
           }
           break;
         }

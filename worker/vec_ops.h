@@ -7,50 +7,81 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace rigel::worker::vec {
 
-inline float Dot(const float* a, const float* b, int64_t n) {
+template <typename N>
+__attribute__((always_inline)) inline float Dot(const float* a, const float* b, N n) {
   // Eight partial sums let the compiler keep one SIMD accumulator and break
   // the dependency chain of a sequential sum.
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
-  for (; k + 8 <= n; k += 8) {
+  for (; k + 8 <= static_cast<int64_t>(n); k += 8) {
     for (int u = 0; u < 8; ++u) acc[u] += a[k + u] * b[k + u];
   }
   float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-  for (; k < n; ++k) s += a[k] * b[k];
+  for (; k < static_cast<int64_t>(n); ++k) s += a[k] * b[k];
   return s;
 }
 
-inline float Sum(const float* a, int64_t n) {
+template <typename N>
+__attribute__((always_inline)) inline float Sum(const float* a, N n) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
-  for (; k + 8 <= n; k += 8) {
+  for (; k + 8 <= static_cast<int64_t>(n); k += 8) {
     for (int u = 0; u < 8; ++u) acc[u] += a[k + u];
   }
   float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-  for (; k < n; ++k) s += a[k];
+  for (; k < static_cast<int64_t>(n); ++k) s += a[k];
   return s;
 }
 
-inline void Lin1(float* d, float c0, const float* s0, int64_t n) {
+template <typename N>
+__attribute__((always_inline)) inline void Lin1(float* d, float c0, const float* s0, N n) {
 #pragma GCC ivdep
-  for (int64_t k = 0; k < n; ++k) d[k] = c0 * s0[k];
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) d[k] = c0 * s0[k];
 }
-inline void Lin2(float* d, float c0, const float* s0, float c1, const float* s1, int64_t n) {
+template <typename N>
+__attribute__((always_inline)) inline void Lin2(float* d, float c0, const float* s0, float c1,
+                                                const float* s1, N n) {
 #pragma GCC ivdep
-  for (int64_t k = 0; k < n; ++k) d[k] = c0 * s0[k] + c1 * s1[k];
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) d[k] = c0 * s0[k] + c1 * s1[k];
 }
-inline void Lin3(float* d, float c0, const float* s0, float c1, const float* s1, float c2,
-                 const float* s2, int64_t n) {
+template <typename N>
+__attribute__((always_inline)) inline void Lin3(float* d, float c0, const float* s0, float c1,
+                                                const float* s1, float c2, const float* s2, N n) {
 #pragma GCC ivdep
-  for (int64_t k = 0; k < n; ++k) d[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k];
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) d[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k];
 }
-inline void Lin4(float* d, float c0, const float* s0, float c1, const float* s1, float c2,
-                 const float* s2, float c3, const float* s3, int64_t n) {
+template <typename N>
+__attribute__((always_inline)) inline void Lin4(float* d, float c0, const float* s0, float c1,
+                                                const float* s1, float c2, const float* s2,
+                                                float c3, const float* s3, N n) {
 #pragma GCC ivdep
-  for (int64_t k = 0; k < n; ++k) d[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k];
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k)
+    d[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k];
+}
+
+// Calls f(width) with `n` as a compile-time constant for the common row
+// widths, so the inlined row loops unroll into straight SIMD code; any other
+// width runs the same code with a run-time trip count.
+template <typename F>
+__attribute__((always_inline)) inline void Sized(int64_t n, F f) {
+  switch (n) {
+    case 8:
+      return f(std::integral_constant<int64_t, 8>{});
+    case 16:
+      return f(std::integral_constant<int64_t, 16>{});
+    case 32:
+      return f(std::integral_constant<int64_t, 32>{});
+    case 64:
+      return f(std::integral_constant<int64_t, 64>{});
+    case 128:
+      return f(std::integral_constant<int64_t, 128>{});
+    default:
+      return f(n);
+  }
 }
 
 }  // namespace rigel::worker::vec

@@ -192,6 +192,13 @@ TEST(RatingsTest, SeedChangesDataAndNoiseOptionIsHonoured) {
   double sum = 0.0;
   for (std::string_view line : Lines(a->files[0].contents)) sum += ToDouble(Split(line, ',')[2]);
   EXPECT_NEAR(sum / o.count, 3.0, 0.2);
+
+  // Row offsets add signal, not noise.
+  o.row_bias_std = 2.0;
+  StatusOr<GenOutput> c = MakeRatings(o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_NEAR(Figure(*c, "noise floor RMSE"), 0.25, 0.02);
+  EXPECT_GT(Figure(*c, "zero predictor RMSE"), Figure(*b, "zero predictor RMSE") + 0.3);
 }
 
 TEST(RatingsTest, RejectsBadOptionsWithoutWriting) {
