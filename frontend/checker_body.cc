@@ -293,7 +293,8 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
     int local = FindLocal(t.str);
     if (local >= 0 || body_scopes_.back().count(t.str)) {
       if (local < 0) return;  // its declaration already failed
-      if (loop_var_regs_.count(local)) {
+      // A let may alias a loop variable's register; the name tells which it is.
+      if (loop_var_regs_.count(local) && loop_->regs[local].name == t.str) {
         Error(t.loc, "cannot assign to loop variable '" + t.str + "'");
         return;
       }

@@ -145,10 +145,25 @@ class Lexer {
  private:
   Loc Here() const { return {line_, static_cast<int>(pos_ - line_start_) + 1}; }
 
+  static bool StartsStatement(Tok t) {
+    switch (t) {
+      case Tok::kConst: case Tok::kData: case Tok::kParam: case Tok::kAccum: case Tok::kLet:
+      case Tok::kVar: case Tok::kParallel: case Tok::kPrint: case Tok::kFor: case Tok::kIf:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   void Emit(Tok kind, Loc loc, std::string text = {}) {
+    if (depth_ == 0) newline_in_parens_ = false;
     // Newlines inside () and [] carry no meaning; repeated newlines collapse.
     if (kind == Tok::kNewline) {
-      if (depth_ > 0) return;
+      if (depth_ > 0) {
+        if (!newline_in_parens_) first_skipped_newline_ = loc;
+        newline_in_parens_ = true;
+        return;
+      }
       if (!out_.empty() && out_.back().kind == Tok::kNewline) return;
     }
     Token t;
@@ -187,6 +202,13 @@ class Lexer {
     while (pos_ < s_.size() && (IsIdentStart(s_[pos_]) || IsDigit(s_[pos_]))) ++pos_;
     std::string_view word = s_.substr(b, pos_ - b);
     auto it = Keywords().find(word);
+    // A statement keyword on a new line cannot continue an expression: the
+    // brackets before it were left open. Closing them here lets the parser
+    // report the unclosed bracket and go on with this statement.
+    if (it != Keywords().end() && depth_ > 0 && newline_in_parens_ && StartsStatement(it->second)) {
+      depth_ = 0;
+      Emit(Tok::kNewline, first_skipped_newline_);
+    }
     Emit(it == Keywords().end() ? Tok::kIdent : it->second, loc, std::string(word));
   }
 
@@ -329,6 +351,8 @@ class Lexer {
   size_t line_start_ = 0;
   int line_ = 1;
   int depth_ = 0;
+  bool newline_in_parens_ = false;  // a newline was skipped inside open brackets
+  Loc first_skipped_newline_;
   std::vector<Token> out_;
 };
 

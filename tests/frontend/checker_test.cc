@@ -1,0 +1,227 @@
+// Parser and checker: every DSL.md program is accepted; every error class
+// DSL.md lists is reported at the right FILE:LINE:COL with a caret.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "frontend/compile.h"
+
+namespace rigel::frontend {
+namespace {
+
+std::string Errors(const std::string& text, const CompileOptions& opts = {}) {
+  auto prog = CompileText(text, "t.rgl", opts);
+  return prog.ok() ? std::string() : prog.status().message();
+}
+
+// Asserts that compiling `text` fails with `message` at line:col.
+void ExpectError(const std::string& text, int line, int col, const std::string& message) {
+  std::string errs = Errors(text);
+  std::string want = "t.rgl:" + std::to_string(line) + ":" + std::to_string(col) +
+                     ": error: " + message;
+  EXPECT_NE(errs.find(want), std::string::npos) << "want: " << want << "\ngot:\n" << errs;
+}
+
+const char* kDecls = R"(const K = 4
+const lr = 0.1
+data r = triples("r.csv")
+param W: f32[r.rows, K] = zeros()
+param b: f32[r.rows] = zeros()
+accum sq: f32
+)";  // 6 lines
+
+TEST(Check, AcceptsEveryExampleProgram) {
+  for (const char* ex : {"mf", "bias", "sparse_lr", "word2vec", "dense_lr", "wavefront"}) {
+    auto prog = CompileFile(std::string(RIGEL_SOURCE_DIR) + "/examples/" + ex + ".rgl", {});
+    EXPECT_TRUE(prog.ok()) << ex << ": " << prog.status().message();
+  }
+}
+
+TEST(Check, AcceptsDslSnippetForms) {
+  std::string text = std::string(kDecls) + R"(
+data s = libsvm("s.svm")
+param w: f32[s.dim] = zeros()
+const mu = 0.5
+for ep in 0..2 {
+  parallel for (i, j, v) in r { b[i] += lr * (v - mu - b[i]); W[i, 0] += 0.1 }
+  parallel for (n, row) in s relax w {
+    var z = 0.0
+    for (f, x) in row.features { z += w[f] * x }
+    if z > 1.0 { z = 1.0 } else { }
+    let g = sigmoid(z) - row.label
+    for (f, x) in row.features { w[f] -= lr * g * x }
+    sq += log1pexp(z) - row.label * z
+  }
+  print("epoch", ep, "loss", sq / s.count)
+  sq = 0
+}
+parallel ordered for (i, j) in grid(3, 4) { W[i, j] = clip(min(1, 2.5), -1, 1) + abs(-2) }
+parallel for i in range(10) { let k = randint(3); b[k] += rand() * norm(W[k]) + sum(W[k]) }
+)";
+  EXPECT_EQ(Errors(text), "");
+}
+
+TEST(Check, UnknownName) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { b[i] += q }\n", 7, 39,
+              "unknown name 'q'");
+}
+
+TEST(Check, WrongArity) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i]) }\n", 7, 37,
+              "dot expects 2 arguments, got 1");
+  ExpectError(std::string(kDecls) + "parallel for (i, j) in r { }\n", 7, 15,
+              "iterating triples binds 3 variables (i, j, v), got 2");
+}
+
+TEST(Check, VectorWidthMismatch) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i], zeros(3)) }\n",
+              7, 37, "vector width mismatch in dot: 4 vs 3");
+}
+
+TEST(Check, PrintInsideParallelFor) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r {\n  print(v)\n}\n", 8, 3,
+              "print is not allowed inside a parallel for");
+}
+
+TEST(Check, AssignmentToLet) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r {\n  let e = v\n  e = 2\n}\n", 9,
+              3, "cannot assign to 'e': it was bound with let (use var)");
+}
+
+TEST(Check, AccumulatorWrittenWithoutPlusEquals) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq = v }\n", 7, 31,
+              "accumulator 'sq' can only be updated with += inside a parallel for");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq -= v }\n", 7, 31,
+              "accumulator 'sq' can only be updated with += inside a parallel for");
+}
+
+TEST(Check, ParamIndexedWithFloat) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { b[v] += 1 }\n", 7, 33,
+              "parameter 'b' indexed with a float; subscripts must be integers");
+}
+
+TEST(Check, RelaxNamesSomethingNotAParam) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r relax sq { }\n", 7, 35,
+              "relax names 'sq', which is not a parameter (it is an accumulator)");
+}
+
+TEST(Check, SyntaxErrors) {
+  ExpectError("const K = \n", 1, 11, "expected an expression, found end of line");
+  ExpectError("param W: f64[3] = zeros()\n", 1, 10, "unknown element type 'f64'");
+  ExpectError("x = 1 +* 2\n", 1, 8, "expected an expression, found '*'");
+  ExpectError("let s = \"abc\n", 1, 9, "unterminated string");
+  ExpectError("const a = 1 $\n", 1, 13, "unexpected character '$'");
+}
+
+TEST(Check, ThreeIndependentErrorsAreAllReported) {
+  std::string text = std::string(kDecls) + R"(parallel for (i, j, v) in r {
+  b[i] += nope
+  print(v)
+  sq = 1
+}
+)";
+  std::string errs = Errors(text);
+  EXPECT_NE(errs.find("t.rgl:8:11: error: unknown name 'nope'"), std::string::npos) << errs;
+  EXPECT_NE(errs.find("t.rgl:9:3: error: print is not allowed"), std::string::npos) << errs;
+  EXPECT_NE(errs.find("t.rgl:10:3: error: accumulator 'sq'"), std::string::npos) << errs;
+  EXPECT_NE(errs.find("3 errors in t.rgl"), std::string::npos) << errs;
+}
+
+TEST(Check, SyntaxErrorsInSeveralStatementsAreAllReported) {
+  std::string errs = Errors("const a = )\nconst b = 2\nconst c = (\nparam p: f32[2] = zeros(\n");
+  EXPECT_NE(errs.find("t.rgl:1:11:"), std::string::npos) << errs;
+  // An unclosed '(' does not swallow the statements after it.
+  EXPECT_NE(errs.find("t.rgl:3:12: error: expected an expression, found end of line"),
+            std::string::npos)
+      << errs;
+  EXPECT_NE(errs.find("t.rgl:4:"), std::string::npos) << errs;
+}
+
+TEST(Check, ErrorShowsSourceLineAndCaret) {
+  std::string errs = Errors("const a = 1\nconst b = a + zz\n");
+  EXPECT_NE(errs.find("t.rgl:2:15: error: unknown name 'zz'\n  const b = a + zz\n"
+                      "                ^\n"),
+            std::string::npos)
+      << errs;
+}
+
+TEST(Check, MoreErrorClasses) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { parallel for (a, c, d) in r { } }\n",
+              7, 31, "parallel for cannot be nested");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { K = 2 }\n", 7, 31,
+              "cannot assign to 'K': it is a constant");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += W[i] }\n", 7, 37,
+              "an accumulator adds f32 scalars, not f32 vector");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { b[i, j] += 1 }\n", 7, 31,
+              "parameter 'b' is 1-D; it takes one subscript, got 2");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { let x = sq }\n", 7, 39,
+              "accumulator 'sq' can only be updated with += inside a parallel for, not read");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { if v { } }\n", 7, 34,
+              "the condition of if must be a comparison (bool), not f32");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { i = 2 }\n", 7, 31,
+              "cannot assign to loop variable 'i'");
+  ExpectError("const K = 1\nconst K = 2\n", 2, 7, "'K' is already declared");
+  ExpectError("data r = triples(\"r.csv\", sepp=\",\")\n", 1, 27,
+              "triples has no argument named 'sepp'");
+  ExpectError("data r = triples(\"r.csv\")\nprint(r.dim)\n", 2, 9,
+              "data set 'r' (triples) has no attribute 'dim'");
+}
+
+TEST(Check, SetOverridesConstsAndPaths) {
+  CompileOptions opts;
+  opts.sets = {{"K", "8"}, {"lr", "0.5"}, {"r.path", "/data/other.csv"}};
+  auto prog = CompileText(kDecls, "dir/t.rgl", opts);
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  EXPECT_EQ(prog->params[0].width, 8);
+  EXPECT_EQ(prog->consts[1].second, 0.5);
+  EXPECT_EQ(prog->data[0].path, "/data/other.csv");
+  auto plain = CompileText(kDecls, "dir/t.rgl", {});
+  EXPECT_EQ(plain->data[0].path, "dir/r.csv");  // relative to the program file
+
+  opts.sets = {{"nope", "1"}};
+  auto bad = CompileText(kDecls, "t.rgl", opts);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--set nope=1: t.rgl has no const named 'nope'"),
+            std::string::npos)
+      << bad.status().message();
+  opts.sets = {{"K", "abc"}};
+  EXPECT_NE(Errors(kDecls, opts).find("--set K=abc: expected a number"), std::string::npos);
+}
+
+TEST(Check, HostileInputDoesNotCrash) {
+  EXPECT_NE(Errors("}\n"), "");
+  EXPECT_NE(Errors("}}}{{{"), "");
+  EXPECT_NE(Errors(std::string(5000, '(')), "");
+  EXPECT_NE(Errors(std::string("const a = ") + std::string(3000, '-') + "1\n"), "");
+  EXPECT_NE(Errors("for ep in 0..2 { for k in 0..2 { } }"), "x");  // legal or not, no crash
+  EXPECT_NE(Errors(std::string("\0\xff\xfe", 3)), "");
+}
+
+TEST(Lexer, NumbersRangesAndComments) {
+  auto prog = CompileText(
+      "const a = 1e-3 # comment\nconst b = 2.5e+4; const c = 0.5\nfor k in 0..3 { print(a, b, c, \"q\\\"x\\\\\") }\n",
+      "t.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  EXPECT_DOUBLE_EQ(prog->consts[0].second, 1e-3);
+  EXPECT_DOUBLE_EQ(prog->consts[1].second, 2.5e4);
+  std::string ir = ir::Print(*prog);
+  EXPECT_NE(ir.find("for $k in 0..3"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("\"q\"x\\\""), std::string::npos) << ir;
+}
+
+TEST(Ir, DumpShowsExplicitParamAccesses) {
+  auto prog = CompileFile(std::string(RIGEL_SOURCE_DIR) + "/examples/mf.rgl", {});
+  ASSERT_TRUE(prog.ok());
+  std::string ir = ir::Print(*prog);
+  EXPECT_NE(ir.find("loop 0 over train (%0(i): int, %1(j): int, %2(v): f32)"), std::string::npos)
+      << ir;
+  EXPECT_NE(ir.find("read W[%0(i), :]"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("write H[%1(j), :] = "), std::string::npos) << ir;
+  EXPECT_NE(ir.find("accum sq += "), std::string::npos) << ir;
+  EXPECT_NE(ir.find("data train = triples split(ratings, part 0, test 0.1, seed 7)"),
+            std::string::npos)
+      << ir;
+}
+
+}  // namespace
+}  // namespace rigel::frontend
