@@ -7,6 +7,7 @@
 
 #include "common/check.h"
 #include "worker/kernel_impl.h"
+#include "worker/row_kernels.h"
 
 namespace rigel::worker {
 
@@ -299,7 +300,16 @@ class Compiler {
   }
 
   // Emits a linear combination into vector `dst` (or a parameter row).
-  void EmitLin(uint16_t code, int dst, const LinForm& f, int64_t width, VOp base) {
+  void EmitLin(uint16_t code, int dst, LinForm f, int64_t width, VOp base) {
+    // Longer sums are folded in chunks through temporaries.
+    while (f.size() > static_cast<size_t>(kMaxLinTerms)) {
+      int tmp = NewVec(width);
+      LinForm head(f.begin(), f.begin() + kMaxLinTerms);
+      EmitLin(kVLin, tmp, head, width, VOp{});
+      f.erase(f.begin(), f.begin() + kMaxLinTerms);
+      f.insert(f.begin(), Term{ConstSlot(1.0f), tmp});
+    }
+    base.k.lin = SelectLin(static_cast<int>(f.size()), width);
     base.code = code;
     base.d = dst;
     base.t = static_cast<int32_t>(k_->terms.size());
@@ -363,6 +373,7 @@ class Compiler {
         int b = in.b >= 0 ? Materialise(in.b) : -1;
         VOp& o = Op0(in.op == Op::kDot ? kDot : in.op == Op::kSum ? kSum : kNorm);
         o.d = in.dst, o.a = a, o.b = b, o.n = static_cast<int32_t>(Width(a));
+        o.k.dot = SelectDot(Width(a));
         return;
       }
       case Op::kZeros: {
@@ -406,6 +417,7 @@ class Compiler {
     }
     VOp& o = Op0(kVMove);
     o.d = in.dst, o.a = in.a, o.n = static_cast<int32_t>(Width(in.dst));
+    o.k.copy = SelectCopy(Width(in.dst));
   }
 
   void Unary(const Inst& in) {
@@ -503,6 +515,7 @@ class Compiler {
         bool row = in.mode == ir::Access::kRow;
         o.code = row ? (view ? kRdRowView : kRdRowCopy) : (view ? kRdWholeView : kRdWholeCopy);
         o.n = static_cast<int32_t>(Width(in.dst));
+        o.k.copy = SelectCopy(Width(in.dst));
         if (view) is_view_[in.dst] = true;
         break;
       }

@@ -41,6 +41,14 @@ enum Code : uint16_t {
 
 const char* CodeName(uint16_t code);
 
+struct Term;
+union Slot;
+// Row kernels chosen when the bytecode is compiled (row_kernels.h).
+using LinFn = void (*)(float* d, const Term* t, const Slot* S, float* const* V, const float* self,
+                       int64_t n);
+using DotFn = float (*)(const float* a, const float* b, int64_t n);
+using CopyFn = void (*)(float* d, const float* s, int64_t n);
+
 struct VOp {
   uint16_t code = kEnd;
   uint8_t fn = 0;
@@ -49,6 +57,11 @@ struct VOp {
   int32_t aux = -1; // param / data / accum index
   int32_t t = -1;   // first term of a linear combination (count in c)
   int32_t loc = -1; // index into Impl::locs for run-time errors
+  union {
+    LinFn lin;
+    DotFn dot;
+    CopyFn copy;
+  } k = {nullptr};   // kVLin/kWr*Lin, kDot/kNorm, row copies
 };
 
 struct Term {

@@ -59,41 +59,17 @@ __attribute__((always_inline)) inline void VecMap(float* d, N n, F f) {
   for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) d[k] = f(k);
 }
 
-// Out of line on purpose: inlining the width-specialised bodies into the
-// interpreter loop makes the compiler spill its hot registers.
-__attribute__((noinline)) void LinCombine(float* d, const Term* t, int count, const Slot* S,
-                                          float* const* V, float* self, int64_t n) {
-  const float* src[4];
-  float c[4];
-  int head = count < 4 ? count : 4;
-  for (int i = 0; i < head; ++i) {
-    src[i] = t[i].src < 0 ? self : V[t[i].src];
-    c[i] = S[t[i].coef].f;
-  }
-  vec::Sized(n, [&](auto w) {
-    switch (head) {
-      case 1: return vec::Lin1(d, c[0], src[0], w);
-      case 2: return vec::Lin2(d, c[0], src[0], c[1], src[1], w);
-      case 3: return vec::Lin3(d, c[0], src[0], c[1], src[1], c[2], src[2], w);
-      default: return vec::Lin4(d, c[0], src[0], c[1], src[1], c[2], src[2], c[3], src[3], w);
-    }
-  });
-  // Rare wide combinations: the first four above, the rest added here.
-  for (int i = 4; i < count; ++i) {
-    float ci = S[t[i].coef].f;
-    const float* si = t[i].src < 0 ? self : V[t[i].src];
-    VecMap(d, n, [&](int64_t k) { return d[k] + ci * si[k]; });
-  }
+// Error paths are cold and out of line so they cost the hot loop nothing.
+__attribute__((noinline, cold)) Status RunError(const Kernel::Impl& K, const VOp* o,
+                                                const std::string& msg) {
+  frontend::Loc loc = o->loc >= 0 ? K.locs[o->loc] : frontend::Loc{};
+  return OutOfRange(frontend::FormatDiagnostic(*K.prog->source, loc, msg));
 }
 
-__attribute__((noinline)) float DotSized(const float* a, const float* b, int64_t n) {
-  float r = 0;
-  vec::Sized(n, [&](auto w) { r = vec::Dot(a, b, w); });
-  return r;
-}
-
-__attribute__((noinline)) void CopySized(float* d, const float* s, int64_t n) {
-  vec::Sized(n, [&](auto w) { VecMap(d, w, [&](int64_t k) { return s[k]; }); });
+__attribute__((noinline, cold)) Status IndexError(const Kernel::Impl& K, const VOp* o, int64_t idx,
+                                                  int64_t limit, const char* what) {
+  return RunError(K, o, "index " + std::to_string(idx) + " out of range for " + what + " of '" +
+                            K.prog->params[o->aux].name + "' (" + std::to_string(limit) + ")");
 }
 
 }  // namespace
@@ -126,14 +102,46 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
   const uint64_t run_key = (static_cast<uint64_t>(K.loop) << 32) | ctx.launch;
   double* acc = ctx.accums;
 
-  auto fail = [&](const VOp& o, const std::string& msg) {
-    frontend::Loc loc = o.loc >= 0 ? K.locs[o.loc] : frontend::Loc{};
-    return OutOfRange(frontend::FormatDiagnostic(*K.prog->source, loc, msg));
+  auto fail = [&](const VOp* o, const std::string& msg) { return RunError(K, o, msg); };
+  auto bad_index = [&](const VOp* o, int64_t idx, int64_t limit, const char* what) {
+    return IndexError(K, o, idx, limit, what);
   };
-  auto bad_index = [&](const VOp& o, int64_t idx, int64_t limit, const char* what) {
-    return fail(o, "index " + std::to_string(idx) + " out of range for " + what + " of '" +
-                       K.prog->params[o.aux].name + "' (" + std::to_string(limit) + ")");
-  };
+
+  // Direct threading: every handler ends in its own indirect jump, which the
+  // branch predictor learns per handler (a single switch jump it cannot).
+#define RIGEL_LABEL(c) [c] = &&L_##c
+  static const void* const kLabels[] = {
+      RIGEL_LABEL(kEnd), RIGEL_LABEL(kIAdd), RIGEL_LABEL(kISub), RIGEL_LABEL(kIMul),
+      RIGEL_LABEL(kIDiv), RIGEL_LABEL(kIMin), RIGEL_LABEL(kIMax), RIGEL_LABEL(kILt),
+      RIGEL_LABEL(kILe), RIGEL_LABEL(kIGt), RIGEL_LABEL(kIGe), RIGEL_LABEL(kIEq),
+      RIGEL_LABEL(kINe), RIGEL_LABEL(kINeg), RIGEL_LABEL(kFAdd), RIGEL_LABEL(kFSub),
+      RIGEL_LABEL(kFMul), RIGEL_LABEL(kFDiv), RIGEL_LABEL(kFMin), RIGEL_LABEL(kFMax),
+      RIGEL_LABEL(kFLt), RIGEL_LABEL(kFLe), RIGEL_LABEL(kFGt), RIGEL_LABEL(kFGe),
+      RIGEL_LABEL(kFEq), RIGEL_LABEL(kFNe), RIGEL_LABEL(kFUn), RIGEL_LABEL(kIToF),
+      RIGEL_LABEL(kBAnd), RIGEL_LABEL(kBOr), RIGEL_LABEL(kBNot), RIGEL_LABEL(kFClip),
+      RIGEL_LABEL(kSMove), RIGEL_LABEL(kVMove), RIGEL_LABEL(kVZero), RIGEL_LABEL(kVLin),
+      RIGEL_LABEL(kVBin), RIGEL_LABEL(kVBinVS), RIGEL_LABEL(kVBinSV), RIGEL_LABEL(kVUn),
+      RIGEL_LABEL(kVClip), RIGEL_LABEL(kDot), RIGEL_LABEL(kSum), RIGEL_LABEL(kNorm),
+      RIGEL_LABEL(kRdElem1), RIGEL_LABEL(kRdElem2), RIGEL_LABEL(kRdRowView),
+      RIGEL_LABEL(kRdRowCopy), RIGEL_LABEL(kRdWholeView), RIGEL_LABEL(kRdWholeCopy),
+      RIGEL_LABEL(kWrElem1), RIGEL_LABEL(kWrElem2), RIGEL_LABEL(kWrRowVec),
+      RIGEL_LABEL(kWrRowScalar), RIGEL_LABEL(kWrRowLin), RIGEL_LABEL(kWrWholeVec),
+      RIGEL_LABEL(kWrWholeScalar), RIGEL_LABEL(kWrWholeLin), RIGEL_LABEL(kAccum),
+      RIGEL_LABEL(kRand), RIGEL_LABEL(kRandInt), RIGEL_LABEL(kNegative), RIGEL_LABEL(kLabel),
+      RIGEL_LABEL(kRowX), RIGEL_LABEL(kJump), RIGEL_LABEL(kJumpIfFalse), RIGEL_LABEL(kForInit),
+      RIGEL_LABEL(kForNext), RIGEL_LABEL(kFeatInit), RIGEL_LABEL(kFeatNext),
+      RIGEL_LABEL(kWinInit), RIGEL_LABEL(kWinNext)};
+#undef RIGEL_LABEL
+#define NEXT()              \
+  do {                      \
+    ++o;                    \
+    goto* kLabels[o->code]; \
+  } while (0)
+#define JUMP(target)        \
+  do {                      \
+    o = code + (target);    \
+    goto* kLabels[o->code]; \
+  } while (0)
 
   for (int64_t e = begin; e < end; ++e) {
     switch (K.kind) {
@@ -160,264 +168,273 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
         break;
     }
     uint64_t draw = 0;
-    for (const VOp* pc = code;; ++pc) {
-      const VOp& o = *pc;
-      switch (o.code) {
-        case kEnd: goto next_element;
-        case kIAdd: S[o.d].i = S[o.a].i + S[o.b].i; break;
-        case kISub: S[o.d].i = S[o.a].i - S[o.b].i; break;
-        case kIMul: S[o.d].i = S[o.a].i * S[o.b].i; break;
-        case kIDiv:
-          if (S[o.b].i == 0) return fail(o, "integer division by zero");
-          S[o.d].i = S[o.a].i / S[o.b].i;
-          break;
-        case kIMin: S[o.d].i = std::min(S[o.a].i, S[o.b].i); break;
-        case kIMax: S[o.d].i = std::max(S[o.a].i, S[o.b].i); break;
-        case kILt: S[o.d].i = S[o.a].i < S[o.b].i; break;
-        case kILe: S[o.d].i = S[o.a].i <= S[o.b].i; break;
-        case kIGt: S[o.d].i = S[o.a].i > S[o.b].i; break;
-        case kIGe: S[o.d].i = S[o.a].i >= S[o.b].i; break;
-        case kIEq: S[o.d].i = S[o.a].i == S[o.b].i; break;
-        case kINe: S[o.d].i = S[o.a].i != S[o.b].i; break;
-        case kINeg: S[o.d].i = -S[o.a].i; break;
-        case kFAdd: S[o.d].f = S[o.a].f + S[o.b].f; break;
-        case kFSub: S[o.d].f = S[o.a].f - S[o.b].f; break;
-        case kFMul: S[o.d].f = S[o.a].f * S[o.b].f; break;
-        case kFDiv: S[o.d].f = S[o.a].f / S[o.b].f; break;
-        case kFMin: S[o.d].f = std::min(S[o.a].f, S[o.b].f); break;
-        case kFMax: S[o.d].f = std::max(S[o.a].f, S[o.b].f); break;
-        case kFLt: S[o.d].i = S[o.a].f < S[o.b].f; break;
-        case kFLe: S[o.d].i = S[o.a].f <= S[o.b].f; break;
-        case kFGt: S[o.d].i = S[o.a].f > S[o.b].f; break;
-        case kFGe: S[o.d].i = S[o.a].f >= S[o.b].f; break;
-        case kFEq: S[o.d].i = S[o.a].f == S[o.b].f; break;
-        case kFNe: S[o.d].i = S[o.a].f != S[o.b].f; break;
-        case kFUn: S[o.d].f = ApplyUn(o.fn, S[o.a].f); break;
-        case kIToF: S[o.d].f = static_cast<float>(S[o.a].i); break;
-        case kBAnd: S[o.d].i = S[o.a].i && S[o.b].i; break;
-        case kBOr: S[o.d].i = S[o.a].i || S[o.b].i; break;
-        case kBNot: S[o.d].i = !S[o.a].i; break;
-        case kFClip: S[o.d].f = std::min(std::max(S[o.a].f, S[o.b].f), S[o.c].f); break;
-        case kSMove: S[o.d] = S[o.a]; break;
-        case kVMove:
-          if (V[o.d] != V[o.a]) std::memcpy(V[o.d], V[o.a], sizeof(float) * o.n);
-          break;
-        case kVZero: std::memset(V[o.d], 0, sizeof(float) * o.n); break;
-        case kVLin: LinCombine(V[o.d], terms + o.t, o.c, S, V, nullptr, o.n); break;
-        case kVBin: {
-          float* d = V[o.d];
-          const float *a = V[o.a], *b = V[o.b];
-          uint8_t fn = o.fn;
-          VecMap(d, o.n, [&](int64_t k) { return ApplyBin(fn, a[k], b[k]); });
-          break;
+    const VOp* o = code;
+    goto* kLabels[o->code];
+    {
+        L_kEnd: goto next_element;
+        L_kIAdd: S[o->d].i = S[o->a].i + S[o->b].i; NEXT();
+        L_kISub: S[o->d].i = S[o->a].i - S[o->b].i; NEXT();
+        L_kIMul: S[o->d].i = S[o->a].i * S[o->b].i; NEXT();
+        L_kIDiv:
+          if (S[o->b].i == 0) return fail(o, "integer division by zero");
+          S[o->d].i = S[o->a].i / S[o->b].i;
+          NEXT();
+        L_kIMin: S[o->d].i = std::min(S[o->a].i, S[o->b].i); NEXT();
+        L_kIMax: S[o->d].i = std::max(S[o->a].i, S[o->b].i); NEXT();
+        L_kILt: S[o->d].i = S[o->a].i < S[o->b].i; NEXT();
+        L_kILe: S[o->d].i = S[o->a].i <= S[o->b].i; NEXT();
+        L_kIGt: S[o->d].i = S[o->a].i > S[o->b].i; NEXT();
+        L_kIGe: S[o->d].i = S[o->a].i >= S[o->b].i; NEXT();
+        L_kIEq: S[o->d].i = S[o->a].i == S[o->b].i; NEXT();
+        L_kINe: S[o->d].i = S[o->a].i != S[o->b].i; NEXT();
+        L_kINeg: S[o->d].i = -S[o->a].i; NEXT();
+        L_kFAdd: S[o->d].f = S[o->a].f + S[o->b].f; NEXT();
+        L_kFSub: S[o->d].f = S[o->a].f - S[o->b].f; NEXT();
+        L_kFMul: S[o->d].f = S[o->a].f * S[o->b].f; NEXT();
+        L_kFDiv: S[o->d].f = S[o->a].f / S[o->b].f; NEXT();
+        L_kFMin: S[o->d].f = std::min(S[o->a].f, S[o->b].f); NEXT();
+        L_kFMax: S[o->d].f = std::max(S[o->a].f, S[o->b].f); NEXT();
+        L_kFLt: S[o->d].i = S[o->a].f < S[o->b].f; NEXT();
+        L_kFLe: S[o->d].i = S[o->a].f <= S[o->b].f; NEXT();
+        L_kFGt: S[o->d].i = S[o->a].f > S[o->b].f; NEXT();
+        L_kFGe: S[o->d].i = S[o->a].f >= S[o->b].f; NEXT();
+        L_kFEq: S[o->d].i = S[o->a].f == S[o->b].f; NEXT();
+        L_kFNe: S[o->d].i = S[o->a].f != S[o->b].f; NEXT();
+        L_kFUn: S[o->d].f = ApplyUn(o->fn, S[o->a].f); NEXT();
+        L_kIToF: S[o->d].f = static_cast<float>(S[o->a].i); NEXT();
+        L_kBAnd: S[o->d].i = S[o->a].i && S[o->b].i; NEXT();
+        L_kBOr: S[o->d].i = S[o->a].i || S[o->b].i; NEXT();
+        L_kBNot: S[o->d].i = !S[o->a].i; NEXT();
+        L_kFClip: S[o->d].f = std::min(std::max(S[o->a].f, S[o->b].f), S[o->c].f); NEXT();
+        L_kSMove: S[o->d] = S[o->a]; NEXT();
+        L_kVMove:
+          if (V[o->d] != V[o->a]) o->k.copy(V[o->d], V[o->a], o->n);
+          NEXT();
+        L_kVZero: std::memset(V[o->d], 0, sizeof(float) * o->n); NEXT();
+        L_kVLin: o->k.lin(V[o->d], terms + o->t, S, V, nullptr, o->n); NEXT();
+        L_kVBin: {
+          float* d = V[o->d];
+          const float *a = V[o->a], *b = V[o->b];
+          uint8_t fn = o->fn;
+          VecMap(d, o->n, [&](int64_t k) { return ApplyBin(fn, a[k], b[k]); });
+          NEXT();
         }
-        case kVBinVS: {
-          float* d = V[o.d];
-          const float* a = V[o.a];
-          float b = S[o.b].f;
-          uint8_t fn = o.fn;
-          VecMap(d, o.n, [&](int64_t k) { return ApplyBin(fn, a[k], b); });
-          break;
+        L_kVBinVS: {
+          float* d = V[o->d];
+          const float* a = V[o->a];
+          float b = S[o->b].f;
+          uint8_t fn = o->fn;
+          VecMap(d, o->n, [&](int64_t k) { return ApplyBin(fn, a[k], b); });
+          NEXT();
         }
-        case kVBinSV: {
-          float* d = V[o.d];
-          float a = S[o.a].f;
-          const float* b = V[o.b];
-          uint8_t fn = o.fn;
-          VecMap(d, o.n, [&](int64_t k) { return ApplyBin(fn, a, b[k]); });
-          break;
+        L_kVBinSV: {
+          float* d = V[o->d];
+          float a = S[o->a].f;
+          const float* b = V[o->b];
+          uint8_t fn = o->fn;
+          VecMap(d, o->n, [&](int64_t k) { return ApplyBin(fn, a, b[k]); });
+          NEXT();
         }
-        case kVUn: {
-          float* d = V[o.d];
-          const float* a = V[o.a];
-          uint8_t fn = o.fn;
-          VecMap(d, o.n, [&](int64_t k) { return ApplyUn(fn, a[k]); });
-          break;
+        L_kVUn: {
+          float* d = V[o->d];
+          const float* a = V[o->a];
+          uint8_t fn = o->fn;
+          VecMap(d, o->n, [&](int64_t k) { return ApplyUn(fn, a[k]); });
+          NEXT();
         }
-        case kVClip: {
-          float* d = V[o.d];
-          const float* a = V[o.a];
-          float lo = S[o.b].f, hi = S[o.c].f;
-          VecMap(d, o.n, [&](int64_t k) { return std::min(std::max(a[k], lo), hi); });
-          break;
+        L_kVClip: {
+          float* d = V[o->d];
+          const float* a = V[o->a];
+          float lo = S[o->b].f, hi = S[o->c].f;
+          VecMap(d, o->n, [&](int64_t k) { return std::min(std::max(a[k], lo), hi); });
+          NEXT();
         }
-        case kDot: S[o.d].f = DotSized(V[o.a], V[o.b], o.n); break;
-        case kSum: S[o.d].f = vec::Sum(V[o.a], o.n); break;
-        case kNorm: S[o.d].f = std::sqrt(vec::Dot(V[o.a], V[o.a], o.n)); break;
-        case kRdElem1: {
-          const ParamBinding& p = P[o.aux];
-          int64_t i = S[o.a].i;
+        L_kDot: S[o->d].f = o->k.dot(V[o->a], V[o->b], o->n); NEXT();
+        L_kSum: S[o->d].f = vec::Sum(V[o->a], o->n); NEXT();
+        L_kNorm: S[o->d].f = std::sqrt(o->k.dot(V[o->a], V[o->a], o->n)); NEXT();
+        L_kRdElem1: {
+          const ParamBinding& p = P[o->aux];
+          int64_t i = S[o->a].i;
           if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
             return bad_index(o, i, p.rows, "the rows");
           }
-          S[o.d].f = p.data[i];
-          break;
+          S[o->d].f = p.data[i];
+          NEXT();
         }
-        case kRdElem2: {
-          const ParamBinding& p = P[o.aux];
-          int64_t i = S[o.a].i, j = S[o.b].i;
+        L_kRdElem2: {
+          const ParamBinding& p = P[o->aux];
+          int64_t i = S[o->a].i, j = S[o->b].i;
           if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
             return bad_index(o, i, p.rows, "the rows");
           }
           if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p.width)) {
             return bad_index(o, j, p.width, "the columns");
           }
-          S[o.d].f = p.data[i * p.width + j];
-          break;
+          S[o->d].f = p.data[i * p.width + j];
+          NEXT();
         }
-        case kRdRowView:
-        case kRdRowCopy: {
-          const ParamBinding& p = P[o.aux];
-          int64_t i = S[o.a].i;
+        L_kRdRowView:
+        L_kRdRowCopy: {
+          const ParamBinding& p = P[o->aux];
+          int64_t i = S[o->a].i;
           if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
             return bad_index(o, i, p.rows, "the rows");
           }
           float* row = p.data + i * p.width;
-          if (o.code == kRdRowView) {
-            V[o.d] = row;
+          if (o->code == kRdRowView) {
+            V[o->d] = row;
           } else {
-            CopySized(V[o.d], row, o.n);
+            o->k.copy(V[o->d], row, o->n);
           }
-          break;
+          NEXT();
         }
-        case kRdWholeView: V[o.d] = P[o.aux].data; break;
-        case kRdWholeCopy: std::memcpy(V[o.d], P[o.aux].data, sizeof(float) * o.n); break;
-        case kWrElem1:
-        case kWrElem2: {
-          const ParamBinding& p = P[o.aux];
-          int64_t i = S[o.a].i;
+        L_kRdWholeView: V[o->d] = P[o->aux].data; NEXT();
+        L_kRdWholeCopy: o->k.copy(V[o->d], P[o->aux].data, o->n); NEXT();
+        L_kWrElem1:
+        L_kWrElem2: {
+          const ParamBinding& p = P[o->aux];
+          int64_t i = S[o->a].i;
           if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
             return bad_index(o, i, p.rows, "the rows");
           }
           int64_t off = i;
-          if (o.code == kWrElem2) {
-            int64_t j = S[o.b].i;
+          if (o->code == kWrElem2) {
+            int64_t j = S[o->b].i;
             if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p.width)) {
               return bad_index(o, j, p.width, "the columns");
             }
             off = i * p.width + j;
           }
-          p.data[off] = ApplyBin(o.fn, p.data[off], S[o.c].f);
-          break;
+          p.data[off] = ApplyBin(o->fn, p.data[off], S[o->c].f);
+          NEXT();
         }
-        case kWrRowVec:
-        case kWrRowScalar:
-        case kWrRowLin:
-        case kWrWholeVec:
-        case kWrWholeScalar:
-        case kWrWholeLin: {
-          const ParamBinding& p = P[o.aux];
+        L_kWrRowLin: {
+          // The hot case of every SGD update: one fused pass into the row.
+          const ParamBinding& p = P[o->aux];
+          int64_t i = S[o->a].i;
+          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
+            return bad_index(o, i, p.rows, "the rows");
+          }
+          float* dst = p.data + i * p.width;
+          o->k.lin(dst, terms + o->t, S, V, dst, p.width);
+          NEXT();
+        }
+        L_kWrRowVec:
+        L_kWrRowScalar:
+        L_kWrWholeVec:
+        L_kWrWholeScalar:
+        L_kWrWholeLin: {
+          const ParamBinding& p = P[o->aux];
           float* dst = p.data;
           int64_t n = p.rows;
-          if (o.code == kWrRowVec || o.code == kWrRowScalar || o.code == kWrRowLin) {
-            int64_t i = S[o.a].i;
+          if (o->code == kWrRowVec || o->code == kWrRowScalar || o->code == kWrRowLin) {
+            int64_t i = S[o->a].i;
             if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
               return bad_index(o, i, p.rows, "the rows");
             }
             dst = p.data + i * p.width;
             n = p.width;
           }
-          uint8_t fn = o.fn;
-          if (o.code == kWrRowLin || o.code == kWrWholeLin) {
-            LinCombine(dst, terms + o.t, o.c, S, V, dst, n);
-          } else if (o.code == kWrRowVec || o.code == kWrWholeVec) {
-            const float* s = V[o.c];
+          uint8_t fn = o->fn;
+          if (o->code == kWrRowLin || o->code == kWrWholeLin) {
+            o->k.lin(dst, terms + o->t, S, V, dst, n);
+          } else if (o->code == kWrRowVec || o->code == kWrWholeVec) {
+            const float* s = V[o->c];
             VecMap(dst, n, [&](int64_t k) { return ApplyBin(fn, dst[k], s[k]); });
           } else {
-            float s = S[o.c].f;
+            float s = S[o->c].f;
             VecMap(dst, n, [&](int64_t k) { return ApplyBin(fn, dst[k], s); });
           }
-          break;
+          NEXT();
         }
-        case kAccum: acc[o.aux] += S[o.a].f; break;
-        case kRand:
-          S[o.d].f = UnitFloat(HashCoords(ctx.seed ^ kRandSalt, run_key, e, draw++));
-          break;
-        case kRandInt: {
-          int64_t n = S[o.a].i;
+        L_kAccum: acc[o->aux] += S[o->a].f; NEXT();
+        L_kRand:
+          S[o->d].f = UnitFloat(HashCoords(ctx.seed ^ kRandSalt, run_key, e, draw++));
+          NEXT();
+        L_kRandInt: {
+          int64_t n = S[o->a].i;
           if (n <= 0) return fail(o, "randint bound must be positive, got " + std::to_string(n));
-          S[o.d].i = static_cast<int64_t>(
+          S[o->d].i = static_cast<int64_t>(
               UnitDouble(HashCoords(ctx.seed ^ kRandSalt, run_key, e, draw++)) * n);
-          break;
+          NEXT();
         }
-        case kNegative:
-          S[o.d].i = datas[o.aux]->negatives.Sample(
+        L_kNegative:
+          S[o->d].i = datas[o->aux]->negatives.Sample(
               HashCoords(ctx.seed ^ kNegativeSalt, run_key, e, draw++));
-          break;
-        case kLabel: S[o.d].f = datas[o.aux]->labels[S[o.a].i]; break;
-        case kRowX: {
-          const Dataset& d = *datas[o.aux];
-          V[o.d] = const_cast<float*>(d.x.data()) + S[o.a].i * d.dim;
-          break;
+          NEXT();
+        L_kLabel: S[o->d].f = datas[o->aux]->labels[S[o->a].i]; NEXT();
+        L_kRowX: {
+          const Dataset& d = *datas[o->aux];
+          V[o->d] = const_cast<float*>(d.x.data()) + S[o->a].i * d.dim;
+          NEXT();
         }
-        case kJump: pc = code + o.n - 1; break;
-        case kJumpIfFalse:
-          if (!S[o.a].i) pc = code + o.n - 1;
-          break;
-        case kForInit:
-          S[o.d].i = S[o.a].i;
-          S[o.c].i = S[o.b].i;
-          if (S[o.d].i >= S[o.c].i) pc = code + o.n - 1;
-          break;
-        case kForNext:
-          if (++S[o.d].i < S[o.c].i) pc = code + o.n - 1;
-          break;
-        case kFeatInit: {
-          const Dataset& d = *datas[o.aux];
-          int64_t row = S[o.a].i;
+        L_kJump: JUMP(o->n);
+        L_kJumpIfFalse:
+          if (!S[o->a].i) JUMP(o->n);
+          NEXT();
+        L_kForInit:
+          S[o->d].i = S[o->a].i;
+          S[o->c].i = S[o->b].i;
+          if (S[o->d].i >= S[o->c].i) JUMP(o->n);
+          NEXT();
+        L_kForNext:
+          if (++S[o->d].i < S[o->c].i) JUMP(o->n);
+          NEXT();
+        L_kFeatInit: {
+          const Dataset& d = *datas[o->aux];
+          int64_t row = S[o->a].i;
           int64_t p = d.feat_offset[row], q = d.feat_offset[row + 1];
-          S[o.c].i = p;
-          S[o.c + 1].i = q;
+          S[o->c].i = p;
+          S[o->c + 1].i = q;
           if (p >= q) {
-            pc = code + o.n - 1;
+            JUMP(o->n);
           } else {
-            S[o.d].i = d.feat_index[p];
-            S[o.b].f = d.feat_value[p];
+            S[o->d].i = d.feat_index[p];
+            S[o->b].f = d.feat_value[p];
           }
-          break;
+          NEXT();
         }
-        case kFeatNext: {
-          const Dataset& d = *datas[o.aux];
-          int64_t p = ++S[o.c].i;
-          if (p < S[o.c + 1].i) {
-            S[o.d].i = d.feat_index[p];
-            S[o.b].f = d.feat_value[p];
-            pc = code + o.n - 1;
+        L_kFeatNext: {
+          const Dataset& d = *datas[o->aux];
+          int64_t p = ++S[o->c].i;
+          if (p < S[o->c + 1].i) {
+            S[o->d].i = d.feat_index[p];
+            S[o->b].f = d.feat_value[p];
+            JUMP(o->n);
           }
-          break;
+          NEXT();
         }
-        case kWinInit: {
-          const Dataset& d = *datas[o.aux];
-          int64_t t = S[o.a].i, r = S[o.b].i;
+        L_kWinInit: {
+          const Dataset& d = *datas[o->aux];
+          int64_t t = S[o->a].i, r = S[o->b].i;
           if (r < 0) return fail(o, "window radius must not be negative, got " + std::to_string(r));
           int64_t lo = std::max<int64_t>(0, t - r), hi = std::min<int64_t>(d.count, t + r + 1);
           if (lo == t) ++lo;
-          S[o.c].i = lo;
-          S[o.c + 1].i = hi;
-          S[o.c + 2].i = t;
+          S[o->c].i = lo;
+          S[o->c + 1].i = hi;
+          S[o->c + 2].i = t;
           if (lo >= hi) {
-            pc = code + o.n - 1;
+            JUMP(o->n);
           } else {
-            S[o.d].i = d.tokens[lo];
+            S[o->d].i = d.tokens[lo];
           }
-          break;
+          NEXT();
         }
-        case kWinNext: {
-          const Dataset& d = *datas[o.aux];
-          int64_t q = ++S[o.c].i;
-          if (q == S[o.c + 2].i) q = ++S[o.c].i;
-          if (q < S[o.c + 1].i) {
-            S[o.d].i = d.tokens[q];
-            pc = code + o.n - 1;
+        L_kWinNext: {
+          const Dataset& d = *datas[o->aux];
+          int64_t q = ++S[o->c].i;
+          if (q == S[o->c + 2].i) q = ++S[o->c].i;
+          if (q < S[o->c + 1].i) {
+            S[o->d].i = d.tokens[q];
+            JUMP(o->n);
           }
-          break;
+          NEXT();
         }
-        default:
-          return Internal("unknown bytecode " + std::to_string(o.code));
-      }
     }
   next_element:;
   }
+#undef NEXT
+#undef JUMP
   return Status::Ok();
 }
 
