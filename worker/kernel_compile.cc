@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/check.h"
+#include "worker/kernel_fuse.h"
 #include "worker/kernel_impl.h"
 #include "worker/row_kernels.h"
 
@@ -115,6 +116,7 @@ class Compiler {
     const_val_.assign(nregs, std::nullopt);
     k_->vec_width.assign(nregs, 0);
     k_->vec_offset.assign(nregs, -1);
+    k_->is_view.assign(nregs, false);
     for (size_t r = 0; r < nregs; ++r) {
       if (l_.regs[r].type != Type::kVec) continue;
       auto w = widths(l_.regs[r].width_expr);
@@ -131,9 +133,10 @@ class Compiler {
     for (int v : l_.vars) k_->var_slots.push_back(v);
     Emit(l_.body);
     Op0(kEnd);
+    FusePairedRowWrites(k_);
     // Every vector that is not a view owns a buffer in the frame's arena.
     for (int v = 0; v < k_->num_vecs; ++v) {
-      if (is_view_.count(v) || k_->vec_width[v] == 0) continue;
+      if (k_->is_view[v] || k_->vec_width[v] == 0) continue;
       k_->vec_offset[v] = k_->arena_size;
       k_->arena_size += (k_->vec_width[v] + 15) / 16 * 16;  // 64-byte aligned starts
     }
@@ -158,10 +161,11 @@ class Compiler {
     int last = pos;
     // A value defined outside an inner loop and used inside it is live until
     // the loop ends: later iterations read it again.
+    // A write anywhere in that loop then precedes a later read, hence end + 1.
     for (const auto& [start, end] : loops) {
       auto d = def_.find(reg);
       bool defined_inside = d != def_.end() && d->second >= start && d->second <= end;
-      if (!defined_inside) last = std::max(last, end);
+      if (!defined_inside) last = std::max(last, end + 1);
     }
     last_use_[reg] = std::max(last_use_[reg], last);
   }
@@ -211,6 +215,7 @@ class Compiler {
   int NewVec(int64_t width) {
     k_->vec_width.push_back(width);
     k_->vec_offset.push_back(-1);
+    k_->is_view.push_back(false);
     return k_->num_vecs++;
   }
   int ConstSlot(float v) {
@@ -348,6 +353,7 @@ class Compiler {
     switch (in.op) {
       case Op::kConstI:
         k_->slot_init[in.dst].i = in.ival;
+        const_int_[in.dst] = in.ival;
         return;
       case Op::kConstF:
         k_->slot_init[in.dst].f = static_cast<float>(in.fval);
@@ -361,8 +367,9 @@ class Compiler {
       case Op::kBinary: return Binary(in);
       case Op::kClip: {
         bool vec = l_.regs[in.dst].type == Type::kVec;
+        int a = vec ? Materialise(in.a) : in.a;  // before Op0: it may emit code
         VOp& o = Op0(vec ? kVClip : kFClip);
-        o.d = in.dst, o.a = vec ? Materialise(in.a) : in.a, o.b = in.b, o.c = in.c;
+        o.d = in.dst, o.a = a, o.b = in.b, o.c = in.c;
         o.n = vec ? static_cast<int32_t>(Width(in.dst)) : 0;
         return;
       }
@@ -390,7 +397,7 @@ class Compiler {
       case Op::kNegative: { VOp& o = Op0(kNegative); o.d = in.dst, o.aux = in.index; return; }
       case Op::kRowLabel: { VOp& o = Op0(kLabel); o.d = in.dst, o.a = in.a, o.aux = in.index; return; }
       case Op::kRowX: {
-        is_view_[in.dst] = true;
+        k_->is_view[in.dst] = true;
         VOp& o = Op0(kRowX);
         o.d = in.dst, o.a = in.a, o.aux = in.index, o.n = static_cast<int32_t>(Width(in.dst));
         return;
@@ -434,6 +441,13 @@ class Compiler {
       return;
     }
     Type at = l_.regs[in.a].type;
+    auto ci = const_int_.find(in.a);
+    if (in.fn == ir::kIntToF32 && ci != const_int_.end() && !l_.regs[in.dst].mut) {
+      float v = static_cast<float>(ci->second);
+      k_->slot_init[in.dst].f = v;
+      const_val_[in.dst] = v;
+      return;
+    }
     VOp& o = Op0(in.fn == ir::kIntToF32 ? kIToF
                  : in.fn == ir::kNot    ? kBNot
                  : (in.fn == ir::kNeg && at == Type::kInt) ? kINeg
@@ -516,7 +530,7 @@ class Compiler {
         o.code = row ? (view ? kRdRowView : kRdRowCopy) : (view ? kRdWholeView : kRdWholeCopy);
         o.n = static_cast<int32_t>(Width(in.dst));
         o.k.copy = SelectCopy(Width(in.dst));
-        if (view) is_view_[in.dst] = true;
+        if (view) k_->is_view[in.dst] = true;
         break;
       }
     }
@@ -620,8 +634,8 @@ class Compiler {
   std::map<int, int> def_, uses_, last_use_;
   std::map<int, std::vector<int>> writes_;
   std::map<int, LinForm> deferred_;
-  std::map<int, bool> is_view_;
   std::map<uint32_t, int> const_pool_;
+  std::map<int, int64_t> const_int_;  // int registers holding constants
   // Products computed in the current block; a nested block may not reuse
   // what it computed after it ends (it may not have run), so it gets a copy.
   std::map<std::pair<int, int>, int> products_;

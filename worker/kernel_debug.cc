@@ -12,7 +12,7 @@ const char* CodeName(uint16_t code) {
       "feq", "fne", "fun", "itof", "band", "bor", "bnot", "fclip", "smove", "vmove", "vzero",
       "vlin", "vbin", "vbinvs", "vbinsv", "vun", "vclip", "dot", "sum", "norm", "rd.elem1",
       "rd.elem2", "rd.row.view", "rd.row.copy", "rd.whole.view", "rd.whole.copy", "wr.elem1",
-      "wr.elem2", "wr.row.vec", "wr.row.scalar", "wr.row.lin", "wr.whole.vec",
+      "wr.elem2", "wr.row.vec", "wr.row.scalar", "wr.row.lin", "wr.row.pair", "wr.whole.vec",
       "wr.whole.scalar", "wr.whole.lin", "accum", "rand", "randint", "negative", "label", "rowx",
       "jump", "jump.if.false", "for.init", "for.next", "feat.init", "feat.next", "win.init",
       "win.next"};
@@ -33,11 +33,13 @@ std::string Kernel::Disassemble() const {
     field("c", o.c);
     if (o.n) field("n", o.n);
     field("aux", o.aux);
-    if (o.code == kVLin || o.code == kWrRowLin || o.code == kWrWholeLin) {
+    if (o.code == kVLin || o.code == kWrRowLin || o.code == kWrWholeLin || o.code == kWrRowPair) {
       out += " [";
-      for (int t = 0; t < o.c; ++t) {
+      int count = o.c + (o.code == kWrRowPair ? o.fn : 0);
+      for (int t = 0; t < count; ++t) {
+        if (o.code == kWrRowPair && t == o.c) out += " | ";
         const Term& term = impl_->terms[o.t + t];
-        out += (t ? " + " : "") + std::string("s") + std::to_string(term.coef) + "*" +
+        out += (t && t != o.c ? " + " : "") + std::string("s") + std::to_string(term.coef) + "*" +
                (term.src < 0 ? std::string("self") : "v" + std::to_string(term.src));
       }
       out += "]";

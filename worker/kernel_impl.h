@@ -29,6 +29,7 @@ enum Code : uint16_t {
   kWrElem1, kWrElem2,           // P op= S[c]  (fn: ir::BinOp or kPlainAssign)
   kWrRowVec, kWrRowScalar,      // row op= V[c] / S[c]
   kWrRowLin,                    // row = terms (src -1 is the row itself)
+  kWrRowPair,                   // rows aux[a] and d[b] = terms t..t+c and t+c..t+c+fn, at once
   kWrWholeVec, kWrWholeScalar, kWrWholeLin,
   kAccum,                       // accums[aux] += S[a]
   kRand, kRandInt, kNegative,   // data set aux for negative
@@ -48,6 +49,10 @@ using LinFn = void (*)(float* d, const Term* t, const Slot* S, float* const* V, 
                        int64_t n);
 using DotFn = float (*)(const float* a, const float* b, int64_t n);
 using CopyFn = void (*)(float* d, const float* s, int64_t n);
+// Two linear combinations into two rows of equal width in one pass; both
+// read every input before either row is stored (row_kernels.h).
+using PairFn = void (*)(float* d1, float* d2, const Term* t, const Slot* S, float* const* V,
+                        int64_t n);
 
 struct VOp {
   uint16_t code = kEnd;
@@ -61,6 +66,7 @@ struct VOp {
     LinFn lin;
     DotFn dot;
     CopyFn copy;
+    PairFn pair;
   } k = {nullptr};   // kVLin/kWr*Lin, kDot/kNorm, row copies
 };
 
@@ -91,6 +97,7 @@ struct Kernel::Impl {
   int64_t arena_size = 0;
   std::vector<std::pair<int, int>> outer; // (slot, DExpr id) filled at run start
   std::vector<int> var_slots;             // loop variable slots in pattern order
+  std::vector<bool> is_view;              // per vector index: points into other memory
 };
 
 }  // namespace rigel::worker

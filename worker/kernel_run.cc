@@ -125,7 +125,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
       RIGEL_LABEL(kRdElem1), RIGEL_LABEL(kRdElem2), RIGEL_LABEL(kRdRowView),
       RIGEL_LABEL(kRdRowCopy), RIGEL_LABEL(kRdWholeView), RIGEL_LABEL(kRdWholeCopy),
       RIGEL_LABEL(kWrElem1), RIGEL_LABEL(kWrElem2), RIGEL_LABEL(kWrRowVec),
-      RIGEL_LABEL(kWrRowScalar), RIGEL_LABEL(kWrRowLin), RIGEL_LABEL(kWrWholeVec),
+      RIGEL_LABEL(kWrRowScalar), RIGEL_LABEL(kWrRowLin), RIGEL_LABEL(kWrRowPair), RIGEL_LABEL(kWrWholeVec),
       RIGEL_LABEL(kWrWholeScalar), RIGEL_LABEL(kWrWholeLin), RIGEL_LABEL(kAccum),
       RIGEL_LABEL(kRand), RIGEL_LABEL(kRandInt), RIGEL_LABEL(kNegative), RIGEL_LABEL(kLabel),
       RIGEL_LABEL(kRowX), RIGEL_LABEL(kJump), RIGEL_LABEL(kJumpIfFalse), RIGEL_LABEL(kForInit),
@@ -317,6 +317,22 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           }
           float* dst = p.data + i * p.width;
           o->k.lin(dst, terms + o->t, S, V, dst, p.width);
+          NEXT();
+        }
+        L_kWrRowPair: {
+          const ParamBinding& p1 = P[o->aux];
+          const ParamBinding& p2 = P[o->d];
+          int64_t i = S[o->a].i, j = S[o->b].i;
+          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p1.rows)) {
+            return bad_index(o, i, p1.rows, "the rows");
+          }
+          if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p2.rows)) {
+            VOp second = *o;  // report against the second write's own location
+            second.aux = o->d;
+            second.loc = o->n;
+            return bad_index(&second, j, p2.rows, "the rows");
+          }
+          o->k.pair(p1.data + i * p1.width, p2.data + j * p2.width, terms + o->t, S, V, p1.width);
           NEXT();
         }
         L_kWrRowVec:

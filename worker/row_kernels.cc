@@ -53,6 +53,63 @@ void LinWide(float* d, const Term* t, const Slot* S, float* const* V, const floa
   }
 }
 
+template <int C>
+__attribute__((always_inline)) inline float Combine(const float* const* src, const float* c,
+                                                    int64_t k) {
+  float x = c[0] * src[0][k];
+  if constexpr (C > 1) x += c[1] * src[1][k];
+  if constexpr (C > 2) x += c[2] * src[2][k];
+  if constexpr (C > 3) x += c[3] * src[3][k];
+  return x;
+}
+
+template <int C1, int C2, int64_t W>
+void PairT(float* d1, float* d2, const Term* t, const Slot* S, float* const* V, int64_t n) {
+  const int64_t w = Width<W>(n);
+  const float* s1[C1];
+  const float* s2[C2];
+  float c1[C1], c2[C2];
+  for (int i = 0; i < C1; ++i) {
+    s1[i] = Src(t[i], V, d1);
+    c1[i] = S[t[i].coef].f;
+  }
+  for (int i = 0; i < C2; ++i) {
+    s2[i] = Src(t[C1 + i], V, d2);
+    c2[i] = S[t[C1 + i].coef].f;
+  }
+  // Sources may be the destination rows themselves (exactly, never offset),
+  // and both sums at index k are computed before either store at k.
+#pragma GCC ivdep
+  for (int64_t k = 0; k < w; ++k) {
+    float x = Combine<C1>(s1, c1, k);
+    float y = Combine<C2>(s2, c2, k);
+    d1[k] = x;
+    d2[k] = y;
+  }
+}
+
+template <int64_t W, int C1>
+PairFn PairFor2(int c2) {
+  switch (c2) {
+    case 1: return PairT<C1, 1, W>;
+    case 2: return PairT<C1, 2, W>;
+    case 3: return PairT<C1, 3, W>;
+    case 4: return PairT<C1, 4, W>;
+    default: return nullptr;
+  }
+}
+
+template <int64_t W>
+PairFn PairFor(int c1, int c2) {
+  switch (c1) {
+    case 1: return PairFor2<W, 1>(c2);
+    case 2: return PairFor2<W, 2>(c2);
+    case 3: return PairFor2<W, 3>(c2);
+    case 4: return PairFor2<W, 4>(c2);
+    default: return nullptr;
+  }
+}
+
 template <int64_t W>
 float DotT(const float* a, const float* b, int64_t n) {
   return vec::Dot(a, b, Width<W>(n));
@@ -103,6 +160,10 @@ LinFn SelectLin(int count, int64_t width) {
     }
   }
   return ByWidth(width, [&](auto w) { return LinFor<decltype(w)::value>(count); });
+}
+
+PairFn SelectPair(int c1, int c2, int64_t width) {
+  return ByWidth(width, [&](auto w) { return PairFor<decltype(w)::value>(c1, c2); });
 }
 
 DotFn SelectDot(int64_t width) {

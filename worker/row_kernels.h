@@ -16,6 +16,10 @@ namespace rigel::worker {
 // before the write). `count` is at most kMaxLinTerms.
 constexpr int kMaxLinTerms = 8;
 LinFn SelectLin(int count, int64_t width);
+// A PairFn for c1 terms into d1 followed by c2 terms into d2 (terms with
+// src -1 read d1 in the first group and d2 in the second); null if a count
+// is outside 1..4.
+PairFn SelectPair(int c1, int c2, int64_t width);
 DotFn SelectDot(int64_t width);
 CopyFn SelectCopy(int64_t width);
 

@@ -1,0 +1,22 @@
+// Bytecode peephole passes that run after instruction selection (private to
+// the kernel compiler).
+#ifndef RIGEL_WORKER_KERNEL_FUSE_H_
+#define RIGEL_WORKER_KERNEL_FUSE_H_
+
+#include "worker/kernel_impl.h"
+
+namespace rigel::worker {
+
+// Fuses a row write `P[i] = f` followed (with only pure scalar instructions
+// between) by `Q[j] = g` into one pass that computes both rows from the old
+// values, when P != Q (so the rows cannot overlap), g reads no view of P and
+// both are short linear forms of equal width. Sequential semantics are kept:
+// g could not have seen P's new row anyway, and f never reads Q's new row.
+// Afterwards, a row copy whose only reason was a write to its parameter that
+// now happens in the same instruction as the copy's last use becomes a view.
+// This is the shape of every two-sided SGD update (MF, embeddings).
+void FusePairedRowWrites(Kernel::Impl* k);
+
+}  // namespace rigel::worker
+
+#endif  // RIGEL_WORKER_KERNEL_FUSE_H_
