@@ -300,6 +300,7 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
       }
       if (!loop_->regs[local].mut) {
         Error(t.loc, "cannot assign to '" + t.str + "': it was bound with let (use var)");
+        Lower(*s.value, out);
         return;
       }
       Val v = Lower(*s.value, out);
@@ -334,6 +335,7 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
         Error(t.loc, "accumulator '" + t.str +
                          "' can only be updated with += inside a "
                          "parallel for");
+        Lower(*s.value, out);  // still report errors on the right-hand side
         return;
       }
       Val v = Lower(*s.value, out);

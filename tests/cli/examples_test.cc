@@ -1,0 +1,131 @@
+// The reference programs run end to end through `rigel run` and learn what
+// their generated data say they should (figures from the generators' .info
+// files), and a9a reaches liblinear-like accuracy. Runs the real binary.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result Rigel(const std::string& args) {
+  std::string cmd = std::string("cd ") + RIGEL_SOURCE_DIR + " && " + RIGEL_BIN_DIR + "/rigel " +
+                    args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+// Values printed after `key` on each output line, in order.
+std::vector<double> Series(const std::string& out, const std::string& key) {
+  std::vector<double> v;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      if (w == key && words >> w) v.push_back(std::stod(w));
+    }
+  }
+  return v;
+}
+
+double InfoValue(const std::string& file, const std::string& name) {
+  std::ifstream in(std::string(RIGEL_SOURCE_DIR) + "/examples/data/" + file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + ": ", 0) == 0) return std::stod(line.substr(name.size() + 2));
+  }
+  ADD_FAILURE() << "no '" << name << "' in " << file;
+  return 0;
+}
+
+TEST(Examples, MfReachesNoiseFloorWithinTenPercent) {
+  Result r = Rigel("run examples/mf.rgl");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<double> rmse = Series(r.out, "test_rmse");
+  ASSERT_EQ(rmse.size(), 20u) << r.out;
+  double floor = InfoValue("ratings.csv.info", "noise floor RMSE");
+  EXPECT_LE(rmse.back(), 1.10 * floor) << r.out;
+  EXPECT_LT(rmse.back(), rmse.front());
+}
+
+TEST(Examples, SparseLrReachesNinetyPercentOfPlantedAccuracy) {
+  Result r = Rigel("run examples/sparse_lr.rgl");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<double> acc = Series(r.out, "test_accuracy");
+  ASSERT_FALSE(acc.empty()) << r.out;
+  EXPECT_GE(acc.back(), 0.9 * InfoValue("train.svm.info", "planted model test accuracy"));
+}
+
+TEST(Examples, SparseLrOnA9aReaches84Percent) {
+  std::string a9a = std::string(RIGEL_SOURCE_DIR) + "/../shared/data/a9a";
+  if (!std::ifstream(a9a)) GTEST_SKIP() << "real data not present at " << a9a;
+  Result r = Rigel("run examples/sparse_lr.rgl --set train.path=" + a9a +
+                   " --set test.path=" + a9a + ".t");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<double> acc = Series(r.out, "test_accuracy");
+  ASSERT_FALSE(acc.empty());
+  EXPECT_GE(acc.back(), 0.84) << r.out;
+}
+
+TEST(Examples, Word2vecLossFallsEpochOverEpoch) {
+  // A smaller window and fewer negatives keep this quick; the loss must still fall.
+  Result r = Rigel("run examples/word2vec.rgl --set EPOCHS=3 --set WINDOW=2 --set NEG=2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::vector<double> loss = Series(r.out, "loss");
+  ASSERT_EQ(loss.size(), 3u) << r.out;
+  EXPECT_LT(loss[1], loss[0]);
+  EXPECT_LT(loss[2], loss[1]);
+}
+
+TEST(Examples, OtherExamplesRun) {
+  for (const char* ex : {"bias", "dense_lr", "wavefront"}) {
+    Result r = Rigel(std::string("run examples/") + ex + ".rgl");
+    EXPECT_EQ(r.code, 0) << ex << ": " << r.out;
+    EXPECT_FALSE(r.out.empty()) << ex;
+  }
+}
+
+TEST(Examples, TwoRunsPrintTheSameBytes) {
+  for (const char* args : {"run examples/mf.rgl --set EPOCHS=3",
+                           "run examples/word2vec.rgl --set EPOCHS=1 --set WINDOW=1 --set NEG=1 "
+                           "--seed 5"}) {
+    Result a = Rigel(args), b = Rigel(args);
+    ASSERT_EQ(a.code, 0) << a.out;
+    EXPECT_EQ(a.out, b.out) << args;
+  }
+}
+
+TEST(Examples, BadProgramExitsOneWithLocation) {
+  std::string path = testing::TempDir() + "/bad.rgl";
+  std::ofstream(path) << "const K = 2\nparam W: f32[4, K] = zeros()\naccum s: f32\n"
+                         "parallel for i in range(4) { s = W[i, 0.5] }\n";
+  Result r = Rigel("check " + path);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find(path + ":4:30: error: accumulator 's' can only be updated with +="),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(path + ":4:39: error: parameter 'W' indexed with a float"),
+            std::string::npos)
+      << r.out;
+  Result missing = Rigel("run " + path + ".nope");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.out.find("no such file"), std::string::npos) << missing.out;
+}
+
+}  // namespace
