@@ -1,5 +1,7 @@
 // `rigel check`, `rigel dump-ir` and `rigel run`: the commands that take a
 // program file. Errors go to stderr exactly as the frontend renders them.
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -109,6 +111,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     worker::ExecutorOptions opts;
     opts.seed = *seed;
     opts.log = *verbose ? &std::cerr : nullptr;
+    // Progress lines rewrite themselves with '\r': only on a terminal.
+    if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
     auto ex = worker::SerialExecutor::Create(*prog, opts);
     Status st = ex.ok() ? (*ex)->Run() : ex.status();
     if (!st.ok()) {

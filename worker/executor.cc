@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <iostream>
 
 #include "frontend/param_init.h"
@@ -235,7 +236,29 @@ Status SerialExecutor::RunLoop(int loop) {
   };
   auto start = std::chrono::steady_clock::now();
   int64_t count = data_ptrs_[l.data]->count;
-  RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, 0, count));
+  if (!opts_.progress) {
+    RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, 0, count));
+  } else {
+    // Chunks are large enough that the per-call frame setup is noise, small
+    // enough that the line moves about every tenth of a second.
+    constexpr int64_t kChunk = 1 << 15;
+    bool shown = false;
+    for (int64_t b = 0; b < count; b += kChunk) {
+      RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, b, std::min(count, b + kChunk)));
+      double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int64_t done = std::min(count, b + kChunk);
+      if (secs >= opts_.progress_after_s && done < count) {
+        char buf[160];
+        double rate = done / secs;
+        std::snprintf(buf, sizeof buf, "\r  loop %d (line %d): %5.1f%%  %.3g elements/s  ETA %.0f s ",
+                      loop, l.loc.line, 100.0 * done / count, rate, (count - done) / rate);
+        *opts_.progress << buf << std::flush;
+        shown = true;
+      }
+    }
+    if (shown) *opts_.progress << "\r" << std::string(72, ' ') << "\r" << std::flush;
+  }
   if (opts_.log) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     char buf[160];

@@ -30,7 +30,11 @@ namespace rigel::worker {
 struct ExecutorOptions {
   uint64_t seed = 0;             // for rand(), randint(), negative()
   std::ostream* out = nullptr;   // where print() writes; null: std::cout
-  std::ostream* log = nullptr;   // progress and timing lines; null: none
+  std::ostream* log = nullptr;   // timing lines per data set and loop; null: none
+  // Live progress ("\r"-updated line with elements done and ETA) for loops
+  // running longer than `progress_after_s`; null: none. Meant for a terminal.
+  std::ostream* progress = nullptr;
+  double progress_after_s = 2.0;
 };
 
 class SerialExecutor {

@@ -20,7 +20,7 @@ struct Ran {
 };
 
 // Compiles and runs `text` (data files relative to the test temp dir).
-Ran RunProgram(const std::string& text, uint64_t seed = 0) {
+Ran RunProgram(const std::string& text, uint64_t seed = 0, std::ostream* progress = nullptr) {
   Ran r;
   std::string path = testing::TempDir() + "/prog.rgl";
   auto prog = frontend::CompileText(text, path, {});
@@ -33,6 +33,8 @@ Ran RunProgram(const std::string& text, uint64_t seed = 0) {
   ExecutorOptions opts;
   opts.seed = seed;
   opts.out = &out;
+  opts.progress = progress;
+  opts.progress_after_s = 0;
   auto ex = SerialExecutor::Create(*r.prog, opts);
   if (!ex.ok()) {
     r.status = ex.status();
@@ -194,6 +196,26 @@ for ep in 0..2 {
   // Each epoch draws anew (the launch count is part of the key).
   auto nl = a.out.find('\n');
   EXPECT_NE(a.out.substr(0, nl), a.out.substr(nl + 1, a.out.size() - nl - 2));
+}
+
+TEST(Executor, ChunkedRunsWithProgressGiveTheSameResult) {
+  std::string text = R"(
+param w: f32[100] = zeros()
+accum s: f32
+parallel for i in range(200000) {
+  let k = randint(100)
+  w[k] += rand()
+  s += w[k]
+}
+print(s)
+)";
+  std::ostringstream progress;
+  Ran plain = RunProgram(text, 3), chunked = RunProgram(text, 3, &progress);
+  ASSERT_TRUE(plain.status.ok()) << plain.status.message();
+  ASSERT_TRUE(chunked.status.ok()) << chunked.status.message();
+  EXPECT_EQ(plain.out, chunked.out);
+  EXPECT_EQ(plain.ex->param(0), chunked.ex->param(0));
+  EXPECT_NE(progress.str().find("elements/s"), std::string::npos);
 }
 
 TEST(Executor, IndexOutOfRangeNamesTheAccess) {
