@@ -19,7 +19,8 @@ using ir::Type;
 
 namespace {
 
-// A deferred vector value: sum of coefficient-slot times vector terms.
+// A deferred vector value: sum of coefficient times vector terms. While a
+// form is being built a term's coef2 is -1 when it has a single factor.
 using LinForm = std::vector<Term>;
 
 // Params written anywhere in `body` (including nested blocks).
@@ -134,6 +135,7 @@ class Compiler {
     Emit(l_.body);
     Op0(kEnd);
     FusePairedRowWrites(k_);
+    FuseRowViews(k_);
     // Every vector that is not a view owns a buffer in the frame's arena.
     for (int v = 0; v < k_->num_vecs; ++v) {
       if (k_->is_view[v] || k_->vec_width[v] == 0) continue;
@@ -263,10 +265,6 @@ class Compiler {
     o.d = s, o.a = c1, o.b = c2;
     return s;
   }
-  int NegCoef(int c) {
-    if (const_val_[c]) return ConstSlot(-*const_val_[c]);
-    return MulCoef(c, ConstSlot(-1.0f));
-  }
   int RecipCoef(int c) {
     if (const_val_[c]) return ConstSlot(1.0f / *const_val_[c]);
     int s = NewSlot();
@@ -284,14 +282,42 @@ class Compiler {
       deferred_.erase(it);
       return f;
     }
-    return {Term{ConstSlot(1.0f), reg}};
+    return {Term{ConstSlot(1.0f), -1, reg}};
   }
+  // A term's coefficient as one slot (emits the product if it has two).
+  int CoefSlot(const Term& t) { return t.coef2 < 0 ? t.coef : MulCoef(t.coef, t.coef2); }
+
+  // Multiplies a term's coefficient by slot `s`: constants fold together and
+  // up to two variable factors stay unmultiplied for the row kernel.
+  void ScaleTerm(Term* t, int s) {
+    float cst = 1.0f;
+    std::vector<int> vars;
+    for (int f : {t->coef, t->coef2, s}) {
+      if (f < 0) continue;
+      if (const_val_[f]) {
+        cst *= *const_val_[f];
+      } else {
+        vars.push_back(f);
+      }
+    }
+    if (cst != 1.0f || vars.empty()) vars.push_back(ConstSlot(cst));
+    while (vars.size() > 2) {
+      int m = MulCoef(vars[0], vars[1]);
+      vars.erase(vars.begin(), vars.begin() + 2);
+      vars.insert(vars.begin(), m);
+    }
+    t->coef = vars[0];
+    t->coef2 = vars.size() > 1 ? vars[1] : -1;
+  }
+  void NegTerm(Term* t) { ScaleTerm(t, ConstSlot(-1.0f)); }
+
   void AddTerms(LinForm* f, const LinForm& g) {
     for (const Term& t : g) {
       bool merged = false;
       for (Term& u : *f) {
         if (u.src == t.src) {
-          u.coef = AddCoef(u.coef, t.coef);
+          u.coef = AddCoef(CoefSlot(u), CoefSlot(t));
+          u.coef2 = -1;
           merged = true;
           break;
         }
@@ -300,7 +326,7 @@ class Compiler {
     }
   }
   LinForm Scale(LinForm f, int coef) {
-    for (Term& t : f) t.coef = MulCoef(t.coef, coef);
+    for (Term& t : f) ScaleTerm(&t, coef);
     return f;
   }
 
@@ -312,7 +338,10 @@ class Compiler {
       LinForm head(f.begin(), f.begin() + kMaxLinTerms);
       EmitLin(kVLin, tmp, head, width, VOp{});
       f.erase(f.begin(), f.begin() + kMaxLinTerms);
-      f.insert(f.begin(), Term{ConstSlot(1.0f), tmp});
+      f.insert(f.begin(), Term{ConstSlot(1.0f), -1, tmp});
+    }
+    for (Term& t : f) {
+      if (t.coef2 < 0) t.coef2 = ConstSlot(1.0f);
     }
     base.k.lin = SelectLin(static_cast<int>(f.size()), width);
     base.code = code;
@@ -473,7 +502,7 @@ class Compiler {
       LinForm f = LinOf(in.a);
       LinForm g = LinOf(in.b);
       if (in.fn == ir::kSub) {
-        for (Term& x : g) x.coef = NegCoef(x.coef);
+        for (Term& x : g) NegTerm(&x);
       }
       AddTerms(&f, g);
       return Define(in.dst, std::move(f));
@@ -561,9 +590,9 @@ class Compiler {
       // p = f, p += f and p -= f are all one pass over the row.
       LinForm f = LinOf(in.c);
       if (in.fn == ir::kSub) {
-        for (Term& t : f) t.coef = NegCoef(t.coef);
+        for (Term& t : f) NegTerm(&t);
       }
-      if (in.fn != ir::kPlainAssign) AddTerms(&f, {Term{ConstSlot(1.0f), -1}});
+      if (in.fn != ir::kPlainAssign) AddTerms(&f, {Term{ConstSlot(1.0f), -1, -1}});
       EmitLin(row ? kWrRowLin : kWrWholeLin, -1, f, width, base);
       return;
     }

@@ -11,7 +11,7 @@ const char* CodeName(uint16_t code) {
       "ine", "ineg", "fadd", "fsub", "fmul", "fdiv", "fmin", "fmax", "flt", "fle", "fgt", "fge",
       "feq", "fne", "fun", "itof", "band", "bor", "bnot", "fclip", "smove", "vmove", "vzero",
       "vlin", "vbin", "vbinvs", "vbinsv", "vun", "vclip", "dot", "sum", "norm", "rd.elem1",
-      "rd.elem2", "rd.row.view", "rd.row.copy", "rd.whole.view", "rd.whole.copy", "wr.elem1",
+      "rd.elem2", "rd.row.view", "rd.row.copy", "rd.whole.view", "rd.whole.copy", "rd.row.view2", "wr.elem1",
       "wr.elem2", "wr.row.vec", "wr.row.scalar", "wr.row.lin", "wr.row.pair", "wr.whole.vec",
       "wr.whole.scalar", "wr.whole.lin", "accum", "rand", "randint", "negative", "label", "rowx",
       "jump", "jump.if.false", "for.init", "for.next", "feat.init", "feat.next", "win.init",
@@ -39,7 +39,8 @@ std::string Kernel::Disassemble() const {
       for (int t = 0; t < count; ++t) {
         if (o.code == kWrRowPair && t == o.c) out += " | ";
         const Term& term = impl_->terms[o.t + t];
-        out += (t && t != o.c ? " + " : "") + std::string("s") + std::to_string(term.coef) + "*" +
+        out += (t && t != o.c ? " + " : "") + std::string("s") + std::to_string(term.coef) + "*s" +
+               std::to_string(term.coef2) + "*" +
                (term.src < 0 ? std::string("self") : "v" + std::to_string(term.src));
       }
       out += "]";

@@ -104,7 +104,7 @@ void FusePairs(Kernel::Impl* k) {
     f.t = static_cast<int32_t>(k->terms.size());
     for (int i = 0; i < first.c; ++i) k->terms.push_back(k->terms[first.t + i]);
     for (int i = 0; i < second.c; ++i) k->terms.push_back(k->terms[second.t + i]);
-    f.k.pair = SelectPair(first.c, second.c, k->vec_width.empty() ? 0 : first.n);
+    f.k.pair = SelectPair(first.c, second.c, first.n);
     new_index[q] = static_cast<int>(out.size());
     out.push_back(f);
     p = q + 1;
@@ -145,6 +145,35 @@ void CopiesToViews(Kernel::Impl* k) {
 }
 
 }  // namespace
+
+void FuseRowViews(Kernel::Impl* k) {
+  std::vector<VOp>& code = k->code;
+  std::vector<bool> target = JumpTargets(code);
+  std::vector<VOp> out;
+  std::vector<int> new_index(code.size() + 1, 0);
+  for (size_t p = 0; p < code.size(); ++p) {
+    new_index[p] = static_cast<int>(out.size());
+    if (code[p].code == kRdRowView && p + 1 < code.size() && code[p + 1].code == kRdRowView &&
+        !target[p + 1]) {
+      VOp f = code[p];
+      const VOp& second = code[p + 1];
+      f.code = kRdRowView2;
+      f.b = second.d;
+      f.c = second.a;
+      f.t = second.aux;
+      f.n = second.loc;  // the second read's location, for its index errors
+      out.push_back(f);
+      new_index[++p] = static_cast<int>(out.size()) - 1;
+      continue;
+    }
+    out.push_back(code[p]);
+  }
+  new_index[code.size()] = static_cast<int>(out.size());
+  for (VOp& o : out) {
+    if (IsJump(o.code)) o.n = new_index[o.n];
+  }
+  code = std::move(out);
+}
 
 void FusePairedRowWrites(Kernel::Impl* k) {
   FusePairs(k);

@@ -17,6 +17,10 @@ namespace rigel::worker {
 // This is the shape of every two-sided SGD update (MF, embeddings).
 void FusePairedRowWrites(Kernel::Impl* k);
 
+// Merges two consecutive row views (no jump target between) into one
+// instruction: views are just address arithmetic, so the dispatch dominates.
+void FuseRowViews(Kernel::Impl* k);
+
 }  // namespace rigel::worker
 
 #endif  // RIGEL_WORKER_KERNEL_FUSE_H_

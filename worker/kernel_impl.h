@@ -26,6 +26,7 @@ enum Code : uint16_t {
   kVUn, kVClip, kDot, kSum, kNorm,
   // Parameters: param index aux, subscripts in slots a (row) and b (column).
   kRdElem1, kRdElem2, kRdRowView, kRdRowCopy, kRdWholeView, kRdWholeCopy,
+  kRdRowView2,                  // two views: V[d] = P[aux] row S[a]; V[b] = P[t] row S[c]
   kWrElem1, kWrElem2,           // P op= S[c]  (fn: ir::BinOp or kPlainAssign)
   kWrRowVec, kWrRowScalar,      // row op= V[c] / S[c]
   kWrRowLin,                    // row = terms (src -1 is the row itself)
@@ -70,8 +71,12 @@ struct VOp {
   } k = {nullptr};   // kVLin/kWr*Lin, kDot/kNorm, row copies
 };
 
+// One term of a linear combination: S[coef] * S[coef2] * V[src]. A product
+// of two slots lets `lr * g * x` need no separate scalar instruction; coef2
+// is a slot holding 1 when there is a single factor.
 struct Term {
-  int32_t coef;  // scalar slot holding the coefficient
+  int32_t coef;
+  int32_t coef2;
   int32_t src;   // vector index, or -1 for the destination row itself
 };
 

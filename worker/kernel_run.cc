@@ -124,6 +124,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
       RIGEL_LABEL(kVClip), RIGEL_LABEL(kDot), RIGEL_LABEL(kSum), RIGEL_LABEL(kNorm),
       RIGEL_LABEL(kRdElem1), RIGEL_LABEL(kRdElem2), RIGEL_LABEL(kRdRowView),
       RIGEL_LABEL(kRdRowCopy), RIGEL_LABEL(kRdWholeView), RIGEL_LABEL(kRdWholeCopy),
+      RIGEL_LABEL(kRdRowView2),
       RIGEL_LABEL(kWrElem1), RIGEL_LABEL(kWrElem2), RIGEL_LABEL(kWrRowVec),
       RIGEL_LABEL(kWrRowScalar), RIGEL_LABEL(kWrRowLin), RIGEL_LABEL(kWrRowPair), RIGEL_LABEL(kWrWholeVec),
       RIGEL_LABEL(kWrWholeScalar), RIGEL_LABEL(kWrWholeLin), RIGEL_LABEL(kAccum),
@@ -288,6 +289,23 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           }
           NEXT();
         }
+        L_kRdRowView2: {
+          const ParamBinding& p1 = P[o->aux];
+          const ParamBinding& p2 = P[o->t];
+          int64_t i = S[o->a].i, j = S[o->c].i;
+          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p1.rows)) {
+            return bad_index(o, i, p1.rows, "the rows");
+          }
+          if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p2.rows)) {
+            VOp second = *o;  // report against the second read's own location
+            second.aux = o->t;
+            second.loc = o->n;
+            return bad_index(&second, j, p2.rows, "the rows");
+          }
+          V[o->d] = p1.data + i * p1.width;
+          V[o->b] = p2.data + j * p2.width;
+          NEXT();
+        }
         L_kRdWholeView: V[o->d] = P[o->aux].data; NEXT();
         L_kRdWholeCopy: o->k.copy(V[o->d], P[o->aux].data, o->n); NEXT();
         L_kWrElem1:
@@ -327,6 +345,10 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
             return bad_index(o, i, p1.rows, "the rows");
           }
           if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p2.rows)) {
+            // Sequentially the first row was written before the second
+            // write failed: do that write (the second lands in scratch).
+            std::vector<float> scratch(p1.width, 0.0f);
+            o->k.pair(p1.data + i * p1.width, scratch.data(), terms + o->t, S, V, p1.width);
             VOp second = *o;  // report against the second write's own location
             second.aux = o->d;
             second.loc = o->n;

@@ -16,25 +16,27 @@ inline const float* Src(const Term& t, float* const* V, const float* self) {
   return t.src < 0 ? self : V[t.src];
 }
 
+inline float Coef(const Term& t, const Slot* S) { return S[t.coef].f * S[t.coef2].f; }
+
 template <int C, int64_t W>
 void LinT(float* d, const Term* t, const Slot* S, float* const* V, const float* self, int64_t n) {
   const int64_t w = Width<W>(n);
   const float* s0 = Src(t[0], V, self);
-  const float c0 = S[t[0].coef].f;
+  const float c0 = Coef(t[0], S);
   if constexpr (C == 1) {
     vec::Lin1(d, c0, s0, w);
   } else {
     const float* s1 = Src(t[1], V, self);
-    const float c1 = S[t[1].coef].f;
+    const float c1 = Coef(t[1], S);
     if constexpr (C == 2) {
       vec::Lin2(d, c0, s0, c1, s1, w);
     } else {
       const float* s2 = Src(t[2], V, self);
-      const float c2 = S[t[2].coef].f;
+      const float c2 = Coef(t[2], S);
       if constexpr (C == 3) {
         vec::Lin3(d, c0, s0, c1, s1, c2, s2, w);
       } else {
-        vec::Lin4(d, c0, s0, c1, s1, c2, s2, S[t[3].coef].f, Src(t[3], V, self), w);
+        vec::Lin4(d, c0, s0, c1, s1, c2, s2, Coef(t[3], S), Src(t[3], V, self), w);
       }
     }
   }
@@ -46,7 +48,7 @@ void LinWide(float* d, const Term* t, const Slot* S, float* const* V, const floa
              int64_t n) {
   LinT<4, 0>(d, t, S, V, self, n);
   for (int i = 4; i < C; ++i) {
-    const float c = S[t[i].coef].f;
+    const float c = Coef(t[i], S);
     const float* s = Src(t[i], V, self);
 #pragma GCC ivdep
     for (int64_t k = 0; k < n; ++k) d[k] += c * s[k];
@@ -71,11 +73,11 @@ void PairT(float* d1, float* d2, const Term* t, const Slot* S, float* const* V, 
   float c1[C1], c2[C2];
   for (int i = 0; i < C1; ++i) {
     s1[i] = Src(t[i], V, d1);
-    c1[i] = S[t[i].coef].f;
+    c1[i] = Coef(t[i], S);
   }
   for (int i = 0; i < C2; ++i) {
     s2[i] = Src(t[C1 + i], V, d2);
-    c2[i] = S[t[C1 + i].coef].f;
+    c2[i] = Coef(t[C1 + i], S);
   }
   // Sources may be the destination rows themselves (exactly, never offset),
   // and both sums at index k are computed before either store at k.

@@ -17,7 +17,8 @@ __attribute__((always_inline)) inline float Dot(const float* a, const float* b, 
   // the dependency chain of a sequential sum.
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
-  for (; k + 8 <= static_cast<int64_t>(n); k += 8) {
+  const int64_t full = static_cast<int64_t>(n) / 8 * 8;
+  for (; k < full; k += 8) {
     for (int u = 0; u < 8; ++u) acc[u] += a[k + u] * b[k + u];
   }
   float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
@@ -29,7 +30,8 @@ template <typename N>
 __attribute__((always_inline)) inline float Sum(const float* a, N n) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t k = 0;
-  for (; k + 8 <= static_cast<int64_t>(n); k += 8) {
+  const int64_t full = static_cast<int64_t>(n) / 8 * 8;
+  for (; k < full; k += 8) {
     for (int u = 0; u < 8; ++u) acc[u] += a[k + u];
   }
   float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));

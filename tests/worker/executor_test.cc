@@ -231,6 +231,41 @@ parallel for i in range(5) {
       << r.status.message();
 }
 
+TEST(Executor, FusedInstructionsReportTheirOwnLocations) {
+  // Two row reads fuse into one instruction and two row writes into another;
+  // an out-of-range second subscript must still point at its own access.
+  Ran r = RunProgram(R"(
+param W: f32[3, 2] = zeros()
+param H: f32[2, 2] = zeros()
+accum s: f32
+parallel for i in range(3) {
+  s += dot(W[i], H[i])
+}
+)");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("prog.rgl:6:18: error: index 2 out of range for the rows of 'H' (2)"),
+            std::string::npos)
+      << r.status.message();
+  Ran w = RunProgram(R"(
+param W: f32[3, 2] = fill(1.0)
+param H: f32[2, 2] = zeros()
+param G: f32[1, 2] = fill(5.0)
+parallel for i in range(3) {
+  let g = G[0]
+  W[i] = W[i] * 2
+  H[i] = g * 3
+}
+)");
+  ASSERT_FALSE(w.status.ok());
+  EXPECT_NE(w.status.message().find("prog.rgl:8:3: error: index 2 out of range for the rows of 'H' (2)"),
+            std::string::npos)
+      << w.status.message();
+  EXPECT_NE(w.ex->kernel(0).Disassemble().find("wr.row.pair"), std::string::npos);
+  // As in a sequential run, W[2] was doubled before the write to H[2] failed.
+  EXPECT_EQ(w.ex->param(0), (std::vector<float>{2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(w.ex->param(1), (std::vector<float>{15, 15, 15, 15}));
+}
+
 TEST(Executor, MissingDataFileIsReportedAtItsDeclaration) {
   Ran r = RunProgram("data t = triples(\"nope.csv\")\nparallel for (i, j, v) in t { }\n");
   ASSERT_FALSE(r.status.ok());
