@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/check.h"
+#include "worker/kernel_cse.h"
 #include "worker/kernel_fuse.h"
 #include "worker/kernel_impl.h"
 #include "worker/row_kernels.h"
@@ -22,87 +23,6 @@ namespace {
 // A deferred vector value: sum of coefficient times vector terms. While a
 // form is being built a term's coef2 is -1 when it has a single factor.
 using LinForm = std::vector<Term>;
-
-// Params written anywhere in `body` (including nested blocks).
-void WrittenParams(const std::vector<Inst>& body, std::vector<bool>* out) {
-  for (const Inst& in : body) {
-    if (in.op == Op::kWrite) (*out)[in.index] = true;
-    WrittenParams(in.body, out);
-    WrittenParams(in.else_body, out);
-  }
-}
-
-// Removes repeated reads of the same parameter row (or whole parameter)
-// with the same subscript registers when no write to that parameter can
-// happen in between, renaming the later read's register to the earlier one.
-// Programs say H[j] several times per statement; each would otherwise be a
-// dispatch and, in linear forms, a separate term.
-class ReadCse {
- public:
-  ReadCse(const ir::Loop& l, size_t num_params) : l_(l), num_params_(num_params) {}
-
-  struct Avail {
-    int param;
-    ir::Access mode;
-    int a, b, dst;
-  };
-
-  void Block(std::vector<Inst>* body, std::vector<Avail> avail) {
-    std::vector<Inst> kept;
-    for (Inst& in : *body) {
-      in.a = Resolve(in.a);
-      in.b = Resolve(in.b);
-      in.c = Resolve(in.c);
-      bool row_read = in.op == Op::kRead && in.mode != ir::Access::kElement;
-      if (row_read && Immutable(in.a) && Immutable(in.b)) {
-        auto same = [&](const Avail& v) {
-          return v.param == in.index && v.mode == in.mode && v.a == in.a && v.b == in.b;
-        };
-        auto it = std::find_if(avail.begin(), avail.end(), same);
-        if (it != avail.end()) {
-          rename_[in.dst] = it->dst;
-          continue;
-        }
-        avail.push_back({in.index, in.mode, in.a, in.b, in.dst});
-      }
-      if (in.op == Op::kWrite) Kill(&avail, in.index);
-      if (!in.body.empty() || !in.else_body.empty()) {
-        std::vector<bool> written(num_params_, false);
-        WrittenParams(in.body, &written);
-        WrittenParams(in.else_body, &written);
-        std::vector<Avail> inner = avail;
-        // Inside a loop a later iteration runs after this iteration's writes.
-        bool is_loop = in.op == Op::kFor || in.op == Op::kForFeatures || in.op == Op::kForWindow;
-        for (size_t p = 0; p < num_params_; ++p) {
-          if (written[p] && is_loop) Kill(&inner, static_cast<int>(p));
-        }
-        Block(&in.body, inner);
-        Block(&in.else_body, inner);
-        for (size_t p = 0; p < num_params_; ++p) {
-          if (written[p]) Kill(&avail, static_cast<int>(p));
-        }
-      }
-      kept.push_back(std::move(in));
-    }
-    *body = std::move(kept);
-  }
-
- private:
-  bool Immutable(int reg) const { return reg < 0 || !l_.regs[reg].mut; }
-  int Resolve(int r) const {
-    auto it = rename_.find(r);
-    return it == rename_.end() ? r : it->second;
-  }
-  static void Kill(std::vector<Avail>* avail, int param) {
-    avail->erase(std::remove_if(avail->begin(), avail->end(),
-                                [&](const Avail& v) { return v.param == param; }),
-                 avail->end());
-  }
-
-  const ir::Loop& l_;
-  size_t num_params_;
-  std::map<int, int> rename_;
-};
 
 class Compiler {
  public:
@@ -686,7 +606,7 @@ StatusOr<Kernel> Kernel::Compile(const ir::Program& prog, int loop, const WidthF
   impl->kind = prog.data[impl->data].kind;
   // The compiler works on a copy of the loop with repeated reads merged.
   impl->rewritten = prog.loops[loop];
-  ReadCse(impl->rewritten, prog.params.size()).Block(&impl->rewritten.body, {});
+  MergeRepeatedReads(&impl->rewritten, prog.params.size());
   Compiler c(prog, loop, impl.get(), impl->rewritten);
   RIGEL_RETURN_IF_ERROR(c.Run(widths));
   return Kernel(std::move(impl));
