@@ -27,18 +27,20 @@ void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
 }
 
 // Compiles the program or prints why not; returns null on error.
-std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args) {
+std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args, int* exit_code) {
   frontend::CompileOptions opts;
   for (const std::string& s : args.sets) {
     auto kv = frontend::ParseSetFlag(s);
     if (!kv.ok()) {
       std::cerr << "rigel: " << kv.status().message() << "\n";
+      *exit_code = 2;  // a malformed flag is a usage error
       return nullptr;
     }
     opts.sets.push_back(*kv);
   }
   auto prog = frontend::CompileFile(args.path, opts);
   if (!prog.ok()) {
+    *exit_code = 1;
     const Status& st = prog.status();
     // Diagnostics already carry "FILE:LINE:COL: error:"; file errors do not.
     std::cerr << (st.code() == StatusCode::kInvalidArgument ? "" : "rigel: ") << st.message();
@@ -55,11 +57,8 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("check", "parse and check a program; nothing runs");
   AddProgramArgs(cmd, args);
   cmd->callback([args, exit_code] {
-    auto prog = Compile(*args);
-    if (!prog) {
-      *exit_code = 1;
-      return;
-    }
+    auto prog = Compile(*args, exit_code);
+    if (!prog) return;
     std::cout << args->path << ": ok (" << prog->loops.size() << " parallel loop"
               << (prog->loops.size() == 1 ? "" : "s") << ", " << prog->params.size()
               << " parameter" << (prog->params.size() == 1 ? "" : "s") << ")\n";
@@ -74,11 +73,8 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--bytecode", *bytecode,
                 "also load the data and print each loop's compiled bytecode");
   cmd->callback([args, bytecode, exit_code] {
-    auto prog = Compile(*args);
-    if (!prog) {
-      *exit_code = 1;
-      return;
-    }
+    auto prog = Compile(*args, exit_code);
+    if (!prog) return;
     std::cout << frontend::ir::Print(*prog);
     if (!*bytecode) return;
     auto ex = worker::SerialExecutor::Create(*prog, {});
@@ -103,11 +99,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->default_val(0);
   cmd->add_flag("-v,--verbose", *verbose, "report data loading and per-loop timing on stderr");
   cmd->callback([args, seed, verbose, exit_code] {
-    auto prog = Compile(*args);
-    if (!prog) {
-      *exit_code = 1;
-      return;
-    }
+    auto prog = Compile(*args, exit_code);
+    if (!prog) return;
     worker::ExecutorOptions opts;
     opts.seed = *seed;
     opts.log = *verbose ? &std::cerr : nullptr;

@@ -80,6 +80,7 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
     d.grid_n = DExprOf(*space.args[0]);
     d.grid_m = grid ? DExprOf(*space.args[1]) : ConstInt(1);
     if (d.grid_n < 0 || d.grid_m < 0) return;
+    d.sized_at_launch = UsesDriverState(d.grid_n) || UsesDriverState(d.grid_m);
     prog_.data.push_back(d);
     data = static_cast<int>(prog_.data.size()) - 1;
   }
@@ -217,9 +218,8 @@ void Checker::BodyFor(const Stmt& s, std::vector<Inst>* out) {
   const Expr& it = *s.value;
   if (s.range) {
     Val lo = Lower(it, out), hi = Lower(*s.value2, out);
-    for (const Val& v : {lo, hi}) {
-      if (v.ok() && v.type != Type::kInt) Error(it.loc, "range bounds must be integers");
-    }
+    if (lo.ok() && lo.type != Type::kInt) Error(it.loc, "range bounds must be integers");
+    if (hi.ok() && hi.type != Type::kInt) Error(s.value2->loc, "range bounds must be integers");
     in.op = Op::kFor;
     in.a = lo.reg;
     in.b = hi.reg;
@@ -269,6 +269,9 @@ void Checker::BodyFor(const Stmt& s, std::vector<Inst>* out) {
   }
   body_scopes_.emplace_back();
   for (size_t k = 0; k < binds.size(); ++k) {
+    if (FindGlobal(s.names[k]) || FindSlot(s.names[k]) >= 0) {
+      Error(s.name_locs[k], "'" + s.names[k] + "' is already declared");
+    }
     int r = NewReg(binds[k].second);
     loop_->regs[r].named = true;
     loop_->regs[r].name = s.names[k];

@@ -155,6 +155,12 @@ void Checker::Data(const Stmt& s) {
     d.grid_n = DExprOf(*a[0]);
     d.grid_m = d.kind == DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
     if (d.grid_n < 0 || d.grid_m < 0) return;
+    if (UsesDriverState(d.grid_n) || UsesDriverState(d.grid_m)) {
+      Error(call.loc, "the size of a declared data set must be known before the program runs "
+                      "(constants and data attributes); write grid/range inline in the "
+                      "parallel for to size it per run");
+      return;
+    }
   } else {
     auto path = StringArg(a[0], "a file path");
     if (!path) return;
@@ -213,6 +219,10 @@ void Checker::Param(const Stmt& s) {
   if (p.rows >= 0 && !prog_.exprs[p.rows].is_int) {
     Error(s.rows->loc, "the row count of a parameter must be an integer");
     p.rows = -1;
+  } else if (UsesDriverState(p.rows)) {
+    Error(s.rows->loc, "the row count of a parameter must be known before the program runs "
+                       "(constants and data attributes)");
+    p.rows = -1;
   }
   if (s.width) {
     auto w = ConstIntOf(*s.width, "the row width");
@@ -256,6 +266,13 @@ void Checker::Accum(const Stmt& s) {
   Declare(s.names[0], s.name_locs[0], {Global::kAccum, static_cast<int>(prog_.accums.size()) - 1});
 }
 
+bool Checker::UsesDriverState(int id) const {
+  if (id < 0) return false;
+  const ir::DExpr& e = prog_.exprs[id];
+  if (e.kind == ir::DExpr::kSlot || e.kind == ir::DExpr::kAccum) return true;
+  return UsesDriverState(e.a) || UsesDriverState(e.b);
+}
+
 int Checker::NewSlot(const std::string& name, Loc loc, bool is_int, bool mut) {
   if (globals_.count(name) || driver_scopes_.back().count(name)) {
     Error(loc, "'" + name + "' is already declared");
@@ -264,6 +281,8 @@ int Checker::NewSlot(const std::string& name, Loc loc, bool is_int, bool mut) {
   prog_.slot_names.push_back(name);
   slot_is_int_.push_back(is_int);
   slot_mut_.push_back(mut);
+  slot_is_loop_.push_back(false);
+  prog_.slot_is_int.push_back(is_int);
   driver_scopes_.back()[name] = slot;
   return slot;
 }
@@ -288,11 +307,11 @@ void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
       d.kind = ir::DStmt::kFor;
       d.a = DExprOf(*s.value);
       d.b = DExprOf(*s.value2);
-      for (int x : {d.a, d.b}) {
-        if (x >= 0 && !prog_.exprs[x].is_int) Error(s.value->loc, "range bounds must be integers");
-      }
+      if (d.a >= 0 && !prog_.exprs[d.a].is_int) Error(s.value->loc, "range bounds must be integers");
+      if (d.b >= 0 && !prog_.exprs[d.b].is_int) Error(s.value2->loc, "range bounds must be integers");
       driver_scopes_.emplace_back();
       d.slot = NewSlot(s.names[0], s.name_locs[0], true, false);
+      slot_is_loop_[d.slot] = true;
       for (const auto& b : s.body) DriverStmt(*b, &d.body);
       driver_scopes_.pop_back();
       break;
@@ -333,6 +352,10 @@ void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
       const Global* g = FindGlobal(t.str);
       int target = -1;
       if (slot >= 0) {
+        if (slot_is_loop_[slot]) {
+          Error(t.loc, "cannot assign to loop variable '" + t.str + "'");
+          return;
+        }
         if (!slot_mut_[slot]) {
           Error(t.loc, "cannot assign to '" + t.str + "': it was bound with let (use var)");
           return;
@@ -350,6 +373,10 @@ void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
         return;
       }
       if (value < 0) return;
+      if (prog_.exprs[value].kind == ir::DExpr::kString) {
+        Error(s.value->loc, "strings can only be printed");
+        return;
+      }
       if (s.op != Tok::kAssign) {
         ir::DExpr b;
         b.kind = ir::DExpr::kBinary;
@@ -362,6 +389,13 @@ void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
         b.is_int = prog_.exprs[target].is_int && prog_.exprs[value].is_int;
         b.loc = s.loc;
         value = AddExpr(b);
+      }
+      // A driver variable keeps the type of its first value; f32 variables
+      // take ints (promoted), int variables do not take f32 values.
+      if (d.kind == ir::DStmt::kLet && slot_is_int_[slot] && !prog_.exprs[value].is_int) {
+        Error(s.value->loc, "cannot assign f32 to '" + t.str + "', which holds int (start it "
+                            "with a float, e.g. var " + t.str + " = 0.0)");
+        return;
       }
       d.a = value;
       break;

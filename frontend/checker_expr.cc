@@ -345,6 +345,11 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   in.loc = e.loc;
   const std::string& f = e.str;
   if (f == "zeros") {
+    if (e.args[0]->kind == Expr::kName && FindLocal(e.args[0]->str) >= 0) {
+      Error(e.args[0]->loc, "the width of zeros must be a constant, not the loop value '" +
+                                e.args[0]->str + "'");
+      return {};
+    }
     auto k = ConstIntOf(*e.args[0], "the width of zeros");
     if (!k) return {};
     if (*k < 1) {

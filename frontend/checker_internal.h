@@ -80,7 +80,10 @@ class Checker {
   std::map<std::string, std::string> path_overrides_;
   // Driver scopes (name -> slot), innermost last.
   std::vector<std::map<std::string, int>> driver_scopes_;
-  std::vector<bool> slot_is_int_, slot_mut_;
+  std::vector<bool> slot_is_int_, slot_mut_, slot_is_loop_;
+  // True if driver expression `expr` reads a driver variable or accumulator,
+  // i.e. has no value before the driver runs.
+  bool UsesDriverState(int expr) const;
   int NewSlot(const std::string& name, Loc loc, bool is_int, bool mut);
   // Matches a call's positional and named arguments against `names`; the
   // first `required` are mandatory. Returns one entry per name (null if

@@ -26,6 +26,12 @@ StatusOr<ir::Program> CompileText(std::string_view text, const std::string& file
         return InvalidArgument("--set " + name + "=" + value +
                                ": only data paths can be set this way (NAME.path=FILE)");
       }
+      for (const auto& d : prog.data) {
+        if (d.name != base || d.split_parent < 0) continue;
+        return InvalidArgument("--set " + name + "=" + value + ": '" + base + "' is split from '" +
+                               prog.data[d.split_parent].name + "'; set " +
+                               prog.data[d.split_parent].name + ".path instead");
+      }
       for (const auto& d : prog.data) found |= d.name == base && !d.path.empty();
     } else {
       for (const auto& c : prog.consts) found |= c.first == name;

@@ -74,6 +74,9 @@ struct DataDecl {
   int64_t min_count = 1;
   int64_t label = 0;
   int grid_n = -1, grid_m = -1;  // grid/range sizes: DExpr ids
+  // An inline grid/range whose size reads driver variables: sized anew each
+  // time its loop runs instead of once at load time.
+  bool sized_at_launch = false;
   // split(parent, test=, seed=): this is part `split_part` (0 train, 1 test).
   int split_parent = -1;
   int split_part = 0;
@@ -194,6 +197,7 @@ struct Program {
   std::vector<AccumDecl> accums;
   std::vector<DExpr> exprs;
   std::vector<std::string> slot_names;  // driver slots
+  std::vector<bool> slot_is_int;        // a slot's type: int, else f32
   std::vector<Loop> loops;
   std::vector<DStmt> driver;
   std::vector<WidthCheck> width_checks;

@@ -27,6 +27,9 @@ Status SerialExecutor::ErrorAt(frontend::Loc loc, const std::string& msg) const 
 StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Program& prog,
                                                                  const ExecutorOptions& opts) {
   std::unique_ptr<SerialExecutor> ex(new SerialExecutor(prog, opts));
+  ex->accums_.assign(prog.accums.size(), 0.0);
+  ex->slots_.assign(prog.slot_names.size(), Value{});
+  ex->launches_.assign(prog.loops.size(), 0);
   RIGEL_RETURN_IF_ERROR(ex->LoadData());
   for (const ir::WidthCheck& c : prog.width_checks) {
     RIGEL_ASSIGN_OR_RETURN(Value a, ex->Eval(c.a));
@@ -39,9 +42,6 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
     }
   }
   RIGEL_RETURN_IF_ERROR(ex->InitParams());
-  ex->accums_.assign(prog.accums.size(), 0.0);
-  ex->slots_.assign(prog.slot_names.size(), Value{});
-  ex->launches_.assign(prog.loops.size(), 0);
   SerialExecutor* self = ex.get();
   WidthFn widths = [self](int expr) -> StatusOr<int64_t> {
     RIGEL_ASSIGN_OR_RETURN(Value v, self->Eval(expr));
@@ -90,6 +90,10 @@ Status SerialExecutor::LoadData() {
         break;
       case DataKind::kGrid:
       case DataKind::kRange: {
+        if (d.sized_at_launch) {
+          loaded = frontend::MakeRange(0);  // sized by RunLoop
+          break;
+        }
         RIGEL_ASSIGN_OR_RETURN(Value n, Eval(d.grid_n));
         RIGEL_ASSIGN_OR_RETURN(Value m, Eval(d.grid_m));
         if (!n.is_int || !m.is_int || n.i < 0 || m.i < 0) {
@@ -234,6 +238,19 @@ Status SerialExecutor::RunLoop(int loop) {
     RIGEL_ASSIGN_OR_RETURN(Value v, Eval(id));
     return OuterValue{v.is_int, v.i, v.f};
   };
+  const ir::DataDecl& space = prog_.data[l.data];
+  if (space.sized_at_launch) {
+    RIGEL_ASSIGN_OR_RETURN(Value n, Eval(space.grid_n));
+    RIGEL_ASSIGN_OR_RETURN(Value m, Eval(space.grid_m));
+    if (n.i < 0 || m.i < 0) {
+      return ErrorAt(space.loc, "iteration space sizes must not be negative, got " +
+                                    std::to_string(n.i) + " and " + std::to_string(m.i));
+    }
+    data_[l.data] = std::make_shared<Dataset>(space.kind == DataKind::kGrid
+                                                  ? frontend::MakeGrid(n.i, m.i)
+                                                  : frontend::MakeRange(n.i));
+    data_ptrs_[l.data] = data_[l.data].get();
+  }
   auto start = std::chrono::steady_clock::now();
   int64_t count = data_ptrs_[l.data]->count;
   if (!opts_.progress) {
@@ -314,6 +331,11 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
       }
       case ir::DStmt::kLet: {
         RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
+        // f32 variables take int values as f32 (the checker allows only that).
+        if (!prog_.slot_is_int[s.slot] && v.is_int) {
+          v.is_int = false;
+          v.f = static_cast<double>(v.i);
+        }
         slots_[s.slot] = v;
         break;
       }

@@ -87,10 +87,11 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
   float** V = vecs.data();
   for (const auto& [slot, id] : K.outer) {
     RIGEL_ASSIGN_OR_RETURN(OuterValue ov, ctx.outer(id));
-    if (ov.is_int) {
-      S[slot].i = ov.i;
+    // The register's type is the expression's declared type.
+    if (K.prog->exprs[id].is_int) {
+      S[slot].i = ov.is_int ? ov.i : static_cast<int64_t>(ov.f);
     } else {
-      S[slot].f = static_cast<float>(ov.f);
+      S[slot].f = static_cast<float>(ov.is_int ? static_cast<double>(ov.i) : ov.f);
     }
   }
   const ParamBinding* P = ctx.params->data();

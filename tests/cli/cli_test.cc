@@ -36,6 +36,7 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(RunRigel("frobnicate").code, 2);
   EXPECT_EQ(RunRigel("run").code, 2);  // no program given
   EXPECT_EQ(RunRigel("--help").code, 0);
+  EXPECT_EQ(RunRigel(std::string("check ") + RIGEL_SOURCE_DIR + "/examples/mf.rgl --set K").code, 2);
 }
 
 }  // namespace

@@ -190,6 +190,39 @@ TEST(Check, SetOverridesConstsAndPaths) {
   EXPECT_NE(Errors(kDecls, opts).find("--set K=abc: expected a number"), std::string::npos);
 }
 
+TEST(Check, SizesMustBeKnownBeforeTheProgramRuns) {
+  ExpectError("let n = 5\nparam p: f32[n] = zeros()\n", 2, 14,
+              "the row count of a parameter must be known before the program runs");
+  ExpectError("let n = 5\ndata g = range(n)\n", 2, 10,
+              "the size of a declared data set must be known before the program runs");
+  EXPECT_EQ(Errors("for k in 1..3 { parallel for i in range(k) { } }\n"), "");
+}
+
+TEST(Check, DriverVariableTypes) {
+  ExpectError("var x = 0\nx = x + 0.5\n", 2, 7, "cannot assign f32 to 'x', which holds int");
+  EXPECT_EQ(Errors("var x = 0.0\nx = 1\n"), "");
+  ExpectError("for k in 0..2 { k = 1 }\n", 1, 17, "cannot assign to loop variable 'k'");
+  ExpectError("for k in 0..2.5 { }\n", 1, 13, "range bounds must be integers");
+}
+
+TEST(Check, MessagesForLoopValuesUsedAsConstants) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { let z = zeros(i) }\n", 7, 45,
+              "the width of zeros must be a constant, not the loop value 'i'");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { for sq in 0..2 { } }\n", 7, 35,
+              "'sq' is already declared");
+}
+
+TEST(Check, SetPathOfASplitPartPointsToItsParent) {
+  CompileOptions opts;
+  opts.sets = {{"train.path", "/x.csv"}};
+  auto prog = CompileText("data r = triples(\"r.csv\")\ndata train, test = split(r, test=0.1)\n",
+                          "t.rgl", opts);
+  ASSERT_FALSE(prog.ok());
+  EXPECT_NE(prog.status().message().find("'train' is split from 'r'; set r.path instead"),
+            std::string::npos)
+      << prog.status().message();
+}
+
 TEST(Check, HostileInputDoesNotCrash) {
   EXPECT_NE(Errors("}\n"), "");
   EXPECT_NE(Errors("}}}{{{"), "");
@@ -197,6 +230,66 @@ TEST(Check, HostileInputDoesNotCrash) {
   EXPECT_NE(Errors(std::string("const a = ") + std::string(3000, '-') + "1\n"), "");
   EXPECT_NE(Errors("for ep in 0..2 { for k in 0..2 { } }"), "x");  // legal or not, no crash
   EXPECT_NE(Errors(std::string("\0\xff\xfe", 3)), "");
+
+  // Operator chains are parsed by loops but make left-leaning trees as tall as
+  // the chain, which the checker and ir::Print recurse on: the parser bounds
+  // the height, not just its own recursion (30000 terms overflowed the stack).
+  std::string sum = "1";
+  for (int k = 0; k < 30000; ++k) sum += "+1";
+  ExpectError("const a = " + sum + "\n", 1, 410,
+              "expression too deep (more than 200 nested or chained operators)");
+  EXPECT_NE(Errors(std::string(kDecls) + "parallel for (i, j, v) in r { b[i] = " + sum + " }\n"),
+            "");
+  std::string attrs = "r";
+  for (int k = 0; k < 30000; ++k) attrs += ".rows";
+  EXPECT_NE(Errors(std::string(kDecls) + "print(" + attrs + ")\n").find("expression too deep"),
+            std::string::npos);
+  // Parenthesised chains compound: each level is shallow, the whole is 3000 tall.
+  std::string nested = "1";
+  for (int k = 0; k < 20; ++k) {
+    nested = "(" + nested;
+    for (int j = 0; j < 150; ++j) nested += "+1";
+    nested += ")";
+  }
+  EXPECT_NE(Errors("const a = " + nested + "\n").find("expression too deep"), std::string::npos);
+}
+
+TEST(Check, DeepButLegalNestingCompilesAndPrints) {
+  // The limits (200 nested statements, expressions 200 operators tall) are
+  // reached together; checking and dumping such a program must not overflow
+  // the stack under ASan either.
+  std::string chain = "v";
+  for (int k = 0; k < 199; ++k) chain += "+v";
+  std::string text = std::string(kDecls) + "parallel for (i, j, v) in r {";
+  for (int k = 0; k < 198; ++k) text += "if v < 1 {";
+  text += "b[i] = " + chain;
+  for (int k = 0; k < 198; ++k) text += "}";
+  text += "}\nfor e in 0..1 {";
+  for (int k = 0; k < 198; ++k) text += "for q in 0..1 {";
+  text += "print(r.count";
+  for (int k = 0; k < 198; ++k) text += "+r.count";  // r.count is 2 tall
+  text += ")";
+  for (int k = 0; k < 199; ++k) text += "}";
+  text += "\n";
+  auto prog = CompileText(text, "t.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message().substr(0, 2000);
+  EXPECT_NE(ir::Print(*prog).find("write b["), std::string::npos);
+}
+
+TEST(Check, ConstantFoldingOverflowIsAnError) {
+  const std::string msg = "integer overflow in constant expression";
+  ExpectError("const a = 9223372036854775807 + 1\n", 1, 31, msg);
+  ExpectError("const a = -9223372036854775807 - 2\n", 1, 32, msg);
+  ExpectError("const a = 9223372036854775807 * 2\n", 1, 31, msg);
+  ExpectError("const a = -9223372036854775807 - 1\nconst b = a / -1\n", 2, 13, msg);
+  ExpectError("const a = -9223372036854775807 - 1\nconst b = -a\n", 2, 11, msg);
+  CompileOptions opts;
+  opts.sets = {{"K", "9223372036854775807"}};
+  EXPECT_NE(Errors("const K = 1\nconst J = K + 1\n", opts).find("2:13: error: " + msg),
+            std::string::npos);
+  // The extremes themselves are fine.
+  EXPECT_EQ(Errors("const a = -9223372036854775807 - 1\nconst b = a / 1 + 9223372036854775807\n"),
+            "");
 }
 
 TEST(Lexer, NumbersRangesAndComments) {
@@ -209,6 +302,18 @@ TEST(Lexer, NumbersRangesAndComments) {
   std::string ir = ir::Print(*prog);
   EXPECT_NE(ir.find("for $k in 0..3"), std::string::npos) << ir;
   EXPECT_NE(ir.find("\"q\"x\\\""), std::string::npos) << ir;
+}
+
+TEST(Lexer, StringsAndBadBytesAtLineEnds) {
+  // A backslash before the newline does not continue the string onto the
+  // next line (which also threw every later line number off by one).
+  ExpectError("const s = \"a\\\nconst b = 1 $\n", 1, 11, "unterminated string");
+  ExpectError("const s = \"a\\\nconst b = 1 $\n", 2, 13, "unexpected character '$'");
+  ExpectError("print(\"abc\\", 1, 7, "unterminated string");
+  // Bytes that do not print are shown in hex, not raw (or as decimal).
+  ExpectError("const a = 1 \xff\n", 1, 13, "unexpected character '\\xff'");
+  ExpectError(std::string("const a = 1 ") + '\0' + "\n", 1, 13, "unexpected character '\\x00'");
+  ExpectError(std::string("print(\"\\\x01\")\n"), 1, 8, "unknown escape '\\\\x01' in string");
 }
 
 TEST(Ir, DumpShowsExplicitParamAccesses) {

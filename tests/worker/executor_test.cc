@@ -218,6 +218,33 @@ print(s)
   EXPECT_NE(progress.str().find("elements/s"), std::string::npos);
 }
 
+TEST(Executor, InlineSpacesSizedByDriverVariables) {
+  Ran r = RunProgram(R"(
+accum s: f32
+for k in 1..4 {
+  s = 0
+  parallel for (i, j) in grid(k, 2) { s += 1 }
+  print(s)
+}
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "2\n4\n6\n");
+}
+
+TEST(Executor, DriverVariablesKeepTheirTypeInsideLoops) {
+  Ran r = RunProgram(R"(
+var x = 0.0
+x = x + 1
+x = x / 4
+param p: f32[1] = zeros()
+parallel for i in range(1) { p[i] = x * 2 }
+print(x, x * 2)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "0.25 0.5\n");
+  EXPECT_EQ(r.ex->param(0)[0], 0.5f);
+}
+
 TEST(Executor, IndexOutOfRangeNamesTheAccess) {
   Ran r = RunProgram(R"(
 param b: f32[4] = zeros()
