@@ -3,8 +3,8 @@
 // files), and a9a reaches liblinear-like accuracy. Runs the real binary.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
+#include "tests/cli/rigel_runner.h"
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -12,22 +12,9 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
+using rigel::testing::RigelResult;
 
-Result Rigel(const std::string& args) {
-  std::string cmd = std::string("cd ") + RIGEL_SOURCE_DIR + " && " + RIGEL_BIN_DIR + "/rigel " +
-                    args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
-}
+RigelResult Rigel(const std::string& args) { return rigel::testing::RunRigel(args); }
 
 // Values printed after `key` on each output line, in order.
 std::vector<double> Series(const std::string& out, const std::string& key) {
@@ -55,7 +42,7 @@ double InfoValue(const std::string& file, const std::string& name) {
 }
 
 TEST(Examples, MfReachesNoiseFloorWithinTenPercent) {
-  Result r = Rigel("run examples/mf.rgl");
+  RigelResult r = Rigel("run examples/mf.rgl");
   ASSERT_EQ(r.code, 0) << r.out;
   std::vector<double> rmse = Series(r.out, "test_rmse");
   ASSERT_EQ(rmse.size(), 20u) << r.out;
@@ -65,7 +52,7 @@ TEST(Examples, MfReachesNoiseFloorWithinTenPercent) {
 }
 
 TEST(Examples, SparseLrReachesNinetyPercentOfPlantedAccuracy) {
-  Result r = Rigel("run examples/sparse_lr.rgl");
+  RigelResult r = Rigel("run examples/sparse_lr.rgl");
   ASSERT_EQ(r.code, 0) << r.out;
   std::vector<double> acc = Series(r.out, "test_accuracy");
   ASSERT_FALSE(acc.empty()) << r.out;
@@ -75,7 +62,7 @@ TEST(Examples, SparseLrReachesNinetyPercentOfPlantedAccuracy) {
 TEST(Examples, SparseLrOnA9aReaches84Percent) {
   std::string a9a = std::string(RIGEL_SOURCE_DIR) + "/../shared/data/a9a";
   if (!std::ifstream(a9a)) GTEST_SKIP() << "real data not present at " << a9a;
-  Result r = Rigel("run examples/sparse_lr.rgl --set train.path=" + a9a +
+  RigelResult r = Rigel("run examples/sparse_lr.rgl --set train.path=" + a9a +
                    " --set test.path=" + a9a + ".t");
   ASSERT_EQ(r.code, 0) << r.out;
   std::vector<double> acc = Series(r.out, "test_accuracy");
@@ -85,7 +72,7 @@ TEST(Examples, SparseLrOnA9aReaches84Percent) {
 
 TEST(Examples, Word2vecLossFallsEpochOverEpoch) {
   // A smaller window and fewer negatives keep this quick; the loss must still fall.
-  Result r = Rigel("run examples/word2vec.rgl --set EPOCHS=3 --set WINDOW=2 --set NEG=2");
+  RigelResult r = Rigel("run examples/word2vec.rgl --set EPOCHS=3 --set WINDOW=2 --set NEG=2");
   ASSERT_EQ(r.code, 0) << r.out;
   std::vector<double> loss = Series(r.out, "loss");
   ASSERT_EQ(loss.size(), 3u) << r.out;
@@ -95,7 +82,7 @@ TEST(Examples, Word2vecLossFallsEpochOverEpoch) {
 
 TEST(Examples, OtherExamplesRun) {
   for (const char* ex : {"bias", "dense_lr", "wavefront"}) {
-    Result r = Rigel(std::string("run examples/") + ex + ".rgl");
+    RigelResult r = Rigel(std::string("run examples/") + ex + ".rgl");
     EXPECT_EQ(r.code, 0) << ex << ": " << r.out;
     EXPECT_FALSE(r.out.empty()) << ex;
   }
@@ -105,7 +92,7 @@ TEST(Examples, TwoRunsPrintTheSameBytes) {
   for (const char* args : {"run examples/mf.rgl --set EPOCHS=3",
                            "run examples/word2vec.rgl --set EPOCHS=1 --set WINDOW=1 --set NEG=1 "
                            "--seed 5"}) {
-    Result a = Rigel(args), b = Rigel(args);
+    RigelResult a = Rigel(args), b = Rigel(args);
     ASSERT_EQ(a.code, 0) << a.out;
     EXPECT_EQ(a.out, b.out) << args;
   }
@@ -115,7 +102,7 @@ TEST(Examples, BadProgramExitsOneWithLocation) {
   std::string path = testing::TempDir() + "/bad.rgl";
   std::ofstream(path) << "const K = 2\nparam W: f32[4, K] = zeros()\naccum s: f32\n"
                          "parallel for i in range(4) { s = W[i, 0.5] }\n";
-  Result r = Rigel("check " + path);
+  RigelResult r = Rigel("check " + path);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find(path + ":4:30: error: accumulator 's' can only be updated with +="),
             std::string::npos)
@@ -123,7 +110,7 @@ TEST(Examples, BadProgramExitsOneWithLocation) {
   EXPECT_NE(r.out.find(path + ":4:39: error: parameter 'W' indexed with a float"),
             std::string::npos)
       << r.out;
-  Result missing = Rigel("run " + path + ".nope");
+  RigelResult missing = Rigel("run " + path + ".nope");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.out.find("no such file"), std::string::npos) << missing.out;
 }
