@@ -134,6 +134,13 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
       RIGEL_LABEL(kForNext), RIGEL_LABEL(kFeatInit), RIGEL_LABEL(kFeatNext),
       RIGEL_LABEL(kWinInit), RIGEL_LABEL(kWinNext)};
 #undef RIGEL_LABEL
+// Every parameter access is bounds-checked: a bad index is a program error
+// reported at its source location, never a wild memory access.
+#define RIGEL_CHECK_ROW(binding, row)                                        \
+  do {                                                                       \
+    if (static_cast<uint64_t>(row) >= static_cast<uint64_t>((binding).rows)) \
+      return bad_index(o, row, (binding).rows, "the rows");                  \
+  } while (0)
 #define NEXT()              \
   do {                      \
     ++o;                    \
@@ -257,18 +264,14 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
         L_kRdElem1: {
           const ParamBinding& p = P[o->aux];
           int64_t i = S[o->a].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
-            return bad_index(o, i, p.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p, i);
           S[o->d].f = p.data[i];
           NEXT();
         }
         L_kRdElem2: {
           const ParamBinding& p = P[o->aux];
           int64_t i = S[o->a].i, j = S[o->b].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
-            return bad_index(o, i, p.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p, i);
           if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p.width)) {
             return bad_index(o, j, p.width, "the columns");
           }
@@ -279,9 +282,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
         L_kRdRowCopy: {
           const ParamBinding& p = P[o->aux];
           int64_t i = S[o->a].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
-            return bad_index(o, i, p.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p, i);
           float* row = p.data + i * p.width;
           if (o->code == kRdRowView) {
             V[o->d] = row;
@@ -294,9 +295,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           const ParamBinding& p1 = P[o->aux];
           const ParamBinding& p2 = P[o->t];
           int64_t i = S[o->a].i, j = S[o->c].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p1.rows)) {
-            return bad_index(o, i, p1.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p1, i);
           if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p2.rows)) {
             VOp second = *o;  // report against the second read's own location
             second.aux = o->t;
@@ -313,9 +312,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
         L_kWrElem2: {
           const ParamBinding& p = P[o->aux];
           int64_t i = S[o->a].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
-            return bad_index(o, i, p.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p, i);
           int64_t off = i;
           if (o->code == kWrElem2) {
             int64_t j = S[o->b].i;
@@ -331,9 +328,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           // The hot case of every SGD update: one fused pass into the row.
           const ParamBinding& p = P[o->aux];
           int64_t i = S[o->a].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
-            return bad_index(o, i, p.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p, i);
           float* dst = p.data + i * p.width;
           o->k.lin(dst, terms + o->t, S, V, dst, p.width);
           NEXT();
@@ -342,9 +337,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           const ParamBinding& p1 = P[o->aux];
           const ParamBinding& p2 = P[o->d];
           int64_t i = S[o->a].i, j = S[o->b].i;
-          if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p1.rows)) {
-            return bad_index(o, i, p1.rows, "the rows");
-          }
+          RIGEL_CHECK_ROW(p1, i);
           if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(p2.rows)) {
             // Sequentially the first row was written before the second
             // write failed: do that write (the second lands in scratch).
@@ -368,9 +361,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           int64_t n = p.rows;
           if (o->code == kWrRowVec || o->code == kWrRowScalar || o->code == kWrRowLin) {
             int64_t i = S[o->a].i;
-            if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(p.rows)) {
-              return bad_index(o, i, p.rows, "the rows");
-            }
+            RIGEL_CHECK_ROW(p, i);
             dst = p.data + i * p.width;
             n = p.width;
           }
@@ -474,6 +465,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
   }
 #undef NEXT
 #undef JUMP
+#undef RIGEL_CHECK_ROW
   return Status::Ok();
 }
 
