@@ -56,6 +56,7 @@ class Compiler {
     Op0(kEnd);
     FusePairedRowWrites(k_);
     FuseRowViews(k_);
+    FuseDotIntoScalarOp(k_);
     // Every vector that is not a view owns a buffer in the frame's arena.
     for (int v = 0; v < k_->num_vecs; ++v) {
       if (k_->is_view[v] || k_->vec_width[v] == 0) continue;
@@ -329,6 +330,9 @@ class Compiler {
         int b = in.b >= 0 ? Materialise(in.b) : -1;
         VOp& o = Op0(in.op == Op::kDot ? kDot : in.op == Op::kSum ? kSum : kNorm);
         o.d = in.dst, o.a = a, o.b = b, o.n = static_cast<int32_t>(Width(a));
+        // Marks a dot product whose value feeds exactly one instruction, so
+        // the peephole may fuse it into that instruction.
+        o.fn = Deferrable(in.dst) ? 1 : 0;
         o.k.dot = SelectDot(Width(a));
         return;
       }

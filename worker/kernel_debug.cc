@@ -10,7 +10,7 @@ const char* CodeName(uint16_t code) {
       "end", "iadd", "isub", "imul", "idiv", "imin", "imax", "ilt", "ile", "igt", "ige", "ieq",
       "ine", "ineg", "fadd", "fsub", "fmul", "fdiv", "fmin", "fmax", "flt", "fle", "fgt", "fge",
       "feq", "fne", "fun", "itof", "band", "bor", "bnot", "fclip", "smove", "vmove", "vzero",
-      "vlin", "vbin", "vbinvs", "vbinsv", "vun", "vclip", "dot", "sum", "norm", "rd.elem1",
+      "vlin", "vbin", "vbinvs", "vbinsv", "vun", "vclip", "dot", "sum", "norm", "dot.op", "rd.elem1",
       "rd.elem2", "rd.row.view", "rd.row.copy", "rd.whole.view", "rd.whole.copy", "rd.row.view2", "wr.elem1",
       "wr.elem2", "wr.row.vec", "wr.row.scalar", "wr.row.lin", "wr.row.pair", "wr.whole.vec",
       "wr.whole.scalar", "wr.whole.lin", "accum", "rand", "randint", "negative", "label", "rowx",

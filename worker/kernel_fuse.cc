@@ -175,6 +175,39 @@ void FuseRowViews(Kernel::Impl* k) {
   code = std::move(out);
 }
 
+void FuseDotIntoScalarOp(Kernel::Impl* k) {
+  std::vector<VOp>& code = k->code;
+  std::vector<bool> target = JumpTargets(code);
+  std::vector<VOp> out;
+  std::vector<int> new_index(code.size() + 1, 0);
+  for (size_t p = 0; p < code.size(); ++p) {
+    new_index[p] = static_cast<int>(out.size());
+    const VOp& dot = code[p];
+    if (dot.code == kDot && dot.fn == 1 && p + 1 < code.size() && !target[p + 1]) {
+      const VOp& op = code[p + 1];
+      bool arith = op.code == kFAdd || op.code == kFSub || op.code == kFMul;
+      // The dot's slot is read once, by `op`, in exactly one operand.
+      if (arith && (op.a == dot.d) != (op.b == dot.d)) {
+        VOp f = dot;
+        f.code = kDotOp;
+        f.fn = static_cast<uint8_t>(op.code);
+        f.d = op.d;
+        f.c = op.a == dot.d ? op.b : op.a;
+        f.t = op.a == dot.d ? 1 : 0;  // 1: the dot is the left operand
+        out.push_back(f);
+        new_index[++p] = static_cast<int>(out.size()) - 1;
+        continue;
+      }
+    }
+    out.push_back(dot);
+  }
+  new_index[code.size()] = static_cast<int>(out.size());
+  for (VOp& o : out) {
+    if (IsJump(o.code)) o.n = new_index[o.n];
+  }
+  code = std::move(out);
+}
+
 void FusePairedRowWrites(Kernel::Impl* k) {
   FusePairs(k);
   CopiesToViews(k);

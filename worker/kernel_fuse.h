@@ -21,6 +21,10 @@ void FusePairedRowWrites(Kernel::Impl* k);
 // instruction: views are just address arithmetic, so the dispatch dominates.
 void FuseRowViews(Kernel::Impl* k);
 
+// Fuses a dot product whose only use is the immediately following scalar
+// add, subtract or multiply into it (`e = v - dot(W[i], H[j])`).
+void FuseDotIntoScalarOp(Kernel::Impl* k);
+
 }  // namespace rigel::worker
 
 #endif  // RIGEL_WORKER_KERNEL_FUSE_H_

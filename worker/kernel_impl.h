@@ -24,6 +24,7 @@ enum Code : uint16_t {
   kVBinVS,   // V[d] = V[a] fn S[b]
   kVBinSV,   // V[d] = S[a] fn V[b]
   kVUn, kVClip, kDot, kSum, kNorm,
+  kDotOp,    // S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul
   // Parameters: param index aux, subscripts in slots a (row) and b (column).
   kRdElem1, kRdElem2, kRdRowView, kRdRowCopy, kRdWholeView, kRdWholeCopy,
   kRdRowView2,                  // two views: V[d] = P[aux] row S[a]; V[b] = P[t] row S[c]

@@ -122,7 +122,7 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
       RIGEL_LABEL(kBAnd), RIGEL_LABEL(kBOr), RIGEL_LABEL(kBNot), RIGEL_LABEL(kFClip),
       RIGEL_LABEL(kSMove), RIGEL_LABEL(kVMove), RIGEL_LABEL(kVZero), RIGEL_LABEL(kVLin),
       RIGEL_LABEL(kVBin), RIGEL_LABEL(kVBinVS), RIGEL_LABEL(kVBinSV), RIGEL_LABEL(kVUn),
-      RIGEL_LABEL(kVClip), RIGEL_LABEL(kDot), RIGEL_LABEL(kSum), RIGEL_LABEL(kNorm),
+      RIGEL_LABEL(kVClip), RIGEL_LABEL(kDot), RIGEL_LABEL(kSum), RIGEL_LABEL(kNorm), RIGEL_LABEL(kDotOp),
       RIGEL_LABEL(kRdElem1), RIGEL_LABEL(kRdElem2), RIGEL_LABEL(kRdRowView),
       RIGEL_LABEL(kRdRowCopy), RIGEL_LABEL(kRdWholeView), RIGEL_LABEL(kRdWholeCopy),
       RIGEL_LABEL(kRdRowView2),
@@ -259,6 +259,12 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           NEXT();
         }
         L_kDot: S[o->d].f = o->k.dot(V[o->a], V[o->b], o->n); NEXT();
+        L_kDotOp: {
+          float dot = o->k.dot(V[o->a], V[o->b], o->n);
+          float x = o->t ? dot : S[o->c].f, y = o->t ? S[o->c].f : dot;
+          S[o->d].f = o->fn == kFAdd ? x + y : o->fn == kFSub ? x - y : x * y;
+          NEXT();
+        }
         L_kSum: S[o->d].f = vec::Sum(V[o->a], o->n); NEXT();
         L_kNorm: S[o->d].f = std::sqrt(o->k.dot(V[o->a], V[o->a], o->n)); NEXT();
         L_kRdElem1: {

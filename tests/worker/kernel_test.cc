@@ -134,6 +134,26 @@ TEST_F(KernelTest, LongLinearCombinationsAreSplit) {
   EXPECT_FLOAT_EQ(W(0, 0), 24.75f);
 }
 
+TEST_F(KernelTest, DotFusedIntoTheScalarOpThatUsesIt) {
+  // dot(W[i], H[j]) = 6. Left and right operands, three operators.
+  Run(R"(
+  b[0] += v - dot(W[i], H[j])
+  b[1] += dot(W[i], H[j]) * 0.5 + dot(H[j], H[j]) / 2)");
+  EXPECT_FLOAT_EQ(B(0), -4.0f);  // 2 - 6
+  EXPECT_FLOAT_EQ(B(1), 12.0f);  // 3 + 18 / 2
+  EXPECT_NE(Code().find("dot.op"), std::string::npos) << Code();
+}
+
+TEST_F(KernelTest, DotUsedTwiceIsNotFused) {
+  Run(R"(
+  let d = dot(W[i], H[j])
+  b[0] += d - 1
+  b[1] += d * d)");
+  EXPECT_FLOAT_EQ(B(0), 5.0f);
+  EXPECT_FLOAT_EQ(B(1), 36.0f);
+  EXPECT_EQ(Code().find("dot.op"), std::string::npos) << Code();
+}
+
 TEST_F(KernelTest, NonLinearVectorOps) {
   Run(R"(
   H[j] = min(W[i] * H[j], 2.5) + clip(H[j] / 2, 0, 1) + abs(0 - W[i]))");
