@@ -29,6 +29,7 @@ struct Expr {
   std::vector<ExprPtr> args;
   std::vector<std::string> arg_names;  // kCall: "" for positional, else `name=`
   std::vector<Loc> arg_name_locs;
+  int height = 1;  // of this subtree; the parser bounds it (later stages recurse on the tree)
 };
 
 struct Stmt;

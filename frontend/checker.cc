@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "common/file.h"
 #include "frontend/checker_internal.h"
@@ -279,7 +280,14 @@ int Checker::DExprOf(const Expr& e) {
       auto v = ConstValue(a, &is_int);
       if (e.op == Tok::kMinus) {
         if (v) {
-          if (is_int) return ConstInt(-prog_.exprs[a].ival);
+          if (is_int) {
+            int64_t r;
+            if (__builtin_sub_overflow(int64_t{0}, prog_.exprs[a].ival, &r)) {
+              Error(e.loc, "integer overflow in constant expression");
+              return -1;
+            }
+            return ConstInt(r);
+          }
           d.kind = ir::DExpr::kFloat;
           d.fval = -*v;
           return AddExpr(d);
@@ -319,10 +327,29 @@ int Checker::DExprOf(const Expr& e) {
             Error(e.loc, "integer division by zero");
             return -1;
           }
-          return ConstInt(op == ir::kAdd   ? x + y
-                          : op == ir::kSub ? x - y
-                          : op == ir::kMul ? x * y
-                                           : x / y);
+          // Folding must not wrap silently (and signed overflow is UB here).
+          int64_t r = 0;
+          bool overflow = false;
+          switch (op) {
+            case ir::kAdd:
+              overflow = __builtin_add_overflow(x, y, &r);
+              break;
+            case ir::kSub:
+              overflow = __builtin_sub_overflow(x, y, &r);
+              break;
+            case ir::kMul:
+              overflow = __builtin_mul_overflow(x, y, &r);
+              break;
+            default:  // kDiv
+              overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
+              if (!overflow) r = x / y;
+              break;
+          }
+          if (overflow) {
+            Error(e.loc, "integer overflow in constant expression");
+            return -1;
+          }
+          return ConstInt(r);
         }
         d.kind = ir::DExpr::kFloat;
         d.fval = op == ir::kAdd   ? *va + *vb

@@ -80,6 +80,7 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
     d.grid_n = DExprOf(*space.args[0]);
     d.grid_m = grid ? DExprOf(*space.args[1]) : ConstInt(1);
     if (d.grid_n < 0 || d.grid_m < 0) return;
+    CheckGridSize(d);
     d.sized_at_launch = UsesDriverState(d.grid_n) || UsesDriverState(d.grid_m);
     prog_.data.push_back(d);
     data = static_cast<int>(prog_.data.size()) - 1;

@@ -155,6 +155,7 @@ void Checker::Data(const Stmt& s) {
     d.grid_n = DExprOf(*a[0]);
     d.grid_m = d.kind == DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
     if (d.grid_n < 0 || d.grid_m < 0) return;
+    CheckGridSize(d);
     if (UsesDriverState(d.grid_n) || UsesDriverState(d.grid_m)) {
       Error(call.loc, "the size of a declared data set must be known before the program runs "
                       "(constants and data attributes); write grid/range inline in the "
@@ -164,6 +165,11 @@ void Checker::Data(const Stmt& s) {
   } else {
     auto path = StringArg(a[0], "a file path");
     if (!path) return;
+    // open() would stop at the NUL and read a file other than the one named.
+    if (path->find('\0') != std::string::npos) {
+      Error(a[0]->loc, "a file path cannot contain a NUL byte");
+      return;
+    }
     d.path_as_written = *path;
     auto ov = path_overrides_.find(d.name);
     if (ov != path_overrides_.end()) {
@@ -264,6 +270,17 @@ void Checker::Param(const Stmt& s) {
 void Checker::Accum(const Stmt& s) {
   prog_.accums.push_back({s.names[0], s.name_locs[0]});
   Declare(s.names[0], s.name_locs[0], {Global::kAccum, static_cast<int>(prog_.accums.size()) - 1});
+}
+
+void Checker::CheckGridSize(const ir::DataDecl& d) {
+  const ir::DExpr& n = prog_.exprs[d.grid_n];
+  const ir::DExpr& m = prog_.exprs[d.grid_m];
+  int64_t count;
+  if (n.kind == ir::DExpr::kInt && m.kind == ir::DExpr::kInt &&
+      __builtin_mul_overflow(n.ival, m.ival, &count)) {
+    Error(d.loc, "grid(" + std::to_string(n.ival) + ", " + std::to_string(m.ival) +
+                     ") has more elements than a 64-bit count holds");
+  }
 }
 
 bool Checker::UsesDriverState(int id) const {

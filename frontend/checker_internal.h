@@ -84,6 +84,9 @@ class Checker {
   // True if driver expression `expr` reads a driver variable or accumulator,
   // i.e. has no value before the driver runs.
   bool UsesDriverState(int expr) const;
+  // Reports a grid whose constant N x M (its element count) overflows int64;
+  // sizes known only at run time are the executor's to check.
+  void CheckGridSize(const ir::DataDecl& d);
   int NewSlot(const std::string& name, Loc loc, bool is_int, bool mut);
   // Matches a call's positional and named arguments against `names`; the
   // first `required` are mandatory. Returns one entry per name (null if

@@ -88,7 +88,9 @@ Dataset MakeGrid(int64_t n, int64_t m) {
   d.kind = DataKind::kGrid;
   d.rows = n;
   d.cols = m;
-  d.count = n * m;
+  // Wrapping would silently run a different number of iterations.
+  const bool overflow = __builtin_mul_overflow(n, m, &d.count);
+  RIGEL_CHECK_MSG(!overflow, "MakeGrid: n * m overflows int64");
   return d;
 }
 

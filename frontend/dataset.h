@@ -112,6 +112,7 @@ StatusOr<Dataset> LoadTokens(const std::string& path, const TokensOptions& opts)
 StatusOr<Dataset> LoadDenseCsv(const std::string& path, const DenseCsvOptions& opts);
 
 // Implicit spaces. grid(N, M) iterates (i, j) row-major; range(N) iterates i.
+// Callers validate sizes: N, M >= 0 and N * M must fit int64 (checked).
 Dataset MakeGrid(int64_t n, int64_t m);
 Dataset MakeRange(int64_t n);
 

@@ -256,7 +256,9 @@ class Lexer {
     std::string value;
     while (pos_ < s_.size() && s_[pos_] != '"' && s_[pos_] != '\n') {
       char c = s_[pos_];
-      if (c == '\\' && pos_ + 1 < s_.size()) {
+      // A backslash before the line end escapes nothing: the string is
+      // unterminated (consuming the '\n' here would desynchronise line numbers).
+      if (c == '\\' && pos_ + 1 < s_.size() && s_[pos_ + 1] != '\n') {
         char n = s_[pos_ + 1];
         if (n == '"' || n == '\\') {
           value += n;
@@ -265,7 +267,7 @@ class Lexer {
         } else if (n == 't') {
           value += '\t';
         } else {
-          diags_->Error(Here(), std::string("unknown escape '\\") + n + "' in string");
+          diags_->Error(Here(), "unknown escape '\\" + Shown(n) + "' in string");
         }
         pos_ += 2;
         continue;
@@ -337,12 +339,17 @@ class Lexer {
       default:
         break;
     }
-    std::string shown =
-        (static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f)
-            ? std::string(1, c)
-            : "\\x" + std::to_string(static_cast<unsigned char>(c));
-    diags_->Error(loc, "unexpected character '" + shown + "'");
+    diags_->Error(loc, "unexpected character '" + Shown(c) + "'");
     ++pos_;
+  }
+
+  // A byte as messages show it: printable ASCII as is, anything else (NUL,
+  // control bytes, UTF-8 parts) as \xHH so messages stay one printable line.
+  static std::string Shown(char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+    static const char kHex[] = "0123456789abcdef";
+    return std::string("\\x") + kHex[u >> 4] + kHex[u & 0xf];
   }
 
   std::string_view s_;

@@ -1,6 +1,7 @@
 // dense_csv(path, label, sep, skip_header): one sample per line, all lines with
 // the same number of numeric columns; column `label` is the label, the others
 // (in order) are the feature vector x.
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -73,7 +74,10 @@ StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
       if (opts.label >= ncols) {
         return sc.ExpectedAt(sc.pos(), "column " + std::to_string(opts.label + 1) + " (the label)");
       }
-      d.x.reserve(max_rows * static_cast<size_t>(ncols - 1));
+      // Every value takes at least two bytes (digit and delimiter), which
+      // bounds the reserve where blank lines inflate max_rows: a wide first
+      // line over many blank ones would otherwise reserve rows x columns.
+      d.x.reserve(std::min(max_rows * static_cast<size_t>(ncols - 1), text.size() / 2 + 1));
     } else if (col < ncols) {
       return sc.Expected("column " + std::to_string(col + 1) + " of " + std::to_string(ncols) +
                          " (as on line " + std::to_string(first_line) + ")");

@@ -1,5 +1,7 @@
 #include "frontend/parser.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 #include "frontend/lexer.h"
@@ -13,7 +15,9 @@ using ast::Stmt;
 using ast::StmtPtr;
 
 // Deep nesting is legal but pointless; the limit keeps recursion bounded on
-// hostile input (the fuzzer finds stack overflows otherwise).
+// hostile input (the fuzzer finds stack overflows otherwise). It bounds both
+// the parser's recursion and the height of each expression tree, which the
+// checker and IR printer recurse on (under ASan a checker frame takes ~3 KiB).
 constexpr int kMaxDepth = 200;
 
 struct SyntaxError {};
@@ -303,7 +307,7 @@ class Parser {
     e->loc = loc;
     e->args.push_back(std::move(l));
     e->args.push_back(std::move(r));
-    return e;
+    return Bounded(std::move(e));
   }
   ExprPtr Unary(Tok op, Loc loc, ExprPtr x) {
     auto e = std::make_unique<Expr>();
@@ -311,6 +315,17 @@ class Parser {
     e->op = op;
     e->loc = loc;
     e->args.push_back(std::move(x));
+    return Bounded(std::move(e));
+  }
+  // Sets the height of `e` from its children. Guard() alone does not bound it:
+  // `1 + 1 + ... + 1` is parsed by a loop into a left-leaning tree as tall as
+  // the chain is long.
+  ExprPtr Bounded(ExprPtr e) {
+    for (const ExprPtr& a : e->args) e->height = std::max(e->height, a->height + 1);
+    if (e->height > kMaxDepth) {
+      Fail(e->loc, "expression too deep (more than " + std::to_string(kMaxDepth) +
+                       " nested or chained operators)");
+    }
     return e;
   }
   void Guard(int depth) {
@@ -386,7 +401,7 @@ class Parser {
       at->loc = a.loc;
       at->str = a.text;
       at->args.push_back(std::move(e));
-      e = std::move(at);
+      e = Bounded(std::move(at));
     }
     return e;
   }
@@ -447,7 +462,7 @@ class Parser {
             } while (Accept(Tok::kComma));
           }
           Expect(Tok::kRParen, "')' to close the call");
-          return e;
+          return Bounded(std::move(e));
         }
         if (At(Tok::kLBracket)) {
           Next();
@@ -455,7 +470,7 @@ class Parser {
           do e->args.push_back(Or(d + 1));
           while (Accept(Tok::kComma));
           Expect(Tok::kRBracket, "']'");
-          return e;
+          return Bounded(std::move(e));
         }
         e->kind = Expr::kName;
         return e;

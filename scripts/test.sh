@@ -3,9 +3,10 @@
 #
 #   scripts/test.sh              Release build in build/, ctest
 #   scripts/test.sh --sanitize   clang + ASan/UBSan + libFuzzer build in
-#                                build-sanitize/, ctest, then parser_fuzz for
-#                                --fuzz-seconds (default 60) on a corpus seeded
-#                                from examples/*.rgl
+#                                build-sanitize/, ctest, then parser_fuzz and
+#                                loader_fuzz for --fuzz-seconds (default 60)
+#                                each, seeded from examples/*.rgl and
+#                                tests/fuzz/seeds/
 #
 # Environment: RIGEL_SKIP_SETUP=1 skips scripts/setup.sh; RIGEL_TEST_TIMEOUT sets
 # ctest's per-test timeout in seconds (default 300, 900 with --sanitize);
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 usage() {
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 sanitize=0
@@ -96,39 +97,49 @@ ctest --test-dir "$build_dir" --output-on-failure --no-tests=error \
 stage_done
 
 if [[ $sanitize -eq 1 ]]; then
-  stage "fuzz: parser_fuzz for ${fuzz_seconds} s"
-  fuzzer="$build_dir/bin/parser_fuzz"
-  [[ -x "$fuzzer" ]] || fail "$fuzzer was not built (is RIGEL_FUZZ on and the compiler clang?)"
-  corpus=$(mktemp -d "${TMPDIR:-/tmp}/rigel-fuzz-corpus.XXXXXX")
-  trap 'rm -rf "$corpus"' EXIT
-  shopt -s nullglob
-  seeds=(examples/*.rgl)
-  shopt -u nullglob
-  if [[ ${#seeds[@]} -gt 0 ]]; then
-    cp -- "${seeds[@]}" "$corpus"/
-  fi
-  echo "corpus: ${#seeds[@]} seed(s) from examples/*.rgl in $corpus"
+  stage "fuzz: parser_fuzz and loader_fuzz for ${fuzz_seconds} s each"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/rigel-fuzz.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
   artifacts="$root/$build_dir/fuzz-artifacts"
   rm -rf "$artifacts"
-  mkdir -p "$artifacts"
-  log="$root/$build_dir/fuzz.log"
-  set +e
-  "$fuzzer" "$corpus" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048 \
-            -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1
-  rc=$?
-  set -e
-  found=("$artifacts"/*)
-  [[ -e "${found[0]}" ]] || found=()
-  if [[ $rc -ne 0 || ${#found[@]} -gt 0 ]]; then
-    tail -n 80 "$log" >&2
-    echo "fuzzer exit status $rc; full log: $log" >&2
-    for f in "${found[@]}"; do
-      echo "reproduce: $fuzzer $f" >&2
+  # fuzz TARGET DICT SEED...: runs TARGET on a fresh corpus seeded from the
+  # SEED files, with the libFuzzer dictionary DICT ('' for none).
+  fuzz() {
+    local target=$1 dict=$2
+    shift 2
+    local fuzzer="$build_dir/bin/$target"
+    [[ -x "$fuzzer" ]] || fail "$fuzzer was not built (is RIGEL_FUZZ on and the compiler clang?)"
+    local corpus="$work/$target"
+    mkdir -p "$corpus" "$artifacts/$target"
+    [[ $# -gt 0 ]] && cp -- "$@" "$corpus"/
+    local flags=(-max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=2048
+                 -print_final_stats=1 -artifact_prefix="$artifacts/$target/")
+    [[ -z "$dict" ]] || flags+=(-dict="$dict")
+    echo "$target: $# seed(s)${dict:+, dictionary $dict}"
+    local log="$root/$build_dir/$target.log"
+    set +e
+    "$fuzzer" "$corpus" "${flags[@]}" >"$log" 2>&1
+    local rc=$?
+    set -e
+    local found=() f
+    for f in "$artifacts/$target"/*; do
+      [[ -e "$f" ]] && found+=("$f")
     done
-    fail "parser_fuzz found a crash, hang, leak or sanitizer report"
-  fi
-  grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
-  echo "corpus grew to $(find "$corpus" -type f | wc -l) input(s); log: $log"
+    if [[ $rc -ne 0 || ${#found[@]} -gt 0 ]]; then
+      tail -n 80 "$log" >&2
+      echo "fuzzer exit status $rc; full log: $log" >&2
+      for f in "${found[@]}"; do
+        echo "reproduce: $fuzzer $f" >&2
+      done
+      fail "$target found a crash, hang, leak or sanitizer report"
+    fi
+    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$log" || true
+    echo "$target: corpus grew to $(find "$corpus" -type f | wc -l) input(s); log: $log"
+  }
+  shopt -s nullglob
+  fuzz parser_fuzz tests/fuzz/rgl.dict examples/*.rgl tests/fuzz/seeds/parser/*
+  fuzz loader_fuzz '' tests/fuzz/seeds/loader/*
+  shopt -u nullglob
   stage_done
 fi
 

@@ -287,6 +287,11 @@ TEST(Check, ConstantFoldingOverflowIsAnError) {
   opts.sets = {{"K", "9223372036854775807"}};
   EXPECT_NE(Errors("const K = 1\nconst J = K + 1\n", opts).find("2:13: error: " + msg),
             std::string::npos);
+  // A grid's element count must fit too (it wrapped to 0: the loop ran nothing).
+  ExpectError("parallel for (i, j) in grid(4294967296, 4294967296) { }\n", 1, 24,
+              "grid(4294967296, 4294967296) has more elements than a 64-bit count holds");
+  ExpectError("data g = grid(4294967296, -4294967296)\n", 1, 6,
+              "grid(4294967296, -4294967296) has more elements than a 64-bit count holds");
   // The extremes themselves are fine.
   EXPECT_EQ(Errors("const a = -9223372036854775807 - 1\nconst b = a / 1 + 9223372036854775807\n"),
             "");
@@ -314,6 +319,9 @@ TEST(Lexer, StringsAndBadBytesAtLineEnds) {
   ExpectError("const a = 1 \xff\n", 1, 13, "unexpected character '\\xff'");
   ExpectError(std::string("const a = 1 ") + '\0' + "\n", 1, 13, "unexpected character '\\x00'");
   ExpectError(std::string("print(\"\\\x01\")\n"), 1, 8, "unknown escape '\\\\x01' in string");
+  // A NUL in a path would make open() read a file other than the one named.
+  ExpectError(std::string("data r = triples(\"r.csv") + '\0' + "x\")\n", 1, 18,
+              "a file path cannot contain a NUL byte");
 }
 
 TEST(Ir, DumpShowsExplicitParamAccesses) {

@@ -329,6 +329,18 @@ TEST(DenseCsv, InconsistentColumnsAndBadFields) {
   EXPECT_EQ(r->dim, 1);
 }
 
+TEST(DenseCsv, WideLineOverManyBlankLinesReservesInProportionToTheText) {
+  // 2.5 MB: 500k columns, then 1.5M blank lines. Sizing x by lines x columns
+  // reserved 3 TB here (bad_alloc; under ASan, an allocation-size-too-big crash).
+  std::string text;
+  for (int k = 0; k < 500000; ++k) text += "1,";
+  text += "1" + std::string(1500000, '\n');
+  auto r = ParseDenseCsv(text, "d.csv", {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->count, 1);
+  EXPECT_EQ(r->dim, 500000);
+}
+
 TEST(Spaces, GridRangeAndKindNames) {
   Dataset g = MakeGrid(3, 4);
   EXPECT_EQ(g.kind, DataKind::kGrid);
@@ -349,6 +361,12 @@ Dataset NumberedTriples(int n) {
     text += std::to_string(e % 50) + "," + std::to_string(e % 70) + "," + std::to_string(e) + "\n";
   }
   return MustTriples(text);
+}
+
+TEST(SpacesDeathTest, GridCountOverflowIsCaughtNotWrapped) {
+  // 2^32 x 2^32 wrapped to a count of 0; callers must reject such sizes first.
+  EXPECT_DEATH(MakeGrid(int64_t{1} << 32, int64_t{1} << 32), "n \\* m overflows int64");
+  EXPECT_EQ(MakeGrid(int64_t{1} << 31, int64_t{1} << 31).count, int64_t{1} << 62);
 }
 
 TEST(Split, FollowsTheHashRuleDisjointCoveringAndOrdered) {
