@@ -14,9 +14,14 @@
 namespace rigel::cli {
 namespace {
 
+// Flag values of one subcommand. Shared by the parser (which fills them) and
+// the callback (which owns a reference), so they live as long as the App.
 struct ProgramArgs {
   std::string path;
   std::vector<std::string> sets;
+  bool bytecode = false;
+  uint64_t seed = 0;
+  bool verbose = false;
 };
 
 void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
@@ -53,9 +58,9 @@ std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args, int* exi
 }  // namespace
 
 void AddCheckCommand(CLI::App& app, int* exit_code) {
-  auto* args = new ProgramArgs();  // lives as long as the process, like the App
+  auto args = std::make_shared<ProgramArgs>();
   CLI::App* cmd = app.add_subcommand("check", "parse and check a program; nothing runs");
-  AddProgramArgs(cmd, args);
+  AddProgramArgs(cmd, args.get());
   cmd->callback([args, exit_code] {
     auto prog = Compile(*args, exit_code);
     if (!prog) return;
@@ -66,17 +71,16 @@ void AddCheckCommand(CLI::App& app, int* exit_code) {
 }
 
 void AddDumpIrCommand(CLI::App& app, int* exit_code) {
-  auto* args = new ProgramArgs();
-  auto* bytecode = new bool(false);
+  auto args = std::make_shared<ProgramArgs>();
   CLI::App* cmd = app.add_subcommand("dump-ir", "print a program's loop IR");
-  AddProgramArgs(cmd, args);
-  cmd->add_flag("--bytecode", *bytecode,
+  AddProgramArgs(cmd, args.get());
+  cmd->add_flag("--bytecode", args->bytecode,
                 "also load the data and print each loop's compiled bytecode");
-  cmd->callback([args, bytecode, exit_code] {
+  cmd->callback([args, exit_code] {
     auto prog = Compile(*args, exit_code);
     if (!prog) return;
     std::cout << frontend::ir::Print(*prog);
-    if (!*bytecode) return;
+    if (!args->bytecode) return;
     auto ex = worker::SerialExecutor::Create(*prog, {});
     if (!ex.ok()) {
       std::cerr << ex.status().message();
@@ -90,20 +94,18 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
 }
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
-  auto* args = new ProgramArgs();
-  auto* seed = new uint64_t(0);
-  auto* verbose = new bool(false);
+  auto args = std::make_shared<ProgramArgs>();
   CLI::App* cmd = app.add_subcommand("run", "run a program (serially, in this process)");
-  AddProgramArgs(cmd, args);
-  cmd->add_option("--seed", *seed, "seed of rand(), randint() and negative()")
+  AddProgramArgs(cmd, args.get());
+  cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")
       ->default_val(0);
-  cmd->add_flag("-v,--verbose", *verbose, "report data loading and per-loop timing on stderr");
-  cmd->callback([args, seed, verbose, exit_code] {
+  cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
+  cmd->callback([args, exit_code] {
     auto prog = Compile(*args, exit_code);
     if (!prog) return;
     worker::ExecutorOptions opts;
-    opts.seed = *seed;
-    opts.log = *verbose ? &std::cerr : nullptr;
+    opts.seed = args->seed;
+    opts.log = args->verbose ? &std::cerr : nullptr;
     // Progress lines rewrite themselves with '\r': only on a terminal.
     if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
     auto ex = worker::SerialExecutor::Create(*prog, opts);

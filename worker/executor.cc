@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <iostream>
+#include <limits>
 
 #include "frontend/param_init.h"
 
@@ -99,6 +100,11 @@ Status SerialExecutor::LoadData() {
         if (!n.is_int || !m.is_int || n.i < 0 || m.i < 0) {
           return ErrorAt(d.loc, "iteration space sizes must be non-negative integers");
         }
+        int64_t total;
+        if (__builtin_mul_overflow(n.i, m.i, &total)) {
+          return ErrorAt(d.loc, "grid(" + std::to_string(n.i) + ", " + std::to_string(m.i) +
+                                    ") has more elements than fit in 64 bits");
+        }
         loaded = d.kind == DataKind::kGrid ? frontend::MakeGrid(n.i, m.i) : frontend::MakeRange(n.i);
         break;
       }
@@ -167,11 +173,13 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
       if (e.fn == ir::kNot) {
         v.i = a.is_int ? !a.i : !a.f;
-      } else if (e.fn == ir::kNeg) {
-        v.i = -a.i;
-        v.f = -a.f;
-      } else if (e.fn == ir::kAbs && v.is_int) {
-        v.i = std::llabs(a.i);
+      } else if (e.fn == ir::kNeg || (e.fn == ir::kAbs && v.is_int)) {
+        if (a.is_int && a.i == std::numeric_limits<int64_t>::min()) {
+          return ErrorAt(e.loc, "integer overflow");
+        }
+        bool negate = e.fn == ir::kNeg || a.i < 0;
+        v.i = negate ? -a.i : a.i;
+        v.f = e.fn == ir::kNeg ? -a.f : a.f;
       } else {
         double x = a.is_int ? static_cast<double>(a.i) : a.f;
         switch (e.fn) {
@@ -195,14 +203,16 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       double x = a.is_int ? static_cast<double>(a.i) : a.f;
       double y = b.is_int ? static_cast<double>(b.i) : b.f;
       auto set_bool = [&](bool r) { v.i = r; v.f = r; };
+      bool overflow = false;
       switch (e.fn) {
-        case ir::kAdd: ints ? void(v.i = a.i + b.i) : void(v.f = x + y); break;
-        case ir::kSub: ints ? void(v.i = a.i - b.i) : void(v.f = x - y); break;
-        case ir::kMul: ints ? void(v.i = a.i * b.i) : void(v.f = x * y); break;
+        case ir::kAdd: ints ? void(overflow = __builtin_add_overflow(a.i, b.i, &v.i)) : void(v.f = x + y); break;
+        case ir::kSub: ints ? void(overflow = __builtin_sub_overflow(a.i, b.i, &v.i)) : void(v.f = x - y); break;
+        case ir::kMul: ints ? void(overflow = __builtin_mul_overflow(a.i, b.i, &v.i)) : void(v.f = x * y); break;
         case ir::kDiv:
           if (ints) {
             if (b.i == 0) return ErrorAt(e.loc, "integer division by zero");
-            v.i = a.i / b.i;
+            if (b.i == -1 && a.i == std::numeric_limits<int64_t>::min()) overflow = true;
+            else v.i = a.i / b.i;
           } else {
             v.f = x / y;
           }
@@ -219,6 +229,7 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
         case ir::kOr: set_bool((a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0)); break;
         default: break;
       }
+      if (overflow) return ErrorAt(e.loc, "integer overflow");
       if (v.is_int && e.fn <= ir::kMax) v.f = static_cast<double>(v.i);
       return v;
     }
@@ -242,8 +253,10 @@ Status SerialExecutor::RunLoop(int loop) {
   if (space.sized_at_launch) {
     RIGEL_ASSIGN_OR_RETURN(Value n, Eval(space.grid_n));
     RIGEL_ASSIGN_OR_RETURN(Value m, Eval(space.grid_m));
-    if (n.i < 0 || m.i < 0) {
-      return ErrorAt(space.loc, "iteration space sizes must not be negative, got " +
+    int64_t total;
+    if (n.i < 0 || m.i < 0 || __builtin_mul_overflow(n.i, m.i, &total)) {
+      return ErrorAt(space.loc, "iteration space sizes must be non-negative and their product "
+                                "must fit in 64 bits, got " +
                                     std::to_string(n.i) + " and " + std::to_string(m.i));
     }
     data_[l.data] = std::make_shared<Dataset>(space.kind == DataKind::kGrid

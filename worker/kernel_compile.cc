@@ -42,9 +42,12 @@ class Compiler {
       if (l_.regs[r].type != Type::kVec) continue;
       auto w = widths(l_.regs[r].width_expr);
       if (!w.ok()) return w.status();
-      if (*w < 1) {
+      // Bytecode holds widths in 32 bits; far below that a vector no longer
+      // fits a worker's memory anyway.
+      constexpr int64_t kMaxWidth = int64_t{1} << 30;
+      if (*w < 1 || *w > kMaxWidth) {
         return InvalidArgument("vector register %" + std::to_string(r) + " has width " +
-                               std::to_string(*w) + "; widths must be at least 1");
+                               std::to_string(*w) + "; widths must be between 1 and 2^30");
       }
       k_->vec_width[r] = *w;
     }
@@ -406,6 +409,7 @@ class Compiler {
                  : (in.fn == ir::kNeg && at == Type::kInt) ? kINeg
                                                            : kFUn);
     o.fn = in.fn, o.d = in.dst, o.a = in.a;
+    o.loc = Loc(in);
   }
 
   // Stores a linear form for `dst`: deferred when only one consumer will
@@ -451,7 +455,7 @@ class Compiler {
                                     kFLe,  kFGt,  kFGe,  kFEq,  kFNe,  kBAnd, kBOr};
     VOp& o = Op0(is_int ? kInt[in.fn] : kF32[in.fn]);
     o.d = in.dst, o.a = in.a, o.b = in.b;
-    if (is_int && in.fn == ir::kDiv) o.loc = Loc(in);
+    if (is_int && in.fn <= ir::kDiv) o.loc = Loc(in);  // for overflow and division errors
     // Scalar results of constant operands fold, so coefficient arithmetic
     // such as lr * reg costs nothing per iteration.
     if (!is_int && in.fn <= ir::kDiv && const_val_[in.a] && const_val_[in.b]) {

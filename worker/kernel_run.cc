@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/hash.h"
 #include "frontend/param_init.h"
@@ -181,11 +182,26 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
     goto* kLabels[o->code];
     {
         L_kEnd: goto next_element;
-        L_kIAdd: S[o->d].i = S[o->a].i + S[o->b].i; NEXT();
-        L_kISub: S[o->d].i = S[o->a].i - S[o->b].i; NEXT();
-        L_kIMul: S[o->d].i = S[o->a].i * S[o->b].i; NEXT();
+        L_kIAdd:
+          if (__builtin_add_overflow(S[o->a].i, S[o->b].i, &S[o->d].i)) {
+            return fail(o, "integer overflow");
+          }
+          NEXT();
+        L_kISub:
+          if (__builtin_sub_overflow(S[o->a].i, S[o->b].i, &S[o->d].i)) {
+            return fail(o, "integer overflow");
+          }
+          NEXT();
+        L_kIMul:
+          if (__builtin_mul_overflow(S[o->a].i, S[o->b].i, &S[o->d].i)) {
+            return fail(o, "integer overflow");
+          }
+          NEXT();
         L_kIDiv:
           if (S[o->b].i == 0) return fail(o, "integer division by zero");
+          if (S[o->b].i == -1 && S[o->a].i == std::numeric_limits<int64_t>::min()) {
+            return fail(o, "integer overflow");
+          }
           S[o->d].i = S[o->a].i / S[o->b].i;
           NEXT();
         L_kIMin: S[o->d].i = std::min(S[o->a].i, S[o->b].i); NEXT();
@@ -196,7 +212,10 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
         L_kIGe: S[o->d].i = S[o->a].i >= S[o->b].i; NEXT();
         L_kIEq: S[o->d].i = S[o->a].i == S[o->b].i; NEXT();
         L_kINe: S[o->d].i = S[o->a].i != S[o->b].i; NEXT();
-        L_kINeg: S[o->d].i = -S[o->a].i; NEXT();
+        L_kINeg:
+          if (S[o->a].i == std::numeric_limits<int64_t>::min()) return fail(o, "integer overflow");
+          S[o->d].i = -S[o->a].i;
+          NEXT();
         L_kFAdd: S[o->d].f = S[o->a].f + S[o->b].f; NEXT();
         L_kFSub: S[o->d].f = S[o->a].f - S[o->b].f; NEXT();
         L_kFMul: S[o->d].f = S[o->a].f * S[o->b].f; NEXT();
@@ -444,7 +463,9 @@ Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
           const Dataset& d = *datas[o->aux];
           int64_t t = S[o->a].i, r = S[o->b].i;
           if (r < 0) return fail(o, "window radius must not be negative, got " + std::to_string(r));
-          int64_t lo = std::max<int64_t>(0, t - r), hi = std::min<int64_t>(d.count, t + r + 1);
+          // 128-bit bounds: t and r are program values and may be huge.
+          int64_t lo = static_cast<int64_t>(std::max<__int128>(0, __int128{t} - r));
+          int64_t hi = static_cast<int64_t>(std::min<__int128>(d.count, __int128{t} + r + 1));
           if (lo == t) ++lo;
           S[o->c].i = lo;
           S[o->c + 1].i = hi;

@@ -245,6 +245,49 @@ print(x, x * 2)
   EXPECT_EQ(r.ex->param(0)[0], 0.5f);
 }
 
+// Integer arithmetic is checked: overflow is a program error at its location,
+// never undefined behaviour (the sanitizer job runs these).
+TEST(Executor, IntegerOverflowIsAnError) {
+  struct Case {
+    const char* text;
+    const char* where;
+  } cases[] = {
+      {"var x = 9223372036854775807\nx = x + 1\n", "prog.rgl:2:7: error: integer overflow"},
+      {"var x = -9223372036854775807 - 1\nprint(x / -1)\n", "prog.rgl:2:9: error: integer overflow"},
+      {"var x = -9223372036854775807 - 1\nprint(abs(x))\n", "prog.rgl:2:7: error: integer overflow"},
+      {"param b: f32[2] = zeros()\nparallel for i in range(2) {\n  let k = 9223372036854775807 + i\n"
+       "  b[0] += k\n}\n",
+       "prog.rgl:3:31: error: integer overflow"},
+      {"param b: f32[2] = zeros()\nparallel for i in range(1) {\n"
+       "  let k = (-9223372036854775807 - 1) / (i - 1)\n  b[0] += k\n}\n",
+       "prog.rgl:3:38: error: integer overflow"},
+      {"var n = 4294967296\nparallel for (i, j) in grid(n, n) { }\n",
+       "prog.rgl:2:24: error: iteration space sizes must be non-negative and their product must fit"},
+  };
+  for (const Case& c : cases) {
+    Ran r = RunProgram(c.text);
+    ASSERT_FALSE(r.status.ok()) << c.text;
+    EXPECT_NE(r.status.message().find(c.where), std::string::npos)
+        << c.text << "\n" << r.status.message();
+  }
+}
+
+TEST(Executor, HugeWindowRadiusAndVectorWidthAreHandled) {
+  WriteData("h.txt", "a b c\n");
+  Ran r = RunProgram(R"(
+data c = tokens("h.txt")
+accum n: f32
+parallel for (t, w) in c { for x in window(c, t, 9223372036854775807) { n += 1 } }
+print(n)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "6\n");
+  Ran z = RunProgram("accum s: f32\nparallel for i in range(1) { s += sum(zeros(1099511627776)) }\n");
+  ASSERT_FALSE(z.status.ok());
+  EXPECT_NE(z.status.message().find("widths must be between 1 and 2^30"), std::string::npos)
+      << z.status.message();
+}
+
 TEST(Executor, IndexOutOfRangeNamesTheAccess) {
   Ran r = RunProgram(R"(
 param b: f32[4] = zeros()
