@@ -57,18 +57,35 @@ std::vector<bool> JumpTargets(const std::vector<VOp>& code) {
   return target;
 }
 
+// Rebuilds `code`: at each position `step(p, &out)` appends the instructions
+// that replace code[p ..] and returns how many it consumed (at least 1).
+// Passes only fuse groups with no jump target after their first
+// instruction, so remapping every target to its group's start is exact.
+template <typename Step>
+void Rewrite(std::vector<VOp>* code, Step step) {
+  std::vector<VOp> out;
+  std::vector<int> new_index(code->size() + 1, 0);
+  for (size_t p = 0; p < code->size();) {
+    int start = static_cast<int>(out.size());
+    size_t consumed = step(p, &out);
+    for (size_t i = p; i < p + consumed; ++i) new_index[i] = start;
+    p += consumed;
+  }
+  new_index[code->size()] = static_cast<int>(out.size());
+  for (VOp& o : out) {
+    if (IsJump(o.code)) o.n = new_index[o.n];
+  }
+  *code = std::move(out);
+}
+
 void FusePairs(Kernel::Impl* k) {
-  std::vector<VOp>& code = k->code;
+  const std::vector<VOp> code = k->code;
   std::vector<bool> target = JumpTargets(code);
   std::map<int, int> view_param;  // vector index -> parameter it views
   for (const VOp& o : code) {
     if (o.code == kRdRowView || o.code == kRdWholeView) view_param[o.d] = o.aux;
   }
-  std::vector<VOp> out;
-  std::vector<int> new_index(code.size() + 1, 0);
-  size_t p = 0;
-  while (p < code.size()) {
-    new_index[p] = static_cast<int>(out.size());
+  Rewrite(&k->code, [&](size_t p, std::vector<VOp>* out) -> size_t {
     const VOp& first = code[p];
     size_t q = p + 1;
     while (q < code.size() && IsPureScalar(code[q].code) && !target[q]) ++q;
@@ -82,14 +99,11 @@ void FusePairs(Kernel::Impl* k) {
       }
     }
     if (!fuse) {
-      out.push_back(first);
-      ++p;
-      continue;
+      out->push_back(first);
+      return 1;
     }
-    for (size_t s = p + 1; s < q; ++s) {
-      new_index[s] = static_cast<int>(out.size());
-      out.push_back(code[s]);
-    }
+    // The scalar instructions between the writes move before the pair.
+    for (size_t s = p + 1; s < q; ++s) out->push_back(code[s]);
     const VOp& second = code[q];
     VOp f;
     f.code = kWrRowPair;
@@ -105,15 +119,9 @@ void FusePairs(Kernel::Impl* k) {
     for (int i = 0; i < first.c; ++i) k->terms.push_back(k->terms[first.t + i]);
     for (int i = 0; i < second.c; ++i) k->terms.push_back(k->terms[second.t + i]);
     f.k.pair = SelectPair(first.c, second.c, first.n);
-    new_index[q] = static_cast<int>(out.size());
-    out.push_back(f);
-    p = q + 1;
-  }
-  new_index[code.size()] = static_cast<int>(out.size());
-  for (VOp& o : out) {
-    if (IsJump(o.code)) o.n = new_index[o.n];
-  }
-  code = std::move(out);
+    out->push_back(f);
+    return q + 1 - p;
+  });
 }
 
 // A row copy can be a view when every write to its parameter before the
@@ -147,41 +155,30 @@ void CopiesToViews(Kernel::Impl* k) {
 }  // namespace
 
 void FuseRowViews(Kernel::Impl* k) {
-  std::vector<VOp>& code = k->code;
+  const std::vector<VOp> code = k->code;
   std::vector<bool> target = JumpTargets(code);
-  std::vector<VOp> out;
-  std::vector<int> new_index(code.size() + 1, 0);
-  for (size_t p = 0; p < code.size(); ++p) {
-    new_index[p] = static_cast<int>(out.size());
-    if (code[p].code == kRdRowView && p + 1 < code.size() && code[p + 1].code == kRdRowView &&
-        !target[p + 1]) {
-      VOp f = code[p];
-      const VOp& second = code[p + 1];
-      f.code = kRdRowView2;
-      f.b = second.d;
-      f.c = second.a;
-      f.t = second.aux;
-      f.n = second.loc;  // the second read's location, for its index errors
-      out.push_back(f);
-      new_index[++p] = static_cast<int>(out.size()) - 1;
-      continue;
+  Rewrite(&k->code, [&](size_t p, std::vector<VOp>* out) -> size_t {
+    if (code[p].code != kRdRowView || p + 1 >= code.size() || code[p + 1].code != kRdRowView ||
+        target[p + 1]) {
+      out->push_back(code[p]);
+      return 1;
     }
-    out.push_back(code[p]);
-  }
-  new_index[code.size()] = static_cast<int>(out.size());
-  for (VOp& o : out) {
-    if (IsJump(o.code)) o.n = new_index[o.n];
-  }
-  code = std::move(out);
+    VOp f = code[p];
+    const VOp& second = code[p + 1];
+    f.code = kRdRowView2;
+    f.b = second.d;
+    f.c = second.a;
+    f.t = second.aux;
+    f.n = second.loc;  // the second read's location, for its index errors
+    out->push_back(f);
+    return 2;
+  });
 }
 
 void FuseDotIntoScalarOp(Kernel::Impl* k) {
-  std::vector<VOp>& code = k->code;
+  const std::vector<VOp> code = k->code;
   std::vector<bool> target = JumpTargets(code);
-  std::vector<VOp> out;
-  std::vector<int> new_index(code.size() + 1, 0);
-  for (size_t p = 0; p < code.size(); ++p) {
-    new_index[p] = static_cast<int>(out.size());
+  Rewrite(&k->code, [&](size_t p, std::vector<VOp>* out) -> size_t {
     const VOp& dot = code[p];
     if (dot.code == kDot && dot.fn == 1 && p + 1 < code.size() && !target[p + 1]) {
       const VOp& op = code[p + 1];
@@ -194,18 +191,13 @@ void FuseDotIntoScalarOp(Kernel::Impl* k) {
         f.d = op.d;
         f.c = op.a == dot.d ? op.b : op.a;
         f.t = op.a == dot.d ? 1 : 0;  // 1: the dot is the left operand
-        out.push_back(f);
-        new_index[++p] = static_cast<int>(out.size()) - 1;
-        continue;
+        out->push_back(f);
+        return 2;
       }
     }
-    out.push_back(dot);
-  }
-  new_index[code.size()] = static_cast<int>(out.size());
-  for (VOp& o : out) {
-    if (IsJump(o.code)) o.n = new_index[o.n];
-  }
-  code = std::move(out);
+    out->push_back(dot);
+    return 1;
+  });
 }
 
 void FusePairedRowWrites(Kernel::Impl* k) {
