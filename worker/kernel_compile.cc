@@ -102,7 +102,7 @@ class Compiler {
       if (in.dst >= 0 && !def_.count(in.dst)) def_[in.dst] = pos;
       if (in.dst2 >= 0 && !def_.count(in.dst2)) def_[in.dst2] = pos;
       for (int r : {in.a, in.b, in.c}) Use(r, pos, *loops);
-      if (in.op == Op::kMove || (in.op == Op::kBinary && l_.regs[in.dst].mut)) Use(in.dst, pos, *loops);
+      if (in.op == Op::kMove) Use(in.dst, pos, *loops);
       if (in.op == Op::kWrite) writes_[in.index].push_back(pos);
       bool is_loop = in.op == Op::kFor || in.op == Op::kForFeatures || in.op == Op::kForWindow;
       if (is_loop) loops->push_back({pos, end_[&in]});
@@ -463,12 +463,10 @@ class Compiler {
       float v = in.fn == ir::kAdd ? x + y : in.fn == ir::kSub ? x - y
                 : in.fn == ir::kMul ? x * y : x / y;
       k_->code.pop_back();
+      // Binary results are expression temporaries, never `var`s (compound
+      // assignments go through a temporary and a move), so this is a constant.
       k_->slot_init[in.dst].f = v;
-      if (!l_.regs[in.dst].mut) const_val_[in.dst] = v;
-      else {
-        VOp& m = Op0(kSMove);
-        m.d = in.dst, m.a = ConstSlot(v);
-      }
+      const_val_[in.dst] = v;
     }
   }
 

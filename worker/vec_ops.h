@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 namespace rigel::worker::vec {
 
@@ -63,27 +62,6 @@ __attribute__((always_inline)) inline void Lin4(float* d, float c0, const float*
 #pragma GCC ivdep
   for (int64_t k = 0; k < static_cast<int64_t>(n); ++k)
     d[k] = c0 * s0[k] + c1 * s1[k] + c2 * s2[k] + c3 * s3[k];
-}
-
-// Calls f(width) with `n` as a compile-time constant for the common row
-// widths, so the inlined row loops unroll into straight SIMD code; any other
-// width runs the same code with a run-time trip count.
-template <typename F>
-__attribute__((always_inline)) inline void Sized(int64_t n, F f) {
-  switch (n) {
-    case 8:
-      return f(std::integral_constant<int64_t, 8>{});
-    case 16:
-      return f(std::integral_constant<int64_t, 16>{});
-    case 32:
-      return f(std::integral_constant<int64_t, 32>{});
-    case 64:
-      return f(std::integral_constant<int64_t, 64>{});
-    case 128:
-      return f(std::integral_constant<int64_t, 128>{});
-    default:
-      return f(n);
-  }
 }
 
 }  // namespace rigel::worker::vec
