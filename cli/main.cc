@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   rigel::cli::AddCheckCommand(app, &exit_code);
   rigel::cli::AddDumpIrCommand(app, &exit_code);
+  rigel::cli::AddExplainCommand(app, &exit_code);
+  rigel::cli::AddPlanCommand(app, &exit_code);
   rigel::cli::AddRunCommand(app, &exit_code);
   rigel::cli::AddGenCommand(app, &exit_code);
   try {

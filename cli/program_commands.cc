@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/compile_program.h"
 #include "frontend/compile.h"
 #include "worker/executor.h"
 
@@ -31,10 +32,13 @@ void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
       ->take_all();
 }
 
-// Compiles the program or prints why not; returns null on error.
-std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args, int* exit_code) {
+}  // namespace
+
+std::unique_ptr<frontend::ir::Program> CompileProgram(const std::string& path,
+                                                      const std::vector<std::string>& sets,
+                                                      int* exit_code) {
   frontend::CompileOptions opts;
-  for (const std::string& s : args.sets) {
+  for (const std::string& s : sets) {
     auto kv = frontend::ParseSetFlag(s);
     if (!kv.ok()) {
       std::cerr << "rigel: " << kv.status().message() << "\n";
@@ -43,7 +47,7 @@ std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args, int* exi
     }
     opts.sets.push_back(*kv);
   }
-  auto prog = frontend::CompileFile(args.path, opts);
+  auto prog = frontend::CompileFile(path, opts);
   if (!prog.ok()) {
     *exit_code = 1;
     const Status& st = prog.status();
@@ -55,18 +59,16 @@ std::unique_ptr<frontend::ir::Program> Compile(const ProgramArgs& args, int* exi
   return std::make_unique<frontend::ir::Program>(std::move(prog).value());
 }
 
-}  // namespace
-
 void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ProgramArgs>();
   CLI::App* cmd = app.add_subcommand("check", "parse and check a program; nothing runs");
   AddProgramArgs(cmd, args.get());
   cmd->callback([args, exit_code] {
-    auto prog = Compile(*args, exit_code);
+    auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     std::cout << args->path << ": ok (" << prog->loops.size() << " parallel loop"
-              << (prog->loops.size() == 1 ? "" : "s") << ", " << prog->params.size()
-              << " parameter" << (prog->params.size() == 1 ? "" : "s") << ")\n";
+              << (prog->loops.size() == 1 ? "" : "s") << ", " << prog->params.size() << " parameter"
+              << (prog->params.size() == 1 ? "" : "s") << ")\n";
   });
 }
 
@@ -77,7 +79,7 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--bytecode", args->bytecode,
                 "also load the data and print each loop's compiled bytecode");
   cmd->callback([args, exit_code] {
-    auto prog = Compile(*args, exit_code);
+    auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     std::cout << frontend::ir::Print(*prog);
     if (!args->bytecode) return;
@@ -88,7 +90,8 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
       return;
     }
     for (size_t l = 0; l < prog->loops.size(); ++l) {
-      std::cout << "bytecode loop " << l << "\n" << (*ex)->kernel(static_cast<int>(l)).Disassemble();
+      std::cout << "bytecode loop " << l << "\n"
+                << (*ex)->kernel(static_cast<int>(l)).Disassemble();
     }
   });
 }
@@ -97,11 +100,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ProgramArgs>();
   CLI::App* cmd = app.add_subcommand("run", "run a program (serially, in this process)");
   AddProgramArgs(cmd, args.get());
-  cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")
-      ->default_val(0);
+  cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")->default_val(0);
   cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
   cmd->callback([args, exit_code] {
-    auto prog = Compile(*args, exit_code);
+    auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     worker::ExecutorOptions opts;
     opts.seed = args->seed;

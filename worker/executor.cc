@@ -1,10 +1,10 @@
 #include "worker/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <iostream>
 #include <limits>
 
@@ -105,18 +105,20 @@ Status SerialExecutor::LoadData() {
           return ErrorAt(d.loc, "grid(" + std::to_string(n.i) + ", " + std::to_string(m.i) +
                                     ") has more elements than fit in 64 bits");
         }
-        loaded = d.kind == DataKind::kGrid ? frontend::MakeGrid(n.i, m.i) : frontend::MakeRange(n.i);
+        loaded =
+            d.kind == DataKind::kGrid ? frontend::MakeGrid(n.i, m.i) : frontend::MakeRange(n.i);
         break;
       }
     }
     if (!loaded.ok()) {
       std::string hint;
       if (loaded.status().code() == StatusCode::kNotFound) {
-        hint = " (the examples' data are made by the build, or by `rigel gen`; see "
-               "examples/README.md)";
+        hint =
+            " (the examples' data are made by the build, or by `rigel gen`; see "
+            "examples/README.md)";
       }
-      return ErrorAt(d.loc, "cannot load data set '" + d.name + "': " +
-                                loaded.status().message() + hint);
+      return ErrorAt(d.loc,
+                     "cannot load data set '" + d.name + "': " + loaded.status().message() + hint);
     }
     data_[k] = std::make_shared<Dataset>(std::move(loaded).value());
     if (opts_.log && !d.path.empty()) {
@@ -154,13 +156,23 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
   Value v;
   v.is_int = e.is_int;
   switch (e.kind) {
-    case ir::DExpr::kInt: v.i = e.ival; v.f = static_cast<double>(e.ival); return v;
-    case ir::DExpr::kFloat: v.f = e.fval; return v;
-    case ir::DExpr::kString: v.s = e.str; return v;
+    case ir::DExpr::kInt:
+      v.i = e.ival;
+      v.f = static_cast<double>(e.ival);
+      return v;
+    case ir::DExpr::kFloat:
+      v.f = e.fval;
+      return v;
+    case ir::DExpr::kString:
+      v.s = e.str;
+      return v;
     case ir::DExpr::kDataAttr: {
       const Dataset& d = *data_[e.index];
-      v.i = e.str == "count" ? d.count : e.str == "rows" ? d.rows : e.str == "cols" ? d.cols
-            : e.str == "dim" ? d.dim : d.vocab;
+      v.i = e.str == "count"  ? d.count
+            : e.str == "rows" ? d.rows
+            : e.str == "cols" ? d.cols
+            : e.str == "dim"  ? d.dim
+                              : d.vocab;
       v.f = static_cast<double>(v.i);
       return v;
     }
@@ -168,7 +180,8 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       // An accum is f32 to the program; it is summed in double internally.
       v.f = static_cast<float>(accums_[e.index]);
       return v;
-    case ir::DExpr::kSlot: return slots_[e.index];
+    case ir::DExpr::kSlot:
+      return slots_[e.index];
     case ir::DExpr::kUnary: {
       RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
       if (e.fn == ir::kNot) {
@@ -183,14 +196,29 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       } else {
         double x = a.is_int ? static_cast<double>(a.i) : a.f;
         switch (e.fn) {
-          case ir::kSqrt: v.f = std::sqrt(x); break;
-          case ir::kExp: v.f = std::exp(x); break;
-          case ir::kLog: v.f = std::log(x); break;
-          case ir::kAbs: v.f = std::fabs(x); break;
-          case ir::kTanh: v.f = std::tanh(x); break;
-          case ir::kSigmoid: v.f = 1.0 / (1.0 + std::exp(-x)); break;
-          case ir::kLog1pExp: v.f = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); break;
-          default: break;
+          case ir::kSqrt:
+            v.f = std::sqrt(x);
+            break;
+          case ir::kExp:
+            v.f = std::exp(x);
+            break;
+          case ir::kLog:
+            v.f = std::log(x);
+            break;
+          case ir::kAbs:
+            v.f = std::fabs(x);
+            break;
+          case ir::kTanh:
+            v.f = std::tanh(x);
+            break;
+          case ir::kSigmoid:
+            v.f = 1.0 / (1.0 + std::exp(-x));
+            break;
+          case ir::kLog1pExp:
+            v.f = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+            break;
+          default:
+            break;
         }
       }
       v.f = v.is_int ? static_cast<double>(v.i) : v.f;
@@ -202,32 +230,64 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       bool ints = a.is_int && b.is_int;
       double x = a.is_int ? static_cast<double>(a.i) : a.f;
       double y = b.is_int ? static_cast<double>(b.i) : b.f;
-      auto set_bool = [&](bool r) { v.i = r; v.f = r; };
+      auto set_bool = [&](bool r) {
+        v.i = r;
+        v.f = r;
+      };
       bool overflow = false;
       switch (e.fn) {
-        case ir::kAdd: ints ? void(overflow = __builtin_add_overflow(a.i, b.i, &v.i)) : void(v.f = x + y); break;
-        case ir::kSub: ints ? void(overflow = __builtin_sub_overflow(a.i, b.i, &v.i)) : void(v.f = x - y); break;
-        case ir::kMul: ints ? void(overflow = __builtin_mul_overflow(a.i, b.i, &v.i)) : void(v.f = x * y); break;
+        case ir::kAdd:
+          ints ? void(overflow = __builtin_add_overflow(a.i, b.i, &v.i)) : void(v.f = x + y);
+          break;
+        case ir::kSub:
+          ints ? void(overflow = __builtin_sub_overflow(a.i, b.i, &v.i)) : void(v.f = x - y);
+          break;
+        case ir::kMul:
+          ints ? void(overflow = __builtin_mul_overflow(a.i, b.i, &v.i)) : void(v.f = x * y);
+          break;
         case ir::kDiv:
           if (ints) {
             if (b.i == 0) return ErrorAt(e.loc, "integer division by zero");
-            if (b.i == -1 && a.i == std::numeric_limits<int64_t>::min()) overflow = true;
-            else v.i = a.i / b.i;
+            if (b.i == -1 && a.i == std::numeric_limits<int64_t>::min())
+              overflow = true;
+            else
+              v.i = a.i / b.i;
           } else {
             v.f = x / y;
           }
           break;
-        case ir::kMin: ints ? void(v.i = std::min(a.i, b.i)) : void(v.f = std::min(x, y)); break;
-        case ir::kMax: ints ? void(v.i = std::max(a.i, b.i)) : void(v.f = std::max(x, y)); break;
-        case ir::kLt: set_bool(x < y); break;
-        case ir::kLe: set_bool(x <= y); break;
-        case ir::kGt: set_bool(x > y); break;
-        case ir::kGe: set_bool(x >= y); break;
-        case ir::kEq: set_bool(ints ? a.i == b.i : x == y); break;
-        case ir::kNe: set_bool(ints ? a.i != b.i : x != y); break;
-        case ir::kAnd: set_bool((a.is_int ? a.i != 0 : a.f != 0) && (b.is_int ? b.i != 0 : b.f != 0)); break;
-        case ir::kOr: set_bool((a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0)); break;
-        default: break;
+        case ir::kMin:
+          ints ? void(v.i = std::min(a.i, b.i)) : void(v.f = std::min(x, y));
+          break;
+        case ir::kMax:
+          ints ? void(v.i = std::max(a.i, b.i)) : void(v.f = std::max(x, y));
+          break;
+        case ir::kLt:
+          set_bool(x < y);
+          break;
+        case ir::kLe:
+          set_bool(x <= y);
+          break;
+        case ir::kGt:
+          set_bool(x > y);
+          break;
+        case ir::kGe:
+          set_bool(x >= y);
+          break;
+        case ir::kEq:
+          set_bool(ints ? a.i == b.i : x == y);
+          break;
+        case ir::kNe:
+          set_bool(ints ? a.i != b.i : x != y);
+          break;
+        case ir::kAnd:
+          set_bool((a.is_int ? a.i != 0 : a.f != 0) && (b.is_int ? b.i != 0 : b.f != 0));
+          break;
+        case ir::kOr:
+          set_bool((a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0));
+          break;
+        default:
+          break;
       }
       if (overflow) return ErrorAt(e.loc, "integer overflow");
       if (v.is_int && e.fn <= ir::kMax) v.f = static_cast<double>(v.i);
@@ -236,6 +296,23 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
   }
   return Internal("bad driver expression");
 }
+
+namespace {
+
+Status CheckPermutation(const std::vector<int64_t>& order, int64_t count, const ir::Loop& l) {
+  std::vector<bool> seen(static_cast<size_t>(count), false);
+  bool ok = static_cast<int64_t>(order.size()) == count;
+  for (size_t k = 0; ok && k < order.size(); ++k) {
+    ok = order[k] >= 0 && order[k] < count && !seen[order[k]];
+    if (ok) seen[order[k]] = true;
+  }
+  if (ok) return Status::Ok();
+  return InvalidArgument("the iteration order given for loop " + std::to_string(l.id) + " (line " +
+                         std::to_string(l.loc.line) + ") is not a permutation of its " +
+                         std::to_string(count) + " elements");
+}
+
+}  // namespace
 
 Status SerialExecutor::RunLoop(int loop) {
   const ir::Loop& l = prog_.loops[loop];
@@ -255,18 +332,31 @@ Status SerialExecutor::RunLoop(int loop) {
     RIGEL_ASSIGN_OR_RETURN(Value m, Eval(space.grid_m));
     int64_t total;
     if (n.i < 0 || m.i < 0 || __builtin_mul_overflow(n.i, m.i, &total)) {
-      return ErrorAt(space.loc, "iteration space sizes must be non-negative and their product "
-                                "must fit in 64 bits, got " +
-                                    std::to_string(n.i) + " and " + std::to_string(m.i));
+      return ErrorAt(space.loc,
+                     "iteration space sizes must be non-negative and their product "
+                     "must fit in 64 bits, got " +
+                         std::to_string(n.i) + " and " + std::to_string(m.i));
     }
-    data_[l.data] = std::make_shared<Dataset>(space.kind == DataKind::kGrid
-                                                  ? frontend::MakeGrid(n.i, m.i)
-                                                  : frontend::MakeRange(n.i));
+    data_[l.data] = std::make_shared<Dataset>(
+        space.kind == DataKind::kGrid ? frontend::MakeGrid(n.i, m.i) : frontend::MakeRange(n.i));
     data_ptrs_[l.data] = data_[l.data].get();
   }
   auto start = std::chrono::steady_clock::now();
   int64_t count = data_ptrs_[l.data]->count;
-  if (!opts_.progress) {
+  std::vector<int64_t> order;
+  if (opts_.order) {
+    RIGEL_ASSIGN_OR_RETURN(order, opts_.order(loop, *data_ptrs_[l.data]));
+    if (!order.empty()) RIGEL_RETURN_IF_ERROR(CheckPermutation(order, count, l));
+  }
+  if (!order.empty()) {
+    // Runs of consecutive elements go to the kernel as one range.
+    for (size_t k = 0; k < order.size();) {
+      size_t end = k + 1;
+      while (end < order.size() && order[end] == order[end - 1] + 1) ++end;
+      RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, order[k], order[end - 1] + 1));
+      k = end;
+    }
+  } else if (!opts_.progress) {
     RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, 0, count));
   } else {
     // Chunks are large enough that the per-call frame setup is noise, small
@@ -275,14 +365,14 @@ Status SerialExecutor::RunLoop(int loop) {
     bool shown = false;
     for (int64_t b = 0; b < count; b += kChunk) {
       RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, b, std::min(count, b + kChunk)));
-      double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       int64_t done = std::min(count, b + kChunk);
       if (secs >= opts_.progress_after_s && done < count) {
         char buf[160];
         double rate = done / secs;
-        std::snprintf(buf, sizeof buf, "\r  loop %d (line %d): %5.1f%%  %.3g elements/s  ETA %.0f s ",
-                      loop, l.loc.line, 100.0 * done / count, rate, (count - done) / rate);
+        std::snprintf(buf, sizeof buf,
+                      "\r  loop %d (line %d): %5.1f%%  %.3g elements/s  ETA %.0f s ", loop,
+                      l.loc.line, 100.0 * done / count, rate, (count - done) / rate);
         *opts_.progress << buf << std::flush;
         shown = true;
       }

@@ -15,6 +15,7 @@
 #define RIGEL_WORKER_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -28,13 +29,19 @@
 namespace rigel::worker {
 
 struct ExecutorOptions {
-  uint64_t seed = 0;             // for rand(), randint(), negative()
-  std::ostream* out = nullptr;   // where print() writes; null: std::cout
-  std::ostream* log = nullptr;   // timing lines per data set and loop; null: none
+  uint64_t seed = 0;            // for rand(), randint(), negative()
+  std::ostream* out = nullptr;  // where print() writes; null: std::cout
+  std::ostream* log = nullptr;  // timing lines per data set and loop; null: none
   // Live progress ("\r"-updated line with elements done and ETA) for loops
   // running longer than `progress_after_s`; null: none. Meant for a terminal.
   std::ostream* progress = nullptr;
   double progress_after_s = 2.0;
+  // The order in which a run of loop `loop` visits the elements of `data`,
+  // when not file order: a permutation of 0 .. count-1 (checked; anything
+  // else stops the run with InvalidArgument), or an empty vector for file
+  // order. Used to run a loop in the serial order equivalent to a
+  // distributed schedule (analysis/order.h). Null: file order.
+  std::function<StatusOr<std::vector<int64_t>>(int loop, const frontend::Dataset& data)> order;
 };
 
 class SerialExecutor {

@@ -1,0 +1,206 @@
+// `rigel explain`: the plan in plain words.
+#include <algorithm>
+#include <sstream>
+
+#include "analysis/plan.h"
+
+namespace rigel::analysis {
+
+using frontend::ir::Program;
+
+namespace {
+
+std::string Trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+
+std::string Pad(std::string s, size_t n) {
+  if (s.size() < n) s.append(n - s.size(), ' ');
+  return s;
+}
+
+const char* ModeWord(frontend::ir::Access m) {
+  switch (m) {
+    case frontend::ir::Access::kElement:
+      return "element";
+    case frontend::ir::Access::kRow:
+      return "row";
+    case frontend::ir::Access::kWhole:
+      return "whole";
+  }
+  return "";
+}
+
+std::string Header(const Program& prog, const LoopPlan& lp) {
+  if (!prog.source) return "";
+  std::string line = Trim(prog.source->Line(lp.loc.line));
+  size_t brace = line.find('{');
+  if (brace != std::string::npos) line = Trim(std::string_view(line).substr(0, brace));
+  return line;
+}
+
+// The loop header with `clause` ("relax W, H") in place of its relax clause.
+std::string WithRelax(const std::string& header, const std::string& clause) {
+  size_t r = header.find(" relax ");
+  std::string base = r == std::string::npos ? header : header.substr(0, r);
+  return base + " " + clause + " {";
+}
+
+std::string HowItRuns(const LoopPlan& lp, int workers) {
+  const std::vector<std::string>& dims = lp.accesses.space.dims;
+  const Schedule& s = lp.schedule;
+  std::string p = std::to_string(workers);
+  switch (s.kind) {
+    case ScheduleKind::kDataParallel:
+      return "the iterations are cut into " + p + " parts of equal count, one per worker";
+    case ScheduleKind::kModelParallel1D:
+      return "the space is cut into " + p + " ranges of " + dims[s.dim] + ", one per worker";
+    case ScheduleKind::kConflictFree2D:
+      return p + " x " + p + " blocks of (" + dims[s.local_dim] + ", " + dims[s.rotate_dim] +
+             "); at step t = 0.." + std::to_string(workers - 1) +
+             " worker p runs block (p, (p + t) mod " + p + ")";
+    case ScheduleKind::kWavefront: {
+      std::string out;
+      int d = static_cast<int>(dims.size());
+      std::vector<std::string> primed;
+      bool identity = true;
+      for (int r = 0; r < d; ++r) {
+        std::string e = dims[r];
+        for (int c = 0; c < r; ++c) {
+          if (s.skew[r][c] == 0) continue;
+          identity = false;
+          e += " + " + (s.skew[r][c] == 1 ? "" : std::to_string(s.skew[r][c]) + "*") + dims[c];
+        }
+        primed.push_back(dims[r] + "' = " + e);
+      }
+      if (!identity) {
+        out = "skew ";
+        for (int r = 0; r < d; ++r) out += (r ? ", " : "") + primed[r];
+        out += "; ";
+      }
+      std::string blocks, coords, sum;
+      int64_t steps = 1;
+      for (int r = 0; r < d; ++r) {
+        blocks += (r ? " x " : "") + std::to_string(s.blocks[r]);
+        coords += (r ? ", " : "") + dims[r] + (identity ? "" : "'");
+        steps += s.blocks[r] - 1;
+      }
+      out += blocks + " blocks of (" + coords + "); block (p, q" + (d > 2 ? ", ..." : "") +
+             ") runs at step p + q" + (d > 2 ? " + ..." : "") + " on worker p, " +
+             std::to_string(steps) + " steps; blocks on one anti-diagonal run at the same time";
+      return out;
+    }
+    case ScheduleKind::kSerial:
+      return "one worker runs every iteration, in order";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Explain(const Program& prog, const Plan& plan) {
+  std::ostringstream o;
+  for (const LoopPlan& lp : plan.loops) {
+    const std::vector<std::string>& dims = lp.accesses.space.dims;
+    o << "loop " << lp.id << " at " << prog.path << ":" << lp.loc.line << "\n";
+    o << "  " << Header(prog, lp) << "\n";
+    o << "  space: (";
+    for (size_t d = 0; d < dims.size(); ++d) o << (d ? ", " : "") << dims[d];
+    o << ") over " << lp.data;
+    bool known = !lp.accesses.space.extent.empty() &&
+                 std::all_of(lp.accesses.space.extent.begin(), lp.accesses.space.extent.end(),
+                             [](int64_t e) { return e >= 0; });
+    o << (known ? "" : "; its size is known when the data are loaded")
+      << (lp.ordered ? "; ordered (lexicographic order must be kept)" : "") << "\n";
+    o << "  accesses:\n";
+    if (lp.accesses.accesses.empty()) o << "    none\n";
+    for (const ParamAccess& a : lp.accesses.accesses) {
+      std::string at = std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
+      o << "    " << Pad(at, 7) << Pad(AccessKindName(a.kind), 18) << Pad(FormatAccess(prog, a), 16)
+        << Pad(ModeWord(a.mode), 8);
+      std::string subs;
+      for (const Subscript& s : a.subs) {
+        subs += (subs.empty() ? "" : ", ") + s.text + ": " + SubscriptClass(s);
+        if (s.kind != Subscript::kAffine) subs += " (" + s.why + ")";
+      }
+      o << subs;
+      if (a.conditional) o << "; under if";
+      if (a.count > 1) o << "; x" << a.count;
+      o << "\n";
+    }
+    if (!lp.accesses.accums.empty()) {
+      o << "  reductions (never a dependence):";
+      for (const AccumUpdate& u : lp.accesses.accums) {
+        o << " " << prog.accums[u.accum].name << " += (" << u.loc.line << ":" << u.loc.col << ")";
+      }
+      o << "\n";
+    }
+    o << "  dependences:\n";
+    if (lp.dependences.empty())
+      o << "    none: no two iterations touch the same element with a write\n";
+    // Grouped by parameter; a relaxed parameter's pairs are allowed, so one
+    // example stands for all of them.
+    std::vector<const Dependence*> deps;
+    for (const Dependence& d : lp.dependences) deps.push_back(&d);
+    std::stable_sort(deps.begin(), deps.end(),
+                     [](const Dependence* x, const Dependence* y) { return x->param < y->param; });
+    for (size_t k = 0; k < deps.size(); ++k) {
+      const Dependence& d = *deps[k];
+      size_t more = 0;
+      if (d.relaxed) {
+        while (k + 1 + more < deps.size() && deps[k + 1 + more]->param == d.param) ++more;
+      }
+      const ParamAccess& a = lp.accesses.accesses[d.a];
+      const ParamAccess& b = lp.accesses.accesses[d.b];
+      o << "    " << prog.params[d.param].name << ": " << FormatAccess(prog, a) << " ("
+        << AccessKindName(a.kind) << ", " << a.loc.line << ":" << a.loc.col << ")";
+      if (d.a != d.b) {
+        o << " and " << FormatAccess(prog, b) << " (" << AccessKindName(b.kind) << ", "
+          << b.loc.line << ":" << b.loc.col << ")";
+      } else {
+        o << " in two iterations";
+      }
+      o << " conflict " << d.relation;
+      if (lp.ordered && !d.distances.empty() && d.relation.find("distance") == std::string::npos) {
+        o << "; distances";
+        for (const Distance& x : d.distances) o << " " << x.ToString();
+      }
+      if (more > 0) o << " (and " << more << " more pair" << (more == 1 ? "" : "s") << ")";
+      if (d.relaxed) o << " [allowed: the loop relaxes " << prog.params[d.param].name << "]";
+      if (!d.exact) o << " [assumed: the exact test gave up]";
+      o << "\n";
+      k += more;
+    }
+    o << "  schedule: " << ScheduleKindName(lp.schedule.kind) << " on "
+      << (lp.schedule.kind == ScheduleKind::kSerial ? 1 : plan.workers) << " worker"
+      << (lp.schedule.kind != ScheduleKind::kSerial && plan.workers > 1 ? "s" : "") << "\n";
+    o << "    why: " << lp.schedule_why << "\n";
+    o << "    how: " << HowItRuns(lp, plan.workers) << "\n";
+    for (const Rejection& r : lp.rejected) {
+      o << "    not " << ScheduleKindName(r.kind) << ": " << r.reason << "\n";
+    }
+    if (!lp.suggestion.empty()) {
+      o << "  suggestion: to run it as " << ScheduleKindName(lp.suggestion_kind)
+        << ", accept stale values with `" << lp.suggestion << "`:\n    "
+        << WithRelax(Header(prog, lp), lp.suggestion) << "\n";
+    } else if (lp.schedule.kind == ScheduleKind::kSerial) {
+      o << "  suggestion: none; no relax clause makes this loop parallel\n";
+    }
+    o << "  parameters:\n";
+    size_t width = 0;
+    for (const ParamPlan& p : lp.params) width = std::max(width, p.name.size());
+    for (const ParamPlan& p : lp.params) {
+      o << "    " << Pad(p.name, width + 2) << Pad(StrategyName(p.strategy), 12);
+      if (p.keyed_by >= 0 && p.keyed_by < static_cast<int>(dims.size())) {
+        o << "keyed by " << dims[p.keyed_by] << "; ";
+      }
+      o << p.why << "\n";
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace rigel::analysis

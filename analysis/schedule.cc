@@ -1,0 +1,442 @@
+// Schedule choice and per-parameter strategies (plan.h).
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "analysis/plan.h"
+
+namespace rigel::analysis {
+
+using frontend::ir::Program;
+
+const char* ScheduleKindName(ScheduleKind k) {
+  switch (k) {
+    case ScheduleKind::kDataParallel:
+      return "data_parallel";
+    case ScheduleKind::kModelParallel1D:
+      return "model_parallel_1d";
+    case ScheduleKind::kConflictFree2D:
+      return "conflict_free_2d";
+    case ScheduleKind::kWavefront:
+      return "wavefront";
+    case ScheduleKind::kSerial:
+      return "serial";
+  }
+  return "?";
+}
+
+const char* StrategyName(Strategy s) {
+  switch (s) {
+    case Strategy::kLocal:
+      return "local";
+    case Strategy::kRotate:
+      return "rotate";
+    case Strategy::kPs:
+      return "ps";
+    case Strategy::kAllreduce:
+      return "allreduce";
+    case Strategy::kReplicated:
+      return "replicated";
+    case Strategy::kAccumulator:
+      return "accumulator";
+  }
+  return "?";
+}
+
+bool ParseScheduleKind(const std::string& name, ScheduleKind* out) {
+  for (ScheduleKind k :
+       {ScheduleKind::kDataParallel, ScheduleKind::kModelParallel1D, ScheduleKind::kConflictFree2D,
+        ScheduleKind::kWavefront, ScheduleKind::kSerial}) {
+    if (name == ScheduleKindName(k)) {
+      *out = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ParseStrategy(const std::string& name, Strategy* out) {
+  for (Strategy s : {Strategy::kLocal, Strategy::kRotate, Strategy::kPs, Strategy::kAllreduce,
+                     Strategy::kReplicated, Strategy::kAccumulator}) {
+    if (name == StrategyName(s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string ProgramHash(const Program& prog) {
+  const std::string& text = prog.source ? prog.source->text() : std::string();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "xxh64:%016llx",
+                static_cast<unsigned long long>(XXH64(text.data(), text.size(), 0)));
+  return buf;
+}
+
+namespace {
+
+std::string At(const ParamAccess& a) {
+  return std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
+}
+
+// "W[i] (write, 16:5) and W[i] (read, 14:24)"
+std::string PairText(const Program& prog, const LoopAccesses& acc, const Dependence& d) {
+  const ParamAccess& a = acc.accesses[d.a];
+  const ParamAccess& b = acc.accesses[d.b];
+  std::string s = FormatAccess(prog, a) + " (" + AccessKindName(a.kind) + ", " + At(a) + ")";
+  if (d.a == d.b) return s + " in two iterations";
+  return s + " and " + FormatAccess(prog, b) + " (" + AccessKindName(b.kind) + ", " + At(b) + ")";
+}
+
+// One reason line per parameter: the first of its dependences that `bad`
+// accepts.
+template <typename Pred>
+std::string Reasons(const Program& prog, const LoopAccesses& acc,
+                    const std::vector<const Dependence*>& deps, Pred bad) {
+  std::string out;
+  std::set<int> seen;
+  for (const Dependence* d : deps) {
+    if (!bad(*d) || !seen.insert(d->param).second) continue;
+    if (!out.empty()) out += "; ";
+    out += prog.params[d->param].name + ": " + PairText(prog, acc, *d) + " conflict " + d->relation;
+  }
+  return out;
+}
+
+// The unit lower-triangular skew that makes every (lexicographically
+// positive, constant) distance non-negative in every coordinate: row k adds
+// multiples of the already-skewed earlier coordinates, the smallest that
+// lift each distance's coordinate k to zero or more.
+bool WavefrontSkew(const std::vector<std::vector<int64_t>>& dists, int d,
+                   std::vector<std::vector<int64_t>>* skew) {
+  skew->assign(d, std::vector<int64_t>(d, 0));
+  for (int k = 0; k < d; ++k) (*skew)[k][k] = 1;
+  std::vector<std::vector<int64_t>> cur = dists;  // skewed so far
+  for (int k = 1; k < d; ++k) {
+    for (int m = 0; m < k; ++m) {
+      int64_t need = 0;
+      for (const auto& v : cur) {
+        // Distances whose first non-zero skewed coordinate is m.
+        bool lead = v[m] > 0;
+        for (int q = 0; q < m; ++q) lead = lead && v[q] == 0;
+        if (!lead || v[k] >= 0) continue;
+        need = std::max(need, (-v[k] + v[m] - 1) / v[m]);
+      }
+      (*skew)[k][m] = need;
+      for (auto& v : cur) v[k] += need * v[m];
+    }
+  }
+  for (const auto& v : cur) {
+    for (int k = 0; k < d; ++k) {
+      if (v[k] < 0) return false;
+    }
+  }
+  return true;
+}
+
+struct Choice {
+  Schedule schedule;
+  std::string why;
+  std::vector<Rejection> rejected;
+  std::map<int, int> keyed;  // param -> dimension its conflicts need equal
+};
+
+Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<Dependence>& deps,
+              const std::vector<bool>& relaxed, bool ordered, int workers) {
+  Choice c;
+  const std::vector<std::string>& dims = acc.space.dims;
+  int d = static_cast<int>(dims.size());
+  std::vector<const Dependence*> active;
+  for (const Dependence& dep : deps) {
+    if (!relaxed[dep.param]) active.push_back(&dep);
+  }
+  auto any = [](const Dependence&) { return true; };
+  // 1. data-parallel
+  if (active.empty()) {
+    c.schedule.kind = ScheduleKind::kDataParallel;
+    c.why = "no two iterations conflict";
+    if (!deps.empty()) c.why += " on a parameter the loop does not relax";
+    return c;
+  }
+  c.rejected.push_back({ScheduleKind::kDataParallel, Reasons(prog, acc, active, any)});
+  // 2. 1-D model-parallel
+  std::string why1;
+  for (int k = 0; k < d; ++k) {
+    bool ok = std::all_of(active.begin(), active.end(),
+                          [&](const Dependence* p) { return p->needs_equal[k]; });
+    if (ok) {
+      c.schedule.kind = ScheduleKind::kModelParallel1D;
+      c.schedule.dim = k;
+      for (const Dependence* p : active) c.keyed[p->param] = k;
+      c.why = "every conflict is between iterations with the same " + dims[k] +
+              ", so partitioning by " + dims[k] + " keeps conflicting iterations on one worker";
+      return c;
+    }
+    if (!why1.empty()) why1 += "; ";
+    why1 += "by " + dims[k] + ": " +
+            Reasons(prog, acc, active, [&](const Dependence& p) { return !p.needs_equal[k]; });
+  }
+  c.rejected.push_back({ScheduleKind::kModelParallel1D, why1});
+  // 3. conflict-free 2-D rotation
+  if (d < 2) {
+    c.rejected.push_back(
+        {ScheduleKind::kConflictFree2D, "the space has one dimension (" + dims[0] + ")"});
+  } else if (ordered) {
+    c.rejected.push_back({ScheduleKind::kConflictFree2D,
+                          "the loop is ordered, and the rotation runs the blocks of a row in a "
+                          "different order on each worker"});
+  } else {
+    std::string why2;
+    for (int a = 0; a < d && c.schedule.kind != ScheduleKind::kConflictFree2D; ++a) {
+      for (int b = 0; b < d; ++b) {
+        if (a == b) continue;
+        std::map<int, int> keyed;
+        std::string bad;
+        for (const Dependence* p : active) {
+          bool by_a = true, by_b = true;
+          for (const Dependence* q : active) {
+            if (q->param != p->param) continue;
+            by_a = by_a && q->needs_equal[a];
+            by_b = by_b && q->needs_equal[b];
+          }
+          if (by_a || by_b) {
+            keyed[p->param] = by_a ? a : b;
+          } else if (bad.empty()) {
+            bad = Reasons(prog, acc, {p}, any) + ", which needs neither " + dims[a] + " nor " +
+                  dims[b] + " equal";
+          }
+        }
+        if (bad.empty()) {
+          c.schedule.kind = ScheduleKind::kConflictFree2D;
+          c.schedule.local_dim = a;
+          c.schedule.rotate_dim = b;
+          c.schedule.blocks = {workers, workers};
+          c.keyed = keyed;
+          c.why = "every conflict is between iterations with the same " + dims[a] +
+                  " or the same " + dims[b] + ": the " + std::to_string(workers) + " x " +
+                  std::to_string(workers) + " blocks on one step share no " + dims[a] + " and no " +
+                  dims[b];
+          break;
+        }
+        if (why2.empty()) why2 = bad;
+      }
+    }
+    if (c.schedule.kind == ScheduleKind::kConflictFree2D) return c;
+    c.rejected.push_back({ScheduleKind::kConflictFree2D, why2});
+  }
+  // 4. wavefront
+  std::string why4;
+  std::vector<std::vector<int64_t>> dists;
+  for (const Dependence* p : active) {
+    for (const Distance& dist : p->distances) {
+      if (!dist.Constant()) {
+        if (why4.empty()) {
+          why4 = prog.params[p->param].name + ": " + PairText(prog, acc, *p) + " have distance " +
+                 dist.ToString() + ", which is not constant";
+        }
+      } else {
+        dists.push_back(dist.dist);
+      }
+    }
+    if (p->always && why4.empty()) {
+      why4 =
+          prog.params[p->param].name + ": " + PairText(prog, acc, *p) + " conflict " + p->relation;
+    }
+  }
+  if (d < 2 && why4.empty()) {
+    why4 = "the space has one dimension, so every block waits for the one before it";
+  }
+  std::vector<std::vector<int64_t>> skew;
+  if (why4.empty() && !WavefrontSkew(dists, d, &skew)) {
+    why4 = "no skew makes every distance non-negative";
+  }
+  if (why4.empty()) {
+    c.schedule.kind = ScheduleKind::kWavefront;
+    c.schedule.skew = skew;
+    c.schedule.blocks.assign(d, 2 * static_cast<int64_t>(workers));
+    c.schedule.blocks[0] = workers;
+    std::string ds;
+    for (size_t k = 0; k < dists.size(); ++k) {
+      std::string v = "(";
+      for (int q = 0; q < d; ++q) v += (q ? ", " : "") + std::to_string(dists[k][q]);
+      v += ")";
+      if (ds.find(v) == std::string::npos) ds += (ds.empty() ? "" : ", ") + v;
+    }
+    bool identity = true;
+    for (int r = 0; r < d; ++r) {
+      for (int q = 0; q < r; ++q) identity = identity && skew[r][q] == 0;
+    }
+    c.why =
+        "every dependence has a constant distance (" + ds + ")" +
+        (identity ? "; all are already non-negative, so blocks on an anti-diagonal are independent"
+                  : "; after the skew every distance is non-negative, so blocks on an "
+                    "anti-diagonal of the skewed space are independent");
+    for (const Dependence* p : active) c.keyed[p->param] = 0;
+    return c;
+  }
+  c.rejected.push_back({ScheduleKind::kWavefront, why4});
+  c.schedule.kind = ScheduleKind::kSerial;
+  c.why = "none of the parallel schedules keeps every dependence";
+  return c;
+}
+
+bool AllAffineRows(const LoopAccesses& acc, int param) {
+  for (const ParamAccess& a : acc.accesses) {
+    if (a.param != param) continue;
+    if (a.subs.empty() || a.subs[0].kind != Subscript::kAffine) return false;
+  }
+  return true;
+}
+
+void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
+                const std::vector<bool>& relaxed, LoopPlan* out) {
+  const std::vector<std::string>& dims = acc.space.dims;
+  for (size_t p = 0; p < prog.params.size(); ++p) {
+    bool touched = false, written = false, whole = false;
+    for (const ParamAccess& a : acc.accesses) {
+      if (a.param != static_cast<int>(p)) continue;
+      touched = true;
+      written |= a.kind != AccessKind::kRead;
+      whole |= a.mode == frontend::ir::Access::kWhole;
+    }
+    if (!touched) continue;
+    ParamPlan pp;
+    pp.name = prog.params[p].name;
+    pp.index = static_cast<int>(p);
+    pp.written = written;
+    pp.dense = whole;
+    auto keyed = c.keyed.find(static_cast<int>(p));
+    if (!written) {
+      pp.strategy = Strategy::kReplicated;
+      pp.why = "read-only in this loop: a copy on every worker, fetched once per run of the loop";
+    } else if (c.schedule.kind == ScheduleKind::kSerial) {
+      pp.strategy = Strategy::kLocal;
+      pp.why = "the loop runs on one worker, which holds it";
+    } else if (keyed != c.keyed.end()) {
+      pp.keyed_by = keyed->second;
+      const std::string& k = dims[keyed->second];
+      if (c.schedule.kind == ScheduleKind::kConflictFree2D &&
+          keyed->second == c.schedule.rotate_dim) {
+        pp.strategy = Strategy::kRotate;
+        pp.why =
+            "its conflicts need the same " + k + ": its rows are cut like the " + k +
+            " blocks, and after every step each worker hands its block to worker p - 1 (mod P)";
+      } else if (c.schedule.kind == ScheduleKind::kWavefront) {
+        pp.strategy = Strategy::kLocal;
+        pp.why = "its rows are cut like the block rows (by " + k +
+                 ") and stay on the worker that runs them; rows next to a block boundary are "
+                 "handed to the next worker when its block is done";
+      } else {
+        pp.strategy = Strategy::kLocal;
+        pp.why = "its conflicts need the same " + k + ": its rows are cut like the " + k +
+                 " partition and stay on the worker that owns it";
+      }
+    } else if (whole) {
+      pp.strategy = Strategy::kAllreduce;
+      pp.why = std::string(relaxed[p] ? "relaxed and " : "") +
+               "read and written whole (dense): replicated on every worker, deltas summed by "
+               "AllReduce";
+    } else {
+      pp.strategy = Strategy::kPs;
+      bool range = AllAffineRows(acc, static_cast<int>(p));
+      pp.shard = range ? "range" : "hash";
+      pp.why = std::string(relaxed[p] ? "relaxed; " : "no conflicts; ") +
+               "rows touched one at a time (sparse): sharded on the parameter servers by " +
+               (range ? "row ranges (rows follow a loop variable)"
+                      : "a hash of the row (rows are indirect)");
+    }
+    out->params.push_back(std::move(pp));
+  }
+  std::set<int> accums;
+  for (const AccumUpdate& u : acc.accums) {
+    if (!accums.insert(u.accum).second) continue;
+    ParamPlan pp;
+    pp.name = prog.accums[u.accum].name;
+    pp.index = u.accum;
+    pp.is_accum = true;
+    pp.strategy = Strategy::kAccumulator;
+    pp.written = true;
+    pp.why = "a sum: each worker adds its part, the scheduler adds the parts";
+    out->params.push_back(std::move(pp));
+  }
+}
+
+}  // namespace
+
+LoopPlan PlanLoop(const Program& prog, int loop, int workers, const std::vector<bool>& relaxed) {
+  const frontend::ir::Loop& l = prog.loops[loop];
+  LoopPlan lp;
+  lp.id = loop;
+  lp.loc = l.loc;
+  lp.ordered = l.ordered;
+  lp.accesses = AnalyzeAccesses(prog, loop);
+  lp.data = lp.accesses.space.what;
+  for (size_t p = 0; p < relaxed.size(); ++p) {
+    if (relaxed[p]) lp.relaxed.push_back(prog.params[p].name);
+  }
+  lp.dependences = ComputeDependences(prog, lp.accesses, &lp.independent);
+  Choice c = Choose(prog, lp.accesses, lp.dependences, relaxed, l.ordered, workers);
+  lp.schedule = c.schedule;
+  lp.schedule_why = c.why;
+  lp.rejected = c.rejected;
+  Strategies(prog, lp.accesses, c, relaxed, &lp);
+  if (c.schedule.kind != ScheduleKind::kSerial) return lp;
+  // The smallest set of extra relaxed parameters that gives a parallel
+  // schedule (fewest names first; among equals, the earliest schedule kind).
+  std::vector<int> cand;
+  for (const Dependence& d : lp.dependences) {
+    if (!relaxed[d.param] && std::find(cand.begin(), cand.end(), d.param) == cand.end()) {
+      cand.push_back(d.param);
+    }
+  }
+  std::sort(cand.begin(), cand.end());
+  int n = static_cast<int>(cand.size());
+  if (n > 12) n = 12;  // 4096 subsets at most; more names than this need no search
+  for (int size = 1; size <= n && lp.suggestion.empty(); ++size) {
+    ScheduleKind best = ScheduleKind::kSerial;
+    uint32_t best_mask = 0;
+    for (uint32_t mask = 1; mask < (1u << n); ++mask) {
+      if (__builtin_popcount(mask) != size) continue;
+      std::vector<bool> r = relaxed;
+      for (int k = 0; k < n; ++k) {
+        if (mask & (1u << k)) r[cand[k]] = true;
+      }
+      Choice alt = Choose(prog, lp.accesses, lp.dependences, r, l.ordered, workers);
+      if (alt.schedule.kind != ScheduleKind::kSerial &&
+          (best == ScheduleKind::kSerial || alt.schedule.kind < best)) {
+        best = alt.schedule.kind;
+        best_mask = mask;
+      }
+    }
+    if (best == ScheduleKind::kSerial) continue;
+    std::vector<std::string> names = lp.relaxed;
+    for (int k = 0; k < n; ++k) {
+      if (best_mask & (1u << k)) names.push_back(prog.params[cand[k]].name);
+    }
+    lp.suggestion = "relax ";
+    for (size_t k = 0; k < names.size(); ++k) lp.suggestion += (k ? ", " : "") + names[k];
+    lp.suggestion_kind = best;
+  }
+  return lp;
+}
+
+StatusOr<Plan> MakePlan(const Program& prog, const PlanOptions& opts) {
+  if (opts.workers < 1) {
+    return InvalidArgument("--workers must be at least 1, got " + std::to_string(opts.workers));
+  }
+  Plan plan;
+  plan.program = prog.path;
+  plan.program_hash = ProgramHash(prog);
+  plan.workers = opts.workers;
+  for (size_t l = 0; l < prog.loops.size(); ++l) {
+    plan.loops.push_back(PlanLoop(prog, static_cast<int>(l), opts.workers, prog.loops[l].relaxed));
+  }
+  return plan;
+}
+
+}  // namespace rigel::analysis

@@ -1,0 +1,97 @@
+// `rigel explain` and `rigel plan` as a user runs them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/cli/rigel_runner.h"
+
+namespace rigel {
+namespace {
+
+using testing::RunRigel;
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/rigel-plan-XXXXXX";
+  const char* d = mkdtemp(tmpl);
+  return d ? d : "/tmp";
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ExplainCli, GivesTheExpectedAnalysisOfEveryExample) {
+  struct Want {
+    const char* example;
+    std::vector<std::string> lines;
+  };
+  const Want wants[] = {
+      {"mf",
+       {"schedule: conflict_free_2d on 4 workers", "W  local       keyed by i",
+        "H  rotate      keyed by j", "schedule: data_parallel", "W   replicated",
+        "not data_parallel: W:", "not model_parallel_1d: by i: H:"}},
+      {"bias", {"schedule: model_parallel_1d", "b  local       keyed by i"}},
+      {"sparse_lr", {"schedule: data_parallel", "w     ps"}},
+      {"word2vec", {"schedule: data_parallel", "emb    ps", "ctx    ps"}},
+      {"dense_lr", {"schedule: data_parallel", "w     allreduce"}},
+      {"wavefront", {"schedule: wavefront", "distance (1, 0)", "distance (0, 1)"}},
+  };
+  for (const Want& w : wants) {
+    auto r = RunRigel(std::string("explain examples/") + w.example + ".rgl");
+    EXPECT_EQ(r.code, 0) << r.out;
+    for (const std::string& line : w.lines) {
+      EXPECT_NE(r.out.find(line), std::string::npos)
+          << w.example << ": missing '" << line << "' in\n"
+          << r.out;
+    }
+  }
+}
+
+TEST(PlanCli, WritesAPlanThatExplainAcceptsBack) {
+  std::string dir = TempDir();
+  auto r = RunRigel("plan examples/mf.rgl --workers 3 -o " + dir + "/plan.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("conflict_free_2d data_parallel"), std::string::npos) << r.out;
+  std::string plan = Slurp(dir + "/plan.json");
+  EXPECT_NE(plan.find("\"version\": 1"), std::string::npos);
+  EXPECT_NE(plan.find("\"workers\": 3"), std::string::npos);
+  r = RunRigel("explain --plan " + dir + "/plan.json examples/mf.rgl");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("conflict_free_2d on 3 workers"), std::string::npos) << r.out;
+  // --json prints the same document the plan command writes.
+  r = RunRigel("explain --json --workers 3 examples/mf.rgl");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, plan);
+}
+
+TEST(PlanCli, RefusesAHandEditedPlanThatBreaksADependence) {
+  std::string dir = TempDir();
+  ASSERT_EQ(RunRigel("plan examples/mf.rgl -o " + dir + "/plan.json").code, 0);
+  std::string plan = Slurp(dir + "/plan.json");
+  size_t k = plan.find("\"kind\": \"conflict_free_2d\"");
+  ASSERT_NE(k, std::string::npos);
+  plan.replace(k, std::string("\"kind\": \"conflict_free_2d\"").size(),
+               "\"kind\": \"data_parallel\"");
+  std::ofstream(dir + "/edited.json") << plan;
+  auto r = RunRigel("explain --plan " + dir + "/edited.json examples/mf.rgl");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("data_parallel would break a dependence: W[i]"), std::string::npos) << r.out;
+  r = RunRigel("explain --plan " + dir + "/plan.json --workers 2 examples/mf.rgl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("is a plan for 4 workers, but --workers says 2"), std::string::npos)
+      << r.out;
+  r = RunRigel("explain --plan " + dir + "/missing.json examples/mf.rgl");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("missing.json"), std::string::npos) << r.out;
+  r = RunRigel("explain --workers 0 examples/mf.rgl");
+  EXPECT_EQ(r.code, 2) << r.out;
+}
+
+}  // namespace
+}  // namespace rigel
