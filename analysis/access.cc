@@ -30,6 +30,18 @@ const char* AccessKindName(AccessKind k) {
   return "?";
 }
 
+const char* AccessModeName(Access m) {
+  switch (m) {
+    case Access::kElement:
+      return "element";
+    case Access::kRow:
+      return "row";
+    case Access::kWhole:
+      return "whole";
+  }
+  return "?";
+}
+
 const char* SubscriptClass(const Subscript& s) {
   switch (s.kind) {
     case Subscript::kAffine:

@@ -86,6 +86,9 @@ struct LoopAccesses {
 // Analyses loop `loop` of `prog` (a checked program).
 LoopAccesses AnalyzeAccesses(const frontend::ir::Program& prog, int loop);
 
+// "element", "row" or "whole".
+const char* AccessModeName(frontend::ir::Access m);
+
 // "W[i + 1, k]", "w" (whole), "emb[w]".
 std::string FormatAccess(const frontend::ir::Program& prog, const ParamAccess& a);
 

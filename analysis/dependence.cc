@@ -25,6 +25,16 @@ std::string Distance::ToString() const {
   return s + ")";
 }
 
+std::string DescribePair(const Program& prog, const LoopAccesses& acc, const Dependence& d) {
+  auto one = [&](const ParamAccess& a) {
+    return FormatAccess(prog, a) + " (" + AccessKindName(a.kind) + ", " +
+           std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col) + ")";
+  };
+  const ParamAccess& a = acc.accesses[d.a];
+  if (d.a == d.b) return one(a) + " in two iterations";
+  return one(a) + " and " + one(acc.accesses[d.b]);
+}
+
 namespace {
 
 // The system for one pair: access a at iteration x, access b at iteration y;
@@ -291,14 +301,10 @@ std::vector<Dependence> ComputeDependences(const Program& prog, const LoopAccess
       if (pa.param != pb.param) continue;
       if (pa.kind == AccessKind::kRead && pb.kind == AccessKind::kRead) continue;
       PairTest t(prog, acc, static_cast<int>(a), static_cast<int>(b));
-      std::string pair_name = FormatAccess(prog, pa) + " (" + AccessKindName(pa.kind) + ", " +
-                              std::to_string(pa.loc.line) + ":" + std::to_string(pa.loc.col) + ")";
-      if (b != a) {
-        pair_name += " and " + FormatAccess(prog, pb) + " (" + AccessKindName(pb.kind) + ", " +
-                     std::to_string(pb.loc.line) + ":" + std::to_string(pb.loc.col) + ")";
-      } else {
-        pair_name += " with itself";
-      }
+      Dependence pair;
+      pair.a = static_cast<int>(a);
+      pair.b = static_cast<int>(b);
+      std::string pair_name = DescribePair(prog, acc, pair);
       if (!t.Solvable()) {
         if (independent)
           independent->push_back(pair_name + ": never the same element (no integer solution)");

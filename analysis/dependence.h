@@ -60,6 +60,12 @@ struct Dependence {
   std::string relation;             // "when i is equal", "distance (1, 0)", ...
 };
 
+// The two accesses of `d` as text: "W[i] (write, 16:5) and W[i] (read,
+// 14:24)", or "W[i] (write, 16:5) in two iterations" for an access paired
+// with itself.
+std::string DescribePair(const frontend::ir::Program& prog, const LoopAccesses& acc,
+                         const Dependence& d);
+
 // Every dependence of loop `acc.loop`. Pairs that cannot conflict are left
 // out; `independent` (optional) receives one line per such pair with the
 // reason ("W[0] and W[1] never name the same row"), for reports.

@@ -21,18 +21,6 @@ std::string Pad(std::string s, size_t n) {
   return s;
 }
 
-const char* ModeWord(frontend::ir::Access m) {
-  switch (m) {
-    case frontend::ir::Access::kElement:
-      return "element";
-    case frontend::ir::Access::kRow:
-      return "row";
-    case frontend::ir::Access::kWhole:
-      return "whole";
-  }
-  return "";
-}
-
 std::string Header(const Program& prog, const LoopPlan& lp) {
   if (!prog.source) return "";
   std::string line = Trim(prog.source->Line(lp.loc.line));
@@ -119,7 +107,7 @@ std::string Explain(const Program& prog, const Plan& plan) {
     for (const ParamAccess& a : lp.accesses.accesses) {
       std::string at = std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
       o << "    " << Pad(at, 7) << Pad(AccessKindName(a.kind), 18) << Pad(FormatAccess(prog, a), 16)
-        << Pad(ModeWord(a.mode), 8);
+        << Pad(AccessModeName(a.mode), 8);
       std::string subs;
       for (const Subscript& s : a.subs) {
         subs += (subs.empty() ? "" : ", ") + s.text + ": " + SubscriptClass(s);
@@ -152,16 +140,7 @@ std::string Explain(const Program& prog, const Plan& plan) {
       if (d.relaxed) {
         while (k + 1 + more < deps.size() && deps[k + 1 + more]->param == d.param) ++more;
       }
-      const ParamAccess& a = lp.accesses.accesses[d.a];
-      const ParamAccess& b = lp.accesses.accesses[d.b];
-      o << "    " << prog.params[d.param].name << ": " << FormatAccess(prog, a) << " ("
-        << AccessKindName(a.kind) << ", " << a.loc.line << ":" << a.loc.col << ")";
-      if (d.a != d.b) {
-        o << " and " << FormatAccess(prog, b) << " (" << AccessKindName(b.kind) << ", "
-          << b.loc.line << ":" << b.loc.col << ")";
-      } else {
-        o << " in two iterations";
-      }
+      o << "    " << prog.params[d.param].name << ": " << DescribePair(prog, lp.accesses, d);
       o << " conflict " << d.relation;
       if (lp.ordered && !d.distances.empty() && d.relation.find("distance") == std::string::npos) {
         o << "; distances";

@@ -62,18 +62,6 @@ json SubscriptJson(const Program& prog, const std::vector<std::string>& dims, co
   return j;
 }
 
-const char* ModeName(frontend::ir::Access m) {
-  switch (m) {
-    case frontend::ir::Access::kElement:
-      return "element";
-    case frontend::ir::Access::kRow:
-      return "row";
-    case frontend::ir::Access::kWhole:
-      return "whole";
-  }
-  return "?";
-}
-
 json LoopJson(const Program& prog, const LoopPlan& lp) {
   const std::vector<std::string>& dims = lp.accesses.space.dims;
   json j;
@@ -106,7 +94,7 @@ json LoopJson(const Program& prog, const LoopPlan& lp) {
     aj["param"] = prog.params[a.param].name;
     aj["text"] = FormatAccess(prog, a);
     aj["access"] = AccessKindName(a.kind);
-    aj["mode"] = ModeName(a.mode);
+    aj["mode"] = AccessModeName(a.mode);
     aj["at"] = std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
     json subs = json::array();
     for (const Subscript& s : a.subs) subs.push_back(SubscriptJson(prog, dims, s));

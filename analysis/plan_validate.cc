@@ -10,16 +10,6 @@ using frontend::ir::Program;
 
 namespace {
 
-std::string PairText(const Program& prog, const LoopPlan& lp, const Dependence& d) {
-  auto one = [&](const ParamAccess& a) {
-    return FormatAccess(prog, a) + " (" + AccessKindName(a.kind) + ", " +
-           std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col) + ")";
-  };
-  const ParamAccess& a = lp.accesses.accesses[d.a];
-  if (d.a == d.b) return one(a) + " in two iterations";
-  return one(a) + " and " + one(lp.accesses.accesses[d.b]);
-}
-
 class LoopChecker {
  public:
   LoopChecker(const Program& prog, const LoopPlan& fresh, const LoopPlan& given, int workers,
@@ -39,7 +29,7 @@ class LoopChecker {
  private:
   Status Breaks(const std::string& what, const Dependence& d) const {
     return InvalidArgument(where_ + ": " + what + " would break a dependence: " +
-                           PairText(prog_, fresh_, d) + " conflict " + d.relation);
+                           DescribePair(prog_, fresh_.accesses, d) + " conflict " + d.relation);
   }
   Status Bad(const std::string& what) const { return InvalidArgument(where_ + ": " + what); }
 

@@ -80,19 +80,6 @@ std::string ProgramHash(const Program& prog) {
 
 namespace {
 
-std::string At(const ParamAccess& a) {
-  return std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
-}
-
-// "W[i] (write, 16:5) and W[i] (read, 14:24)"
-std::string PairText(const Program& prog, const LoopAccesses& acc, const Dependence& d) {
-  const ParamAccess& a = acc.accesses[d.a];
-  const ParamAccess& b = acc.accesses[d.b];
-  std::string s = FormatAccess(prog, a) + " (" + AccessKindName(a.kind) + ", " + At(a) + ")";
-  if (d.a == d.b) return s + " in two iterations";
-  return s + " and " + FormatAccess(prog, b) + " (" + AccessKindName(b.kind) + ", " + At(b) + ")";
-}
-
 // One reason line per parameter: the first of its dependences that `bad`
 // accepts.
 template <typename Pred>
@@ -103,7 +90,8 @@ std::string Reasons(const Program& prog, const LoopAccesses& acc,
   for (const Dependence* d : deps) {
     if (!bad(*d) || !seen.insert(d->param).second) continue;
     if (!out.empty()) out += "; ";
-    out += prog.params[d->param].name + ": " + PairText(prog, acc, *d) + " conflict " + d->relation;
+    out += prog.params[d->param].name + ": " + DescribePair(prog, acc, *d) + " conflict " +
+           d->relation;
   }
   return out;
 }
@@ -236,16 +224,16 @@ Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<De
     for (const Distance& dist : p->distances) {
       if (!dist.Constant()) {
         if (why4.empty()) {
-          why4 = prog.params[p->param].name + ": " + PairText(prog, acc, *p) + " have distance " +
-                 dist.ToString() + ", which is not constant";
+          why4 = prog.params[p->param].name + ": " + DescribePair(prog, acc, *p) +
+                 " have distance " + dist.ToString() + ", which is not constant";
         }
       } else {
         dists.push_back(dist.dist);
       }
     }
     if (p->always && why4.empty()) {
-      why4 =
-          prog.params[p->param].name + ": " + PairText(prog, acc, *p) + " conflict " + p->relation;
+      why4 = prog.params[p->param].name + ": " + DescribePair(prog, acc, *p) + " conflict " +
+             p->relation;
     }
   }
   if (d < 2 && why4.empty()) {
