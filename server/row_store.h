@@ -1,0 +1,91 @@
+// Storage for the rows of one parameter shard on a parameter server.
+//
+// Two layouts, one interface:
+//  - RangeStore: rows [begin, end) of a parameter keyed by a loop variable,
+//    one contiguous array, every row initialised when the store is made.
+//  - HashStore: rows of an indirectly accessed parameter (embeddings,
+//    feature weights), any subset of row ids, created on first touch. It is
+//    an open-addressing table of our own (linear probing over 64-bit keys,
+//    4-byte row slots, rows in per-stripe arenas of 256-row chunks): at width
+//    64 it holds 1.1-1.2x the payload bytes, depending on how full the tables
+//    are (tests/server measures it), with no allocation per row.
+// Either way a row's initial value comes from a RowInit, a pure function of
+// the row id, so it does not depend on which server holds the row or on how
+// many servers there are.
+//
+// Concurrency: rows are guarded by lock stripes (a row's stripe is a hash of
+// its id); a batch is split by stripe and each stripe's rows are read or
+// updated under its lock, so a row is never seen half-updated and batches
+// touching different stripes run in parallel (Pull/Push use oneTBB's
+// parallel_for for large batches). All methods are thread-safe.
+#ifndef RIGEL_SERVER_ROW_STORE_H_
+#define RIGEL_SERVER_ROW_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "common/status.h"
+
+namespace rigel::server {
+
+// How pushed values change a row (per element, v the pushed value):
+//   kAssign:  w = v
+//   kAdd:     w += v           (deltas; what relaxed parameters push)
+//   kSgd:     w -= lr * v      (v a gradient)
+//   kAdagrad: h += v * v; w -= lr * v / (sqrt(h) + eps)   (h kept per element)
+enum class UpdateRule : uint8_t { kAssign, kAdd, kSgd, kAdagrad };
+
+struct UpdateOptions {
+  UpdateRule rule = UpdateRule::kAdd;
+  float lr = 0.01f;
+  float eps = 1e-8f;
+};
+
+// Writes the initial value of row `row` (width floats) to `out`. Must be a
+// pure function of `row` and thread-safe.
+using RowInit = std::function<void(int64_t row, float* out)>;
+
+class RowStore {
+ public:
+  virtual ~RowStore() = default;
+
+  int64_t width() const { return width_; }
+
+  // Copies the rows `keys[k]` into out[k * width .. (k + 1) * width). Keys
+  // need not be sorted or distinct. A hash store creates missing rows with
+  // their initial value; a range store returns OutOfRange for a key outside
+  // its range (and copies nothing).
+  virtual Status Pull(std::span<const int64_t> keys, float* out) = 0;
+
+  // Applies `values` (keys.size() * width floats, row k at k * width) to the
+  // rows `keys` with `opts.rule`. Repeated keys are applied in order. Same
+  // errors as Pull; on error nothing is applied.
+  virtual Status Push(std::span<const int64_t> keys, const float* values,
+                      const UpdateOptions& opts) = 0;
+
+  // Rows stored now (a range store: all of its range).
+  virtual int64_t rows() const = 0;
+  // Bytes of memory this store holds (tables, arenas, optimizer state), for
+  // the memory-per-row figure.
+  virtual size_t bytes() const = 0;
+
+ protected:
+  explicit RowStore(int64_t width) : width_(width) {}
+  int64_t width_;
+};
+
+// Rows [begin, end) of width `width`, initialised with `init`.
+// InvalidArgument if the range is empty or too large to allocate.
+StatusOr<std::unique_ptr<RowStore>> NewRangeStore(int64_t begin, int64_t end, int64_t width,
+                                                  const RowInit& init);
+
+// An empty hash store of rows of width `width`; rows are created by `init`
+// on first touch. Row ids may be any non-negative int64.
+std::unique_ptr<RowStore> NewHashStore(int64_t width, RowInit init);
+
+}  // namespace rigel::server
+
+#endif  // RIGEL_SERVER_ROW_STORE_H_
