@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   rigel::cli::AddPlanCommand(app, &exit_code);
   rigel::cli::AddRunCommand(app, &exit_code);
   rigel::cli::AddGenCommand(app, &exit_code);
+  rigel::cli::AddKeygenCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

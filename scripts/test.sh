@@ -139,6 +139,7 @@ if [[ $sanitize -eq 1 ]]; then
   shopt -s nullglob
   fuzz parser_fuzz tests/fuzz/rgl.dict examples/*.rgl tests/fuzz/seeds/parser/*
   fuzz loader_fuzz '' tests/fuzz/seeds/loader/*
+  fuzz transport_fuzz '' tests/fuzz/seeds/transport/*
   shopt -u nullglob
   stage_done
 fi

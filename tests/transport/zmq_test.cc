@@ -1,0 +1,390 @@
+// The ZeroMQ backend in one process: every message type over tcp, ipc and
+// inproc, 64 MiB messages, many requests in flight, back-pressure, peers that
+// come back at a new address, options and plain-mode rules.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "tests/transport/test_util.h"
+#include "transport/zmq/transport.h"
+
+namespace rigel::transport {
+namespace {
+
+using testing::AllTypes;
+using testing::Closer;
+using testing::ExpectSample;
+using testing::Gate;
+using testing::GateOpener;
+using testing::MakeSample;
+using testing::WaitFor;
+
+const PeerId kServer{Role::kServer, 0};
+const PeerId kWorker{Role::kWorker, 0};
+
+std::unique_ptr<Transport> Make(ZmqOptions o) {
+  auto t = CreateZmqTransport(o);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t.ok() ? std::move(t).value() : nullptr;
+}
+
+ZmqOptions Options(PeerId self, std::string listen = "tcp://127.0.0.1:*") {
+  ZmqOptions o;
+  o.self = self;
+  o.listen = std::move(listen);
+  o.linger = Millis(100);
+  return o;
+}
+
+// Answers each request with a sample of the same type; keeps one-way messages.
+struct Echo {
+  explicit Echo(Transport& t) : t(t) {
+    t.SetHandler([this](InMessage m) {
+      if (m.is_request()) {
+        (void)this->t.Respond(m, MakeSample(m.type(), static_cast<int>(m.request_id() % 5)));
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      one_way.push_back(m);
+    });
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mu);
+    return one_way.size();
+  }
+  Transport& t;
+  std::mutex mu;
+  std::vector<InMessage> one_way;
+};
+
+class ZmqSchemeTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZmqSchemeTest, EveryMessageTypeBothWays) {
+  auto ctx = ZmqContext::Create();
+  ASSERT_TRUE(ctx.ok());
+  std::string scheme = GetParam();
+  std::string tag = std::to_string(::getpid());
+  auto listen = [&](const char* name) {
+    if (scheme == "tcp") return std::string("tcp://127.0.0.1:*");
+    if (scheme == "ipc") return "ipc:///tmp/rigel-test-" + tag + "-" + name;
+    return "inproc://rigel-test-" + tag + "-" + name;
+  };
+  ZmqOptions so = Options(kServer, listen("server"));
+  so.context = *ctx;
+  ZmqOptions wo = Options(kWorker, listen("worker"));
+  wo.context = *ctx;
+  auto server = Make(so);
+  auto worker = Make(wo);
+  ASSERT_TRUE(server && worker);
+  Echo echo(*server);
+  Closer echo_closer{server.get()};
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  auto types = AllTypes();
+  for (size_t i = 0; i < types.size(); ++i) {
+    ASSERT_TRUE(worker->Send(kServer, MakeSample(types[i], int(i))).ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return echo.count() == types.size(); }));
+  for (size_t i = 0; i < types.size(); ++i) {
+    EXPECT_EQ(echo.one_way[i].from(), kWorker);
+    ExpectSample(echo.one_way[i], types[i], int(i));
+  }
+  for (MessageType t : types) {
+    if (t == MessageType::ERROR) continue;  // an error response is a Status, tested below
+    auto r = worker->Call(kServer, MakeSample(t, 2), {.timeout = Millis(5000)});
+    ASSERT_TRUE(r.ok()) << MessageTypeName(t) << ": " << r.status().ToString();
+    EXPECT_EQ(r->from(), kServer);
+    ExpectSample(*r, t, int(r->request_id() % 5));
+  }
+  // The server learnt the worker's address from the connection and can send first.
+  Echo back(*worker);
+  Closer closer{server.get(), worker.get()};
+  ASSERT_TRUE(server->Send(kWorker, MakeSample(MessageType::HEARTBEAT, 3)).ok());
+  ASSERT_TRUE(WaitFor([&] { return back.count() == 1; }));
+  ExpectSample(back.one_way[0], MessageType::HEARTBEAT, 3);
+  EXPECT_EQ(server->stats().dropped_total(), 0u);
+  EXPECT_EQ(worker->stats().dropped_total(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, ZmqSchemeTest, ::testing::Values("tcp", "ipc", "inproc"));
+
+TEST(ZmqTest, ErrorResponsesAndTimeouts) {
+  auto server = Make(Options(kServer));
+  auto worker = Make(Options(kWorker));
+  server->SetHandler([&](InMessage m) {
+    if (m.type() == MessageType::PLAN) (void)server->RespondError(m, InvalidArgument("bad plan"));
+  });
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  auto r = worker->Call(kServer, MakeSample(MessageType::PLAN, 1));
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "server:0: bad plan");
+  auto start = Clock::now();
+  auto t = worker->Call(kServer, MakeAckMessage(), {.timeout = Millis(100)});
+  EXPECT_EQ(t.status().code(), StatusCode::kUnavailable);
+  EXPECT_GE(Clock::now() - start, Millis(100));
+  EXPECT_LT(Clock::now() - start, Millis(1500));
+  EXPECT_EQ(worker->stats().requests_timed_out, 1u);
+}
+
+TEST(ZmqTest, SixtyFourMiBMessagesBothWaysWithoutCopies) {
+  auto server = Make(Options(kServer));
+  auto worker = Make(Options(kWorker));
+  // Echo the rows back: the response reuses the received frame (no copy).
+  server->SetHandler([&](InMessage m) {
+    auto rows = m.header().getBody().getPullReply().getRows();
+    OutMessage r;
+    r.SetRows(r.header().getBody().initPullReply().initRows(), m.frame(rows.getFrame()),
+              rows.getWidth());
+    (void)server->Respond(m, std::move(r));
+  });
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  constexpr size_t kFloats = size_t{16} << 20;  // 64 MiB
+  std::vector<float> values(kFloats);
+  for (size_t i = 0; i < kFloats; ++i) values[i] = float(i % 100003) * 0.5f;
+  Buffer payload = Buffer::FromVector(values);
+  OutMessage m;
+  m.SetRows(m.header().getBody().initPullReply().initRows(), payload, 256);
+  auto r = worker->Call(kServer, std::move(m), {.timeout = Millis(20000)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  RowsView v = r->Rows(r->header().getBody().getPullReply().getRows());
+  ASSERT_EQ(v.rows * v.width, kFloats);
+  EXPECT_EQ(std::memcmp(v.values.data(), values.data(), kFloats * 4), 0);
+  EXPECT_GT(worker->stats().bytes_sent, kFloats * 4);
+}
+
+TEST(ZmqTest, ManyRequestsInFlightFromSeveralThreads) {
+  auto server = Make(Options(kServer));
+  auto worker = Make(Options(kWorker));
+  server->SetHandler([&](InMessage m) {
+    auto keys = m.Keys(m.header().getBody().getPullRequest().getKeys());
+    OutMessage r;
+    r.SetRows(r.header().getBody().initPullReply().initRows(),
+              Buffer::FromVector(std::vector<float>(4, float(keys[0]))), 4);
+    (void)server->Respond(m, std::move(r));
+  });
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  constexpr int kThreads = 2, kPerThread = 1500;
+  std::atomic<int> good{0}, bad{0};
+  Closer closer{server.get(), worker.get()};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        uint64_t key = uint64_t(t) * kPerThread + i;
+        OutMessage m;
+        auto p = m.header().getBody().initPullRequest();
+        m.SetKeys(p.initKeys(), Buffer::FromVector(std::vector<uint64_t>{key}));
+        Status st = worker->Request(kServer, std::move(m), [&, key](StatusOr<InMessage> r) {
+          bool ok = r.ok() &&
+                    r->Rows(r->header().getBody().getPullReply().getRows()).values[0] == float(key);
+          ++(ok ? good : bad);
+        });
+        if (!st.ok()) ++bad;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(WaitFor([&] { return good + bad == kThreads * kPerThread; }, Millis(20000)));
+  EXPECT_EQ(good.load(), kThreads * kPerThread);
+  EXPECT_EQ(server->stats().responses_dropped, 0u);
+}
+
+// Blocking calls from several threads, asynchronous requests and one-way
+// traffic at once: every response right, handler and callbacks on the receive
+// thread, one-way messages in order.
+TEST(ZmqTest, CallsFromSeveralThreadsAmidOtherTraffic) {
+  auto server = Make(Options(kServer));
+  auto worker = Make(Options(kWorker));
+  std::atomic<int> answered{0};
+  server->SetHandler([&](InMessage m) {
+    if (!m.is_request()) return;
+    // Echo the key back as a row; also push one-way traffic at the worker.
+    auto keys = m.Keys(m.header().getBody().getPullRequest().getKeys());
+    OutMessage r;
+    r.SetRows(r.header().getBody().initPullReply().initRows(),
+              Buffer::FromVector(std::vector<float>(2, float(keys[0]))), 2);
+    (void)server->Respond(m, std::move(r));
+    (void)server->Send(kWorker, MakeDataMessage(static_cast<uint32_t>(answered++), {}));
+  });
+  std::mutex mu;
+  std::vector<uint32_t> tags;
+  std::atomic<int> off_thread{0}, async_ok{0};
+  Closer closer{server.get(), worker.get()};
+  worker->SetHandler([&](InMessage m) {
+    if (!worker->InReceiveThread()) ++off_thread;
+    std::lock_guard<std::mutex> lock(mu);
+    tags.push_back(m.header().getBody().getData().getTag());
+  });
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  auto pull = [](uint64_t key) {
+    OutMessage m;
+    auto p = m.header().getBody().initPullRequest();
+    m.SetKeys(p.initKeys(), Buffer::FromVector(std::vector<uint64_t>{key}));
+    return m;
+  };
+  constexpr int kThreads = 3, kCalls = 200, kAsync = 200;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        uint64_t key = uint64_t(t) * 1000 + i;
+        auto r = worker->Call(kServer, pull(key), {.timeout = Millis(10000)});
+        if (!r.ok() ||
+            r->Rows(r->header().getBody().getPullReply().getRows()).values[0] != float(key)) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (int i = 0; i < kAsync; ++i) {
+    ASSERT_TRUE(worker
+                    ->Request(kServer, pull(100000 + i),
+                              [&](StatusOr<InMessage> r) {
+                                if (r.ok() && worker->InReceiveThread()) ++async_ok;
+                              })
+                    .ok());
+  }
+  for (auto& t : threads) t.join();
+  const int total = kThreads * kCalls + kAsync;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return int(tags.size()) == total && async_ok == kAsync;
+      },
+      Millis(20000)));
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(off_thread.load(), 0);
+  std::lock_guard<std::mutex> lock(mu);
+  for (int i = 0; i < total; ++i) ASSERT_EQ(tags[i], uint32_t(i)) << "out of order at " << i;
+}
+
+TEST(ZmqTest, CloseEndsACallInProgress) {
+  auto server = Make(Options(kServer));
+  server->SetHandler([](InMessage) {});  // never answers
+  auto worker = Make(Options(kWorker));
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  std::thread closer([&] {
+    std::this_thread::sleep_for(Millis(100));
+    worker->Close();
+  });
+  auto start = Clock::now();
+  auto r = worker->Call(kServer, MakeAckMessage(), {.timeout = Millis(30000)});
+  closer.join();
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_LT(Clock::now() - start, Millis(5000));
+}
+
+TEST(ZmqTest, SlowReceiverPushesBackOnSendersThenRecovers) {
+  ZmqOptions so = Options(kServer);
+  so.recv_hwm = 2;
+  auto server = Make(so);
+  ZmqOptions wo = Options(kWorker);
+  wo.send_hwm = 2;
+  auto worker = Make(wo);
+  auto gate = std::make_shared<Gate>();
+  GateOpener opener{gate};
+  std::mutex mu;
+  std::vector<uint32_t> tags;
+  std::atomic<int> corrupt{0};
+  Closer closer{server.get(), worker.get()};
+  server->SetHandler([&, gate](InMessage m) {
+    gate->Wait();
+    auto d = m.header().getBody().getData();
+    for (auto ref : d.getFrames()) {
+      Buffer b = m.Bytes(ref);
+      for (size_t i = 0; i < b.size(); i += 4096) {
+        if (uint8_t(b.data()[i]) != uint8_t(d.getTag())) ++corrupt;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    tags.push_back(d.getTag());
+  });
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  constexpr size_t kSize = 1 << 20;
+  uint32_t sent = 0;
+  Status st;
+  auto start = Clock::now();
+  for (; sent < 400; ++sent) {
+    auto bytes = std::vector<uint8_t>(kSize, uint8_t(sent));
+    st = worker->Send(kServer, MakeDataMessage(sent, {Buffer::FromVector(std::move(bytes))}),
+                      {.send_timeout = Millis(200)});
+    if (!st.ok()) break;
+  }
+  ASSERT_EQ(st.code(), StatusCode::kUnavailable) << "sent " << sent << " MiB without back-pressure";
+  EXPECT_NE(st.message().find("full"), std::string::npos) << st.message();
+  EXPECT_EQ(worker->stats().send_queue_full, 1u);
+  EXPECT_LT(Clock::now() - start, Millis(15000));
+  gate->Open();
+  // Everything accepted is delivered, in order and intact; then sending works again.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return tags.size() == sent;
+      },
+      Millis(15000)));
+  for (uint32_t i = 0; i < sent; ++i) EXPECT_EQ(tags[i], i);
+  EXPECT_EQ(corrupt.load(), 0);
+  EXPECT_TRUE(worker->Send(kServer, MakeDataMessage(sent, {})).ok());
+}
+
+TEST(ZmqTest, PeerComingBackAtANewAddressIsReachedThere) {
+  auto server = Make(Options(kServer));
+  Echo echo(*server);
+  Closer closer{server.get()};
+  for (int life = 0; life < 2; ++life) {
+    auto worker = Make(Options(kWorker));  // a new port each time
+    Echo back(*worker);
+    Closer worker_closer{worker.get()};
+    ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+    ASSERT_TRUE(worker->Call(kServer, MakeAckMessage()).ok());
+    // The server answers the current incarnation, at its new address.
+    ASSERT_TRUE(server->Send(kWorker, MakeAckMessage()).ok());
+    ASSERT_TRUE(WaitFor([&] { return back.count() == 1; })) << "life " << life;
+  }
+}
+
+TEST(ZmqTest, CloseFailsPendingRequestsAndLaterCalls) {
+  auto server = Make(Options(kServer));
+  server->SetHandler([](InMessage) {});
+  auto worker = Make(Options(kWorker));
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  auto pending = worker->RequestAsync(kServer, MakeAckMessage(), {.timeout = Millis(30000)});
+  worker->Close();
+  auto r = pending.get();
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(worker->Send(kServer, MakeAckMessage()).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(worker->Connect(kServer, server->address()).code(), StatusCode::kFailedPrecondition);
+  worker->Close();  // idempotent
+}
+
+TEST(ZmqTest, OptionsAndAddressesAreChecked) {
+  EXPECT_EQ(CreateZmqTransport(Options(PeerId{})).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateZmqTransport(Options(kServer, "udp://1.2.3.4:5")).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(CreateZmqTransport(Options(kServer, "tcp://127.0.0.1:99999")).status().code(),
+            StatusCode::kInvalidArgument);
+  // Plain mode: loopback only, both for listening and for connecting.
+  Status wide = CreateZmqTransport(Options(kServer, "tcp://0.0.0.0:*")).status();
+  EXPECT_EQ(wide.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(wide.message().find("loopback"), std::string::npos) << wide.message();
+  auto a = Make(Options(kServer));
+  EXPECT_EQ(a->Connect(kWorker, "tcp://10.1.2.3:5555").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(a->Connect(kWorker, "tcp://127.0.0.1:*").code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(a->Connect(kWorker, "tcp://localhost:5555").ok());
+  EXPECT_TRUE(a->Connect(kWorker, "tcp://[::1]:5555").ok());
+  // The same address twice: the second cannot bind.
+  EXPECT_EQ(CreateZmqTransport(Options(kWorker, a->address())).status().code(),
+            StatusCode::kUnavailable);
+  // Unknown peer.
+  EXPECT_EQ(a->Send(PeerId{Role::kClient, 3}, MakeAckMessage()).code(), StatusCode::kUnavailable);
+  // An invalid outgoing message is refused before it is sent.
+  OutMessage bad;
+  bad.header().getBody().initPullRequest();
+  EXPECT_EQ(a->Send(kWorker, std::move(bad)).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace rigel::transport

@@ -1,0 +1,248 @@
+#include "transport/internal/core.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <exception>
+
+#include "common/logging.h"
+
+namespace rigel::transport::internal {
+namespace {
+
+// Distinct peers (or keys) logged about; beyond this, drops are only counted,
+// so a flood of forged identities cannot grow memory or the log without bound.
+constexpr size_t kMaxLoggedKeys = 4096;
+
+}  // namespace
+
+Core::Core(std::string name, Millis default_timeout, int max_in_flight)
+    : name_(std::move(name)),
+      default_timeout_(default_timeout),
+      max_in_flight_(max_in_flight < 1 ? 1 : max_in_flight) {}
+
+void Core::SetHandler(Handler handler) {
+  auto h = handler ? std::make_shared<const Handler>(std::move(handler)) : nullptr;
+  std::lock_guard<std::mutex> lock(handler_mu_);
+  handler_ = std::move(h);
+}
+
+StatusOr<uint64_t> Core::AddRequest(const PeerId& to, MessageType type, Millis timeout,
+                                    ResponseCallback done, Clock::time_point wait_until,
+                                    Clock::time_point* deadline) {
+  if (timeout.count() < 0) timeout = default_timeout_;
+  Clock::time_point start = Clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  int& n = in_flight_[to];
+  if (n >= max_in_flight_) {
+    // The window bounds the responses a peer may owe us, so they always fit
+    // in its send queue (see transport.h, back-pressure).
+    if (!OnReceiveThread()) {
+      ++window_waiters_;
+      window_cv_.wait_until(lock, wait_until, [&] { return in_flight_[to] < max_in_flight_; });
+      --window_waiters_;
+    }
+    if (in_flight_[to] >= max_in_flight_) {
+      counters_.send_queue_full.fetch_add(1, std::memory_order_relaxed);
+      return Unavailable(
+          fmt::format("{}: {} requests already in flight to {} (waited {} ms for one to finish)",
+                      name_, max_in_flight_, to.ToString(),
+                      std::chrono::duration_cast<Millis>(Clock::now() - start).count()));
+    }
+  }
+  ++in_flight_[to];
+  uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  *deadline = start + timeout;
+  pending_.emplace(id, Pending{to, type, timeout, *deadline, std::move(done)});
+  due_.emplace(*deadline, id);
+  return id;
+}
+
+void Core::ReleaseSlot(const PeerId& to) {
+  auto it = in_flight_.find(to);
+  if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
+  if (window_waiters_ > 0) window_cv_.notify_all();
+}
+
+Clock::time_point Core::NextDeadline() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Stale heap entries only make this earlier than needed: a harmless early wake.
+  return due_.empty() ? Clock::time_point::max() : due_.top().first;
+}
+
+Clock::time_point Core::PlanWake(Clock::time_point next, Clock::time_point cap) {
+  Clock::time_point t = std::min(next, cap);
+  planned_wake_.store(t.time_since_epoch().count());
+  return std::min(t, NextDeadline());
+}
+
+bool Core::CancelRequest(uint64_t id) {
+  ResponseCallback dropped;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return false;
+  dropped = std::move(it->second.done);
+  ReleaseSlot(it->second.to);
+  pending_.erase(it);
+  return true;
+}
+
+void Core::RunCallback(ResponseCallback& done, StatusOr<InMessage> result) {
+  try {
+    done(std::move(result));
+  } catch (const std::exception& e) {
+    counters_.handler_errors.fetch_add(1, std::memory_order_relaxed);
+    WarnOnce("callback-exception",
+             fmt::format("{}: a response callback threw: {}", name_, e.what()));
+  } catch (...) {
+    counters_.handler_errors.fetch_add(1, std::memory_order_relaxed);
+    WarnOnce("callback-exception", fmt::format("{}: a response callback threw", name_));
+  }
+}
+
+void Core::Deliver(InMessage msg) {
+  counters_.messages_received.fetch_add(1, std::memory_order_relaxed);
+  counters_.bytes_received.fetch_add(msg.wire_bytes(), std::memory_order_relaxed);
+  if (msg.kind() == wire::Kind::RESPONSE) {
+    ResponseCallback done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(msg.request_id());
+      // The sender must be the peer the request went to: request ids are
+      // sequential, so another peer could otherwise answer for it.
+      if (it != pending_.end() && it->second.to == msg.from()) {
+        done = std::move(it->second.done);
+        ReleaseSlot(it->second.to);
+        pending_.erase(it);
+      }
+    }
+    if (!done) {
+      counters_.late_responses.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (msg.type() == MessageType::ERROR) {
+      RunCallback(done, ErrorToStatus(msg));
+    } else {
+      RunCallback(done, std::move(msg));
+    }
+    return;
+  }
+  std::shared_ptr<const Handler> handler;
+  {
+    std::lock_guard<std::mutex> lock(handler_mu_);
+    handler = handler_;
+  }
+  if (!handler) {
+    counters_.handler_errors.fetch_add(1, std::memory_order_relaxed);
+    WarnOnce("no-handler", fmt::format("{}: no handler installed; dropping {} from {}", name_,
+                                       MessageTypeName(msg.type()), msg.from().ToString()));
+    return;
+  }
+  try {
+    (*handler)(std::move(msg));
+  } catch (const std::exception& e) {
+    counters_.handler_errors.fetch_add(1, std::memory_order_relaxed);
+    WarnOnce("handler-exception",
+             fmt::format("{}: the message handler threw: {}", name_, e.what()));
+  } catch (...) {
+    counters_.handler_errors.fetch_add(1, std::memory_order_relaxed);
+    WarnOnce("handler-exception", fmt::format("{}: the message handler threw", name_));
+  }
+}
+
+Clock::time_point Core::ExpireDue(Clock::time_point now) {
+  std::vector<std::pair<ResponseCallback, Status>> expired;
+  Clock::time_point next = Clock::time_point::max();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!due_.empty()) {
+      auto [deadline, id] = due_.top();
+      auto it = pending_.find(id);
+      if (it == pending_.end() || it->second.deadline != deadline) {
+        due_.pop();  // completed or cancelled already
+        continue;
+      }
+      if (deadline > now) {
+        next = deadline;
+        break;
+      }
+      due_.pop();
+      Pending& p = it->second;
+      expired.emplace_back(
+          std::move(p.done),
+          Unavailable(fmt::format("request #{} ({}) to {} timed out after {} ms", id,
+                                  MessageTypeName(p.type), p.to.ToString(), p.timeout.count())));
+      ReleaseSlot(p.to);
+      pending_.erase(it);
+    }
+  }
+  counters_.requests_timed_out.fetch_add(expired.size(), std::memory_order_relaxed);
+  for (auto& [done, status] : expired) RunCallback(done, status);
+  return next;
+}
+
+void Core::FailAll(const Status& status) {
+  std::vector<ResponseCallback> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, p] : pending_) failed.push_back(std::move(p.done));
+    pending_.clear();
+    due_ = {};
+    in_flight_.clear();
+    if (window_waiters_ > 0) window_cv_.notify_all();
+  }
+  for (auto& done : failed) RunCallback(done, status);
+}
+
+void Core::FailPeer(const PeerId& peer, const Status& status) {
+  std::vector<ResponseCallback> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.to == peer) {
+        failed.push_back(std::move(it->second.done));
+        ReleaseSlot(peer);
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& done : failed) RunCallback(done, status);
+}
+
+void Core::CountDrop(const std::string& peer_key, DropReason reason, const Status& why) {
+  counters_.dropped[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  WarnOnce("drop:" + peer_key,
+           fmt::format("{}: dropped a {} message from {}: {} (further drops from this peer are "
+                       "counted, not logged)",
+                       name_, DropReasonName(reason), peer_key, why.message()));
+}
+
+void Core::WarnOnce(const std::string& key, const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    if (logged_.size() >= kMaxLoggedKeys || !logged_.insert(key).second) return;
+  }
+  Log(LogLevel::kWarning, "transport", "{}", message);
+}
+
+TransportStats Core::Snapshot() const {
+  TransportStats s;
+  auto get = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  s.messages_sent = get(counters_.messages_sent);
+  s.bytes_sent = get(counters_.bytes_sent);
+  s.messages_received = get(counters_.messages_received);
+  s.bytes_received = get(counters_.bytes_received);
+  s.requests_sent = get(counters_.requests_sent);
+  s.requests_timed_out = get(counters_.requests_timed_out);
+  s.late_responses = get(counters_.late_responses);
+  s.responses_dropped = get(counters_.responses_dropped);
+  s.send_queue_full = get(counters_.send_queue_full);
+  s.handler_errors = get(counters_.handler_errors);
+  s.auth_refused = get(counters_.auth_refused);
+  for (size_t i = 0; i < s.dropped.size(); ++i) s.dropped[i] = get(counters_.dropped[i]);
+  return s;
+}
+
+}  // namespace rigel::transport::internal

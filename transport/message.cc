@@ -1,0 +1,387 @@
+#include "transport/message.h"
+
+#include <fmt/format.h>
+#include <kj/exception.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "common/check.h"
+#include "transport/internal/in_message_state.h"
+
+namespace rigel::transport {
+namespace {
+
+// Most headers are a few dozen words: they are built in a first segment that
+// lives in the same allocation as the builder; bigger ones grow on the heap.
+constexpr unsigned kFirstSegmentWords = 32;
+
+const char* KindName(wire::Kind k) {
+  switch (k) {
+    case wire::Kind::ONE_WAY:
+      return "one-way";
+    case wire::Kind::REQUEST:
+      return "request";
+    case wire::Kind::RESPONSE:
+      return "response";
+  }
+  return "?";
+}
+
+std::string TextSummary(capnp::Text::Reader t) {
+  constexpr size_t kMax = 60;
+  std::string s(t.cStr(), t.size());
+  if (s.size() > kMax) s = s.substr(0, kMax) + fmt::format("...({} bytes)", t.size());
+  return fmt::format("\"{}\"", s);
+}
+
+}  // namespace
+
+Buffer Buffer::Copy(const void* data, size_t size) {
+  // 64-byte alignment: any element type, and whole cache lines for SIMD readers.
+  constexpr size_t kAlign = 64;
+  size_t alloc = (size + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, alloc == 0 ? kAlign : alloc);
+  if (p == nullptr) throw std::bad_alloc();
+  if (size > 0) std::memcpy(p, data, size);
+  std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  return Buffer(std::move(owner), p, size);
+}
+
+const char* RoleName(Role role) {
+  switch (role) {
+    case Role::kScheduler:
+      return "scheduler";
+    case Role::kServer:
+      return "server";
+    case Role::kWorker:
+      return "worker";
+    case Role::kClient:
+      return "client";
+    case Role::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::string PeerId::ToString() const { return fmt::format("{}:{}", RoleName(role), rank); }
+
+const char* MessageTypeName(MessageType type) {
+  switch (type) {
+    case MessageType::ACK:
+      return "ack";
+    case MessageType::ERROR:
+      return "error";
+    case MessageType::REGISTER:
+      return "register";
+    case MessageType::REGISTER_REPLY:
+      return "registerReply";
+    case MessageType::HEARTBEAT:
+      return "heartbeat";
+    case MessageType::PLAN:
+      return "plan";
+    case MessageType::PULL_REQUEST:
+      return "pullRequest";
+    case MessageType::PULL_REPLY:
+      return "pullReply";
+    case MessageType::PUSH_REQUEST:
+      return "pushRequest";
+    case MessageType::PUSH_REPLY:
+      return "pushReply";
+    case MessageType::BARRIER:
+      return "barrier";
+    case MessageType::BARRIER_RELEASE:
+      return "barrierRelease";
+    case MessageType::STEP:
+      return "step";
+    case MessageType::BLOCK_HANDOFF:
+      return "blockHandoff";
+    case MessageType::METRICS:
+      return "metrics";
+    case MessageType::SHUTDOWN:
+      return "shutdown";
+    case MessageType::DATA:
+      return "data";
+    case MessageType::CLOCK_TICK:
+      return "clockTick";
+    case MessageType::PEER_DOWN:
+      return "peerDown";
+  }
+  return "unknown";
+}
+
+// --- OutMessage ---
+
+struct OutMessage::BuilderBox {
+  // Cap'n Proto requires a zeroed first segment; value-initialised here.
+  capnp::word first[kFirstSegmentWords]{};
+  capnp::MallocMessageBuilder builder{kj::arrayPtr(first, kFirstSegmentWords)};
+};
+
+OutMessage::OutMessage() : box_(std::make_unique<BuilderBox>()), builder_(&box_->builder) {
+  root_ = builder_->initRoot<wire::Envelope>();
+  root_.setVersion(wire::WIRE_VERSION);
+}
+
+OutMessage::OutMessage(OutMessage&&) noexcept = default;
+OutMessage& OutMessage::operator=(OutMessage&&) noexcept = default;
+OutMessage::~OutMessage() = default;
+
+OutMessage OutMessage::Clone() {
+  OutMessage copy;
+  Status st = copy.SetHeader(root_.asReader());
+  RIGEL_CHECK_MSG(st.ok(), "copying a built header cannot fail");
+  copy.frames_ = frames_;
+  return copy;
+}
+
+Status OutMessage::SetHeader(wire::Envelope::Reader header) {
+  // Into a fresh builder, swapped in only on success.
+  auto box = std::make_unique<BuilderBox>();
+  try {
+    box->builder.setRoot(header);
+  } catch (const kj::Exception& e) {
+    return InvalidArgument(std::string("cannot copy the header: ") + e.getDescription().cStr());
+  }
+  box_ = std::move(box);
+  builder_ = &box_->builder;
+  root_ = builder_->getRoot<wire::Envelope>();
+  return Status::Ok();
+}
+
+uint32_t OutMessage::AddFrame(Buffer frame) {
+  frames_.push_back(std::move(frame));
+  return static_cast<uint32_t>(frames_.size() - 1);
+}
+
+void OutMessage::SetKeys(wire::KeysRef::Builder ref, Buffer keys) {
+  ref.setCount(keys.size() / 8);
+  ref.setFrame(AddFrame(std::move(keys)));
+}
+
+void OutMessage::SetRows(wire::RowsRef::Builder ref, Buffer rows, uint32_t width) {
+  ref.setWidth(width);
+  ref.setRows(width == 0 ? 0 : rows.size() / (uint64_t{width} * 4));
+  ref.setFrame(AddFrame(std::move(rows)));
+}
+
+void OutMessage::SetBytes(wire::BytesRef::Builder ref, Buffer bytes) {
+  ref.setSize(bytes.size());
+  ref.setFrame(AddFrame(std::move(bytes)));
+}
+
+size_t OutMessage::payload_bytes() const {
+  size_t n = 0;
+  for (const Buffer& f : frames_) n += f.size();
+  return n;
+}
+
+// --- InMessage ---
+
+InMessage::InMessage(std::shared_ptr<const internal::InMessageState> state)
+    : state_(std::move(state)) {}
+
+const PeerId& InMessage::from() const { return state_->from; }
+wire::Envelope::Reader InMessage::header() const { return state_->root; }
+MessageType InMessage::type() const { return state_->root.getBody().which(); }
+wire::Kind InMessage::kind() const { return state_->root.getKind(); }
+uint64_t InMessage::request_id() const { return state_->root.getRequestId(); }
+size_t InMessage::num_frames() const { return state_->frames.size(); }
+size_t InMessage::wire_bytes() const { return state_->wire_bytes; }
+const std::string& InMessage::reply_address() const {
+  static const std::string kNone;
+  return state_->reply_address ? *state_->reply_address : kNone;
+}
+
+const Buffer& InMessage::frame(size_t i) const {
+  RIGEL_CHECK(i < state_->frames.size());
+  return state_->frames[i];
+}
+
+std::span<const uint64_t> InMessage::Keys(wire::KeysRef::Reader ref) const {
+  const Buffer& f = frame(ref.getFrame());
+  RIGEL_CHECK_MSG(f.size() == ref.getCount() * 8, "KeysRef from another message");
+  return f.As<uint64_t>();
+}
+
+RowsView InMessage::Rows(wire::RowsRef::Reader ref) const {
+  const Buffer& f = frame(ref.getFrame());
+  RIGEL_CHECK_MSG(ref.getWidth() > 0 && f.size() == ref.getRows() * ref.getWidth() * 4,
+                  "RowsRef from another message");
+  return RowsView{f.As<float>(), ref.getRows(), ref.getWidth()};
+}
+
+Buffer InMessage::Bytes(wire::BytesRef::Reader ref) const {
+  const Buffer& f = frame(ref.getFrame());
+  RIGEL_CHECK_MSG(f.size() == ref.getSize(), "BytesRef from another message");
+  return f;
+}
+
+// --- helpers ---
+
+OutMessage MakeErrorMessage(const Status& status) {
+  OutMessage msg;
+  auto e = msg.header().getBody().initError();
+  e.setCode(static_cast<uint16_t>(status.code()));
+  e.setMessage(status.message());
+  return msg;
+}
+
+OutMessage MakeAckMessage() {
+  OutMessage msg;
+  msg.header().getBody().setAck();
+  return msg;
+}
+
+OutMessage MakeDataMessage(uint32_t tag, std::vector<Buffer> frames) {
+  OutMessage msg;
+  auto d = msg.header().getBody().initData();
+  d.setTag(tag);
+  auto refs = d.initFrames(static_cast<unsigned>(frames.size()));
+  for (size_t i = 0; i < frames.size(); ++i) {
+    msg.SetBytes(refs[static_cast<unsigned>(i)], std::move(frames[i]));
+  }
+  return msg;
+}
+
+Status ErrorToStatus(const InMessage& msg) {
+  RIGEL_CHECK(msg.type() == MessageType::ERROR);
+  auto e = msg.header().getBody().getError();
+  uint16_t code = e.getCode();
+  std::string text = fmt::format("{}: {}", msg.from().ToString(), e.getMessage().cStr());
+  if (code == 0 || code > static_cast<uint16_t>(StatusCode::kIoError)) {
+    return Internal(fmt::format("{} (error code {} unknown here)", text, code));
+  }
+  return Status(static_cast<StatusCode>(code), std::move(text));
+}
+
+std::string Describe(const InMessage& msg) {
+  auto root = msg.header();
+  auto body = root.getBody();
+  std::string out = fmt::format("{} #{} {} from {}:", KindName(root.getKind()), root.getRequestId(),
+                                MessageTypeName(body.which()), msg.from().ToString());
+  auto keys = [&](wire::KeysRef::Reader ref) {
+    auto k = msg.Keys(ref);
+    return k.empty() ? std::string("keys=0")
+                     : fmt::format("keys={}[{}..{}]", k.size(), k.front(), k.back());
+  };
+  auto rows = [&](wire::RowsRef::Reader ref) {
+    RowsView v = msg.Rows(ref);
+    double sum = 0;
+    for (float x : v.values) sum += x;
+    return fmt::format("rows={}x{} sum={:g}", v.rows, v.width, sum);
+  };
+  switch (body.which()) {
+    case MessageType::ACK:
+      break;
+    case MessageType::ERROR: {
+      auto e = body.getError();
+      out += fmt::format(" code={} message={}", e.getCode(), TextSummary(e.getMessage()));
+      break;
+    }
+    case MessageType::REGISTER: {
+      auto r = body.getRegister();
+      out += fmt::format(" role={} rank={} address={} incarnation={} threads={}",
+                         static_cast<int>(r.getRole()), r.getRank(), TextSummary(r.getAddress()),
+                         r.getIncarnation(), r.getThreads());
+      break;
+    }
+    case MessageType::REGISTER_REPLY: {
+      auto r = body.getRegisterReply();
+      out += fmt::format(" rank={} peers=[", r.getRank());
+      for (auto p : r.getPeers()) {
+        out += fmt::format(" {}:{}@{}", static_cast<int>(p.getRole()), p.getRank(),
+                           TextSummary(p.getAddress()));
+      }
+      out += " ]";
+      break;
+    }
+    case MessageType::HEARTBEAT: {
+      auto h = body.getHeartbeat();
+      out += fmt::format(" seq={} incarnation={} sent={}", h.getSeq(), h.getIncarnation(),
+                         h.getSentUnixMicros());
+      break;
+    }
+    case MessageType::PLAN: {
+      auto p = body.getPlan();
+      out += fmt::format(" plan={} json={}", p.getPlanId(), TextSummary(p.getJson()));
+      break;
+    }
+    case MessageType::PULL_REQUEST: {
+      auto p = body.getPullRequest();
+      out += fmt::format(" param={} {} width={} clock={}", p.getParam(), keys(p.getKeys()),
+                         p.getWidth(), p.getClock());
+      break;
+    }
+    case MessageType::PULL_REPLY: {
+      auto p = body.getPullReply();
+      out +=
+          fmt::format(" param={} {} minClock={}", p.getParam(), rows(p.getRows()), p.getMinClock());
+      break;
+    }
+    case MessageType::PUSH_REQUEST: {
+      auto p = body.getPushRequest();
+      out +=
+          fmt::format(" param={} {} {} rule={} clock={} lr={:g}", p.getParam(), keys(p.getKeys()),
+                      rows(p.getRows()), static_cast<int>(p.getRule()), p.getClock(), p.getLr());
+      break;
+    }
+    case MessageType::PUSH_REPLY: {
+      auto p = body.getPushReply();
+      out += fmt::format(" param={} applied={}", p.getParam(), p.getApplied());
+      break;
+    }
+    case MessageType::BARRIER:
+    case MessageType::BARRIER_RELEASE: {
+      auto b = body.which() == MessageType::BARRIER ? body.getBarrier() : body.getBarrierRelease();
+      out += fmt::format(" id={} epoch={} step={}", b.getId(), b.getEpoch(), b.getStep());
+      break;
+    }
+    case MessageType::STEP: {
+      auto s = body.getStep();
+      out += fmt::format(" epoch={} step={} loop={} command={}", s.getEpoch(), s.getStep(),
+                         s.getLoop(), static_cast<int>(s.getCommand()));
+      break;
+    }
+    case MessageType::BLOCK_HANDOFF: {
+      auto b = body.getBlockHandoff();
+      out += fmt::format(" param={} block={} rows=[{}, {}) epoch={} step={} {}", b.getParam(),
+                         b.getBlock(), b.getRowBegin(), b.getRowEnd(), b.getEpoch(), b.getStep(),
+                         rows(b.getRows()));
+      break;
+    }
+    case MessageType::METRICS: {
+      auto m = body.getMetrics();
+      out += fmt::format(" rank={} step={}", m.getRank(), m.getStep());
+      for (auto e : m.getEntries()) {
+        out += fmt::format(" {}={:g}", TextSummary(e.getName()), e.getValue());
+      }
+      break;
+    }
+    case MessageType::SHUTDOWN:
+      out += fmt::format(" reason={}", TextSummary(body.getShutdown().getReason()));
+      break;
+    case MessageType::DATA: {
+      auto d = body.getData();
+      out += fmt::format(" tag={} frames=[", d.getTag());
+      for (auto ref : d.getFrames()) out += fmt::format(" {}", msg.Bytes(ref).size());
+      out += " ]";
+      break;
+    }
+    case MessageType::CLOCK_TICK: {
+      auto t = body.getClockTick();
+      out += fmt::format(" clock={} pushes={}", t.getClock(), t.getPushes());
+      break;
+    }
+    case MessageType::PEER_DOWN: {
+      auto p = body.getPeerDown();
+      out += fmt::format(" role={} rank={} reason={}", static_cast<int>(p.getRole()), p.getRank(),
+                         TextSummary(p.getReason()));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace rigel::transport

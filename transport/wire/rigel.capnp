@@ -1,0 +1,243 @@
+# The one wire schema of Rigel: every message between Rigel processes is an
+# Envelope (this file, encoded as a standard Cap'n Proto flat array with its
+# segment table) in the first ZeroMQ frame, followed by zero or more raw payload
+# frames. Bulk data (keys, parameter rows, opaque bytes) lives in the payload
+# frames, never in the header, so it can be sent and received without copying;
+# the header only refers to it with *Ref structs, and the decoder
+# (transport/codec.h) checks every Ref against the frames it names before a
+# message is handed to anyone.
+#
+# Payload encodings (little-endian, which is also the byte order of every
+# machine Rigel builds on; transport/buffer.h asserts it):
+#   KeysRef  -> `count` uint64 keys, strictly ascending.
+#   RowsRef  -> `rows` x `width` float32 values, row-major.
+#   BytesRef -> `size` opaque bytes.
+# Every payload frame must be referred to by exactly one Ref of the body.
+# Payload frames smaller than 4 KiB may travel inside the header frame after
+# the Envelope (Envelope.packed); the decoder turns them back into frames.
+#
+# Compatibility: fields and union members are only ever appended (Cap'n Proto's
+# rules), so an older reader ignores what it does not know and drops a message
+# whose body member it does not know ("unknown type"). `wireVersion` changes
+# only when an existing field changes meaning; a reader drops messages of any
+# other version. docs/architecture.md ("Wire messages") lists the messages.
+@0x94eb5c4b44e57e32;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("rigel::wire");
+
+const wireVersion :UInt16 = 1;
+
+# Who a process is in the cluster; together with its rank it names an
+# endpoint (transport::PeerId). Values match transport::Role.
+enum Role {
+  unknown @0;
+  scheduler @1;
+  server @2;
+  worker @3;
+  client @4;   # tools and benchmarks that only make requests
+}
+
+# Envelope.kind: a one-way message has requestId 0; a request has a non-zero
+# requestId chosen by the sender; its response carries the same requestId.
+enum Kind {
+  oneWay @0;
+  request @1;
+  response @2;
+}
+
+struct KeysRef {
+  frame @0 :UInt32;    # index of the payload frame (0 = first frame after the header)
+  count @1 :UInt64;    # number of uint64 keys; the frame holds exactly count * 8 bytes
+}
+
+struct RowsRef {
+  frame @0 :UInt32;
+  rows @1 :UInt64;     # the frame holds exactly rows * width * 4 bytes
+  width @2 :UInt32;    # floats per row, 1 .. 2^24
+}
+
+struct BytesRef {
+  frame @0 :UInt32;
+  size @1 :UInt64;     # the frame holds exactly `size` bytes
+}
+
+struct PeerInfo {
+  role @0 :Role;
+  rank @1 :Int32;
+  address @2 :Text;    # a transport address: tcp://host:port, ipc://path or inproc://name
+}
+
+# worker/server -> scheduler (request); answered by RegisterReply.
+struct Register {
+  role @0 :Role;
+  rank @1 :Int32;          # -1: let the scheduler assign one
+  address @2 :Text;        # where the registering process listens
+  incarnation @3 :UInt64;  # changes each time the process starts (restart detection)
+  threads @4 :UInt32;      # compute threads the process offers
+}
+
+struct RegisterReply {
+  rank @0 :Int32;              # the rank the registrant now holds
+  peers @1 :List(PeerInfo);    # every member known so far
+}
+
+# Liveness, both directions; also usable as a request (answered with `ack`).
+struct Heartbeat {
+  seq @0 :UInt64;
+  incarnation @1 :UInt64;
+  sentUnixMicros @2 :UInt64;
+}
+
+# scheduler -> workers/servers: the execution plan (analysis Plan as JSON).
+struct Plan {
+  planId @0 :UInt64;
+  json @1 :Text;
+}
+
+# worker -> server: read rows `keys` of parameter `param`.
+struct PullRequest {
+  param @0 :UInt32;
+  keys @1 :KeysRef;
+  width @2 :UInt32;    # row width the worker expects (0: whatever the server holds)
+  clock @3 :UInt64;    # the worker's clock: answered once every worker finished clock - staleness
+}
+
+# server -> worker: rows in the order of the request's keys (rows == its key count).
+struct PullReply {
+  param @0 :UInt32;
+  rows @1 :RowsRef;
+  minClock @2 :UInt64; # every worker had finished this clock: the rows hold all their updates before it
+}
+
+enum UpdateRule {
+  add @0;      # row += value  (deltas)
+  assign @1;   # row  = value
+  sgd @2;      # row -= lr * value           (value: a gradient)
+  adagrad @3;  # h += value^2; row -= lr * value / (sqrt(h) + 1e-8)
+}
+
+# worker -> server: apply `rows` (one per key) to parameter `param`.
+struct PushRequest {
+  param @0 :UInt32;
+  keys @1 :KeysRef;
+  rows @2 :RowsRef;    # rows == keys.count
+  rule @3 :UpdateRule;
+  clock @4 :UInt64;    # the sender's step, for bounded staleness
+  lr @5 :Float32;      # sgd/adagrad learning rate
+}
+
+struct PushReply {
+  param @0 :UInt32;
+  applied @1 :UInt64;  # rows applied
+}
+
+# worker -> scheduler `barrier` (request) at the end of a step; the scheduler
+# answers each with `barrierRelease` once every member has arrived.
+struct Barrier {
+  id @0 :UInt64;
+  epoch @1 :UInt32;
+  step @2 :UInt64;
+}
+
+enum StepCommand {
+  start @0;
+  finished @1;
+  abort @2;
+}
+
+# scheduler <-> worker: step control of a distributed loop.
+struct Step {
+  epoch @0 :UInt32;
+  step @1 :UInt64;
+  loop @2 :UInt32;       # index of the `parallel for` in the program
+  command @3 :StepCommand;
+}
+
+# worker -> worker: a whole block of a rotating parameter (rows rowBegin..rowEnd).
+struct BlockHandoff {
+  param @0 :UInt32;
+  block @1 :UInt32;
+  rowBegin @2 :UInt64;
+  rowEnd @3 :UInt64;     # exclusive; rows.rows == rowEnd - rowBegin
+  epoch @4 :UInt32;
+  step @5 :UInt64;
+  rows @6 :RowsRef;
+}
+
+struct Metric {
+  name @0 :Text;
+  value @1 :Float64;
+}
+
+struct Metrics {
+  rank @0 :Int32;
+  step @1 :UInt64;
+  entries @2 :List(Metric);
+}
+
+# A failed request's response (or a one-way error report). `code` is a
+# rigel::StatusCode value; the requester sees it as a Status.
+struct Error {
+  code @0 :UInt16;
+  message @1 :Text;
+}
+
+# worker -> every server (one-way): "I finished clock `clock`; before this I
+# sent you `pushes` push requests" (the server counts a clock finished once
+# those pushes are applied).
+struct ClockTick {
+  clock @0 :UInt64;
+  pushes @1 :UInt64;
+}
+
+# scheduler -> every member: a member died (silent for 3 heartbeat intervals,
+# or its process exited).
+struct PeerDown {
+  role @0 :Role;
+  rank @1 :Int32;
+  reason @2 :Text;
+}
+
+struct Shutdown {
+  reason @0 :Text;
+}
+
+# Opaque payload for tests, benchmarks and collectives bootstrap.
+struct Data {
+  tag @0 :UInt32;
+  frames @1 :List(BytesRef);
+}
+
+struct Envelope {
+  version @0 :UInt16;      # wireVersion
+  kind @1 :Kind;
+  requestId @2 :UInt64;
+  body :union {
+    ack @3 :Void;          # generic success response
+    error @4 :Error;
+    register @5 :Register;
+    registerReply @6 :RegisterReply;
+    heartbeat @7 :Heartbeat;
+    plan @8 :Plan;
+    pullRequest @9 :PullRequest;
+    pullReply @10 :PullReply;
+    pushRequest @11 :PushRequest;
+    pushReply @12 :PushReply;
+    barrier @13 :Barrier;
+    barrierRelease @14 :Barrier;
+    step @15 :Step;
+    blockHandoff @16 :BlockHandoff;
+    metrics @17 :Metrics;
+    shutdown @18 :Shutdown;
+    data @19 :Data;
+    clockTick @20 :ClockTick;
+    peerDown @21 :PeerDown;
+  }
+  # Set by the transport, never by callers: the sizes of payload frames
+  # 0..n-1 when they travel inside the header frame, right after this message,
+  # each padded to a multiple of 8 bytes. Small frames go this way: one
+  # ZeroMQ frame (and one CURVE box) fewer per message. (Body members added
+  # after this field take ordinals from @23 on.)
+  packed @22 :List(UInt32);
+}
