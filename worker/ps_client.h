@@ -1,0 +1,95 @@
+// The worker's parameter-server client: batched, asynchronous pulls and
+// pushes of rows, a row cache with versions, merged deltas and bounded
+// staleness (server/ps_service.h has the server side).
+//
+//  - Prefetch(param, keys): fetches every key that is not fresh in the cache,
+//    in one request per server (keys sorted and deduplicated); the runtime
+//    calls it with the keys of a whole mini-batch before computing it.
+//  - Pull(param, keys): the rows, from the cache where fresh; misses are
+//    counted and fetched together, one request per server, never one per key.
+//  - Push(param, keys, deltas): adds to a per-row delta buffer (deltas to the
+//    same row are merged) and to the cached rows, so the worker reads its own
+//    writes. Nothing is sent until Flush().
+//  - Flush(): sends the merged deltas (one request per server) and completes
+//    when every server applied them.
+//  - AdvanceClock(): Flush(), then tells every server that this worker
+//    finished its clock c, and moves to c + 1.
+// Staleness s: a row fetched at clock c carries the server's minimum clock m
+// (every update of clocks < m is in it); it stays fresh while the worker's
+// clock is at most m + s. Servers answer a pull at clock c only when m >= c - s,
+// so a worker at clock c always sees every update of clocks < c - s.
+//
+// Futures complete on the transport's receive thread. Thread-safety: one
+// client may be used from several threads (an internal mutex guards the
+// cache and the buffers); a Pull that overlaps a Flush of the same rows may
+// cache them without the flushed deltas until the next clock.
+#ifndef RIGEL_WORKER_PS_CLIENT_H_
+#define RIGEL_WORKER_PS_CLIENT_H_
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "analysis/shard_map.h"
+#include "transport/transport.h"
+
+namespace rigel::worker {
+
+struct PsClientOptions {
+  int staleness = 0;
+  // false: every Pull fetches every key (no reuse of cached rows).
+  bool cache = true;
+  transport::CallOptions call;  // timeouts of each request
+};
+
+struct PsClientStats {
+  uint64_t pull_requests = 0, push_requests = 0;
+  uint64_t rows_pulled = 0, rows_pushed = 0;
+  uint64_t cache_hits = 0, cache_misses = 0;
+  uint64_t merged = 0;  // deltas added to a row that already had one pending
+};
+
+class PsClient {
+ public:
+  // `transport` must outlive the client; servers are PeerId{kServer, s}.
+  PsClient(transport::Transport* transport, analysis::ShardMap map, PsClientOptions options);
+  ~PsClient();
+
+  std::future<Status> Prefetch(int param, std::span<const int64_t> keys);
+  // keys.size() * width floats, row k at k * width.
+  std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys);
+  // `deltas`: keys.size() * width floats. InvalidArgument for an unknown
+  // parameter or a key outside its rows (nothing is buffered then).
+  Status Push(int param, std::span<const int64_t> keys, const float* deltas);
+  std::future<Status> Flush();
+  Status AdvanceClock();
+
+  uint64_t clock() const;
+  PsClientStats stats() const;
+  const analysis::ShardMap& map() const { return map_; }
+
+ private:
+  struct Cache;
+  struct Pending;
+  Status CheckKeys(int param, std::span<const int64_t> keys) const;
+  // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
+  // once every reply is cached. Caller holds no lock.
+  void Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done);
+
+  transport::Transport* transport_;
+  analysis::ShardMap map_;
+  PsClientOptions opts_;
+  mutable std::mutex mu_;
+  uint64_t clock_ = 0;
+  std::vector<uint64_t> pushes_sent_;  // per server, for clock ticks
+  std::vector<std::unique_ptr<Cache>> cache_;
+  std::vector<std::unique_ptr<Pending>> pending_;
+  PsClientStats stats_;
+};
+
+}  // namespace rigel::worker
+
+#endif  // RIGEL_WORKER_PS_CLIENT_H_
