@@ -11,32 +11,21 @@
 #include <atomic>
 #include <iostream>
 
-#include "scheduler/member.h"
+#include "scheduler/member_flags.h"
 #include "server/ps_service.h"
-#include "transport/zmq/transport.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Rigel parameter server"};
-  std::string scheduler, listen = "tcp://127.0.0.1:*", key_file;
-  int rank = 0, heartbeat_ms = 500;
-  app.add_option("--scheduler", scheduler, "the scheduler's address")->required();
-  app.add_option("--rank", rank, "this server's rank (0..S-1)")
-      ->required()
-      ->check(CLI::Range(0, 4095));
-  app.add_option("--listen", listen, "address to listen on")->capture_default_str();
-  app.add_option("--key-file", key_file, "cluster key file");
-  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval")->capture_default_str();
+  rigel::scheduler::MemberFlags flags;
+  rigel::scheduler::AddMemberFlags(&app, &flags, 4095);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   using namespace rigel;
-  transport::ZmqOptions zo;
-  zo.self = {transport::Role::kServer, rank};
-  zo.listen = listen;
-  zo.key_file = key_file;
-  auto t = transport::CreateZmqTransport(zo);
+  const int rank = flags.rank;
+  auto t = scheduler::MemberTransport(transport::Role::kServer, flags);
   if (!t.ok()) {
     std::cerr << "rigel-server: " << t.status().message() << "\n";
     return 1;
@@ -54,9 +43,7 @@ int main(int argc, char** argv) {
       (void)(*t)->RespondError(m, Unavailable("server " + std::to_string(rank) + " is not ready"));
     }
   });
-  scheduler::MemberOptions mo;
-  mo.scheduler = scheduler;
-  mo.heartbeat = std::chrono::milliseconds(heartbeat_ms);
+  scheduler::MemberOptions mo = flags.Options();
   auto joined = std::make_unique<scheduler::Member>(t->get(), mo);
   member = joined.get();
   if (Status st = joined->Join(); !st.ok()) {

@@ -14,22 +14,15 @@
 #include <iostream>
 #include <numeric>
 
-#include "scheduler/member.h"
-#include "transport/zmq/transport.h"
+#include "scheduler/member_flags.h"
 #include "worker/ps_client.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Rigel worker"};
-  std::string scheduler, listen = "tcp://127.0.0.1:*", key_file;
-  int rank = 0, heartbeat_ms = 500, pushes = 0;
+  rigel::scheduler::MemberFlags flags;
+  int pushes = 0;
   int64_t rows = 1000;
-  app.add_option("--scheduler", scheduler, "the scheduler's address")->required();
-  app.add_option("--rank", rank, "this worker's rank (0..M-1)")
-      ->required()
-      ->check(CLI::Range(0, 65535));
-  app.add_option("--listen", listen, "address to listen on")->capture_default_str();
-  app.add_option("--key-file", key_file, "cluster key file");
-  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat interval")->capture_default_str();
+  rigel::scheduler::AddMemberFlags(&app, &flags, 65535);
   app.add_option("--selftest-pushes", pushes, "clocks of +1 pushes to run (0: none)");
   app.add_option("--selftest-rows", rows, "rows of the first parameter the self-test touches");
   try {
@@ -38,11 +31,8 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   using namespace rigel;
-  transport::ZmqOptions zo;
-  zo.self = {transport::Role::kWorker, rank};
-  zo.listen = listen;
-  zo.key_file = key_file;
-  auto t = transport::CreateZmqTransport(zo);
+  const int rank = flags.rank;
+  auto t = scheduler::MemberTransport(transport::Role::kWorker, flags);
   if (!t.ok()) {
     std::cerr << "rigel-worker: " << t.status().message() << "\n";
     return 1;
@@ -52,9 +42,7 @@ int main(int argc, char** argv) {
     scheduler::Member* mem = member.load();
     if (mem) mem->Handle(m);
   });
-  scheduler::MemberOptions mo;
-  mo.scheduler = scheduler;
-  mo.heartbeat = std::chrono::milliseconds(heartbeat_ms);
+  scheduler::MemberOptions mo = flags.Options();
   // A failed job (a peer died) ends this process at once: the compute thread
   // may be waiting on a request to the dead peer, and there is nothing left
   // to save.
