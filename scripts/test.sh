@@ -3,10 +3,10 @@
 #
 #   scripts/test.sh              Release build in build/, ctest
 #   scripts/test.sh --sanitize   clang + ASan/UBSan + libFuzzer build in
-#                                build-sanitize/, ctest, then parser_fuzz and
-#                                loader_fuzz for --fuzz-seconds (default 60)
-#                                each, seeded from examples/*.rgl and
-#                                tests/fuzz/seeds/
+#                                build-sanitize/, ctest, then parser_fuzz,
+#                                loader_fuzz and transport_fuzz for
+#                                --fuzz-seconds (default 60) each, seeded from
+#                                examples/*.rgl and tests/fuzz/seeds/
 #
 # Environment: RIGEL_SKIP_SETUP=1 skips scripts/setup.sh; RIGEL_TEST_TIMEOUT sets
 # ctest's per-test timeout in seconds (default 300, 900 with --sanitize);
@@ -97,7 +97,7 @@ ctest --test-dir "$build_dir" --output-on-failure --no-tests=error \
 stage_done
 
 if [[ $sanitize -eq 1 ]]; then
-  stage "fuzz: parser_fuzz and loader_fuzz for ${fuzz_seconds} s each"
+  stage "fuzz: parser_fuzz, loader_fuzz and transport_fuzz for ${fuzz_seconds} s each"
   work=$(mktemp -d "${TMPDIR:-/tmp}/rigel-fuzz.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   artifacts="$root/$build_dir/fuzz-artifacts"
