@@ -148,14 +148,6 @@ void Coordinator::Handle(const InMessage& msg) {
       if (complete) {
         Log("every member registered; sending the setup");
         std::string json = analysis::SetupToJson(opts_.setup);
-        Broadcast([json] {
-          OutMessage m;
-          auto p = m.header().getBody().initPlan();
-          p.setPlanId(1);
-          p.setJson(json);
-          return m;
-        });
-        // The full member list, so everyone can reach everyone.
         std::vector<std::pair<PeerId, OutMessage>> lists;
         {
           std::lock_guard<std::mutex> l(mu_);
@@ -163,8 +155,31 @@ void Coordinator::Handle(const InMessage& msg) {
             lists.emplace_back(id, MemberList(id.rank));
         }
         auto shared = std::make_shared<decltype(lists)>(std::move(lists));
-        Post([this, shared] {
+        // Member lists first; then the setup to the servers, waiting until
+        // each has its shards ready; only then to the workers, so no worker
+        // can reach a server that is not serving yet.
+        Post([this, shared, json] {
+          auto plan = [&json] {
+            OutMessage m;
+            auto p = m.header().getBody().initPlan();
+            p.setPlanId(1);
+            p.setJson(json);
+            return m;
+          };
           for (auto& [id, m] : *shared) (void)transport_->Send(id, std::move(m));
+          for (auto& [id, m] : *shared) {
+            if (id.role != Role::kServer) continue;
+            transport::CallOptions co;
+            co.timeout = transport::Millis(120000);
+            auto r = transport_->Call(id, plan(), co);
+            if (!r.ok()) {
+              End(Unavailable(id.ToString() + " did not take the setup: " + r.status().message()));
+              return;
+            }
+          }
+          for (auto& [id, m] : *shared) {
+            if (id.role != Role::kServer) (void)transport_->Send(id, plan());
+          }
         });
       }
       return;

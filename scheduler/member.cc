@@ -87,6 +87,7 @@ bool Member::Handle(const InMessage& msg) {
     case transport::MessageType::PLAN: {
       std::lock_guard<std::mutex> l(mu_);
       setup_json_ = std::string(body.getPlan().getJson().cStr());
+      if (msg.is_request()) plan_request_ = msg;
       break;
     }
     case transport::MessageType::REGISTER_REPLY: {
@@ -147,6 +148,15 @@ Status Member::WaitForEnd() {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] { return end_.has_value(); });
   return *end_;
+}
+
+void Member::SetupDone() {
+  transport::InMessage req;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    req = plan_request_;
+  }
+  if (req.valid()) (void)transport_->Respond(req, transport::MakeAckMessage());
 }
 
 std::optional<Status> Member::ended() const {

@@ -53,6 +53,9 @@ class Member {
 
   // Waits for the setup; connects the transport to every member listed.
   StatusOr<analysis::ClusterSetup> WaitForSetup(std::chrono::milliseconds timeout);
+  // Tells the scheduler this member is ready to serve its setup (servers
+  // call it once their shards exist; the scheduler starts the workers after).
+  void SetupDone();
   // Blocks until the scheduler says shutdown (OK, or the failure it gives)
   // or a peer dies (Unavailable with the scheduler's reason).
   Status WaitForEnd();
@@ -69,6 +72,7 @@ class Member {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::optional<std::string> setup_json_;
+  transport::InMessage plan_request_;  // the setup, when it came as a request
   std::vector<PeerAddress> peers_;
   std::optional<Status> end_;
   bool stop_ = false;

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   service = svc->get();
+  joined->SetupDone();
   std::cerr << "rigel-server " << rank << ": serving " << setup->params.size() << " parameter(s)\n";
   Status end = joined->WaitForEnd();
   auto stats = (*svc)->stats();

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <numeric>
+#include <thread>
 
 #include "scheduler/member_flags.h"
 #include "worker/ps_client.h"
@@ -20,11 +21,12 @@
 int main(int argc, char** argv) {
   CLI::App app{"Rigel worker"};
   rigel::scheduler::MemberFlags flags;
-  int pushes = 0;
+  int pushes = 0, pace_ms = 0;
   int64_t rows = 1000;
   rigel::scheduler::AddMemberFlags(&app, &flags, 65535);
   app.add_option("--selftest-pushes", pushes, "clocks of +1 pushes to run (0: none)");
   app.add_option("--selftest-rows", rows, "rows of the first parameter the self-test touches");
+  app.add_option("--selftest-pace-ms", pace_ms, "sleep this long after each self-test clock");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
     for (int c = 0; c < pushes && result.ok(); ++c) {
       result = client.Push(0, keys, ones.data());
       if (result.ok()) result = client.AdvanceClock();
+      if (pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
       if (joined->ended()) break;
     }
     if (result.ok()) {
