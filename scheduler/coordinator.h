@@ -4,8 +4,10 @@
 //
 //  - register (request) -> registerReply with the rank and every member known
 //    so far; once every expected server and worker has registered, each gets
-//    the `plan` message carrying the ClusterSetup JSON (analysis/cluster_setup.h) and
-//    the full member list (a registerReply sent one-way).
+//    the full member list (a registerReply sent one-way), then the `plan`
+//    message carrying the ClusterSetup JSON (analysis/cluster_setup.h): as a
+//    request to each server, answered once its shards exist, and only then
+//    one-way to the workers, so no worker reaches a server that is not ready.
 //  - heartbeat (one-way) from members keeps them alive; one silent for
 //    `dead_after` intervals is declared dead: every other member gets
 //    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
