@@ -4,6 +4,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "common/check.h"
+
 namespace rigel::analysis {
 
 using frontend::DataKind;
@@ -30,48 +32,35 @@ std::vector<int64_t> ElementCoords(const Dataset& data, int64_t e) {
   }
 }
 
-namespace {
-
-// Which of `parts` equal ranges of [0, extent) holds x.
-int64_t Part(int64_t x, int64_t extent, int64_t parts) {
-  if (extent <= 0) return 0;
-  __int128 p = static_cast<__int128>(x) * parts / extent;
-  return std::clamp<int64_t>(static_cast<int64_t>(p), 0, parts - 1);
-}
-
-}  // namespace
-
-Placement Place(const LoopPlan& loop, int workers, const std::vector<int64_t>& extent,
-                const std::vector<int64_t>& x, int64_t e, int64_t count) {
+Placement Place(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& x, int64_t e) {
   const Schedule& s = loop.schedule;
+  RIGEL_CHECK_MSG(cuts.kind == s.kind, "cuts made for another schedule");
   Placement p;
   switch (s.kind) {
     case ScheduleKind::kDataParallel:
-      p.worker = static_cast<int>(Part(e, count, workers));
+      RIGEL_CHECK(cuts.axes.size() == 1);
+      p.worker = static_cast<int>(cuts.axes[0].Part(e));
       break;
     case ScheduleKind::kModelParallel1D:
-      p.worker = static_cast<int>(Part(x[s.dim], extent[s.dim], workers));
+      RIGEL_CHECK(cuts.axes.size() == 1);
+      p.worker = static_cast<int>(cuts.axes[0].Part(x[s.dim]));
       break;
     case ScheduleKind::kConflictFree2D: {
-      int64_t a = Part(x[s.local_dim], extent[s.local_dim], workers);
-      int64_t b = Part(x[s.rotate_dim], extent[s.rotate_dim], workers);
+      RIGEL_CHECK(cuts.axes.size() == 2);
+      int64_t workers = cuts.workers;
+      int64_t a = cuts.axes[0].Part(x[s.local_dim]);
+      int64_t b = cuts.axes[1].Part(x[s.rotate_dim]);
       p.worker = static_cast<int>(a);
       p.step = ((b - a) % workers + workers) % workers;  // b = (a + t) mod P
       p.block = {a, b};
       break;
     }
     case ScheduleKind::kWavefront: {
-      // Skewed coordinates and their extents (the skew is unit
-      // lower-triangular with non-negative entries, so each skewed
-      // coordinate ranges over [0, sum of T[r][c] * (extent[c] - 1)]).
-      size_t d = x.size();
-      for (size_t r = 0; r < d; ++r) {
-        int64_t xr = 0, er = 1;
-        for (size_t c = 0; c <= r; ++c) {
-          xr += s.skew[r][c] * x[c];
-          er += s.skew[r][c] * (extent[c] - 1);
-        }
-        p.block.push_back(Part(xr, er, s.blocks[r]));
+      // Blocks of the skewed space; a block only depends on blocks with no
+      // larger coordinate, which run on earlier steps.
+      RIGEL_CHECK(cuts.axes.size() == x.size());
+      for (size_t r = 0; r < x.size(); ++r) {
+        p.block.push_back(cuts.axes[r].Part(SkewedCoord(s, x, r)));
       }
       p.worker = static_cast<int>(p.block[0]);
       p.step = std::accumulate(p.block.begin(), p.block.end(), int64_t{0});
@@ -83,15 +72,21 @@ Placement Place(const LoopPlan& loop, int workers, const std::vector<int64_t>& e
   return p;
 }
 
+Placement Place(const LoopPlan& loop, int workers, const std::vector<int64_t>& extent,
+                const std::vector<int64_t>& x, int64_t e, int64_t count) {
+  return Place(loop, EqualCuts(loop, workers, extent, count), x, e);
+}
+
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
                                              const Dataset& data) {
   std::vector<int64_t> extent = SpaceExtent(data);
-  if (extent.size() != loop.accesses.space.dims.size()) {
-    return InvalidArgument("the loop's space has " +
-                           std::to_string(loop.accesses.space.dims.size()) +
-                           " dimensions but its data set has " + std::to_string(extent.size()));
-  }
-  if (workers < 1) return InvalidArgument("workers must be at least 1");
+  RIGEL_RETURN_IF_ERROR(CheckScheduleFits(loop, workers, extent.size()));
+  return ScheduleOrder(loop, EqualCuts(loop, workers, extent, data.count), data);
+}
+
+StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
+                                             const Dataset& data) {
+  RIGEL_RETURN_IF_ERROR(CheckCuts(loop, cuts, SpaceExtent(data), data.count));
   struct Key {
     int64_t step;
     int worker;
@@ -103,7 +98,7 @@ StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
   keys.reserve(static_cast<size_t>(data.count));
   for (int64_t e = 0; e < data.count; ++e) {
     std::vector<int64_t> x = ElementCoords(data, e);
-    Placement p = Place(loop, workers, extent, x, e, data.count);
+    Placement p = Place(loop, cuts, x, e);
     keys.push_back({p.step, p.worker, lexicographic ? std::move(x) : std::vector<int64_t>{}, e});
   }
   std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {

@@ -8,8 +8,11 @@
 // compare distributed runs with the serial executor run in this order, and
 // the wavefront's tests check that this order keeps every dependence.
 //
-// Partitions here are equal ranges of a dimension (or of the element count
-// for data_parallel); balanced cuts of skewed data are the runtime's job.
+// Where the blocks begin and end is given by the cuts of analysis/partition.h:
+// the functions taking a `Cuts` place elements with those (balanced cuts from
+// MakeCuts, or cuts a scheduler sent to its workers), so a distributed run and
+// this order agree block for block; those without cuts use EqualCuts (equal
+// ranges of a dimension, or of the element count for data_parallel).
 //
 // Pure functions; thread-safe.
 #ifndef RIGEL_ANALYSIS_ORDER_H_
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "common/status.h"
 #include "frontend/dataset.h"
@@ -34,8 +38,21 @@ struct Placement {
 // Coordinates of element `e` of `data` in its space (i, j) / (n) / (t).
 std::vector<int64_t> ElementCoords(const frontend::Dataset& data, int64_t e);
 
-// Where the schedule of `loop` (with P = `workers`) runs element `e`.
-// `extent` is the size of each dimension of the space (see SpaceExtent).
+// Where the schedule of `loop` runs element `e` with coordinates `coords`
+// when its blocks are cut by `cuts`: worker and block from the part of each
+// axis (for conflict_free_2d, block (a, b) runs at step (b - a) mod P; for
+// wavefront, block q at step sum(q) on worker q[0]). Requires cuts that fit
+// the loop and the space (CheckCuts is OK; only the number of axes and the
+// schedule kind are checked here, aborting when they differ). O(axes *
+// log parts).
+Placement Place(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& coords,
+                int64_t e);
+
+// The same with equal-range cuts (EqualCuts) of a space of `extent` (see
+// SpaceExtent) holding `count` elements, for P = `workers`. Builds the cuts on
+// every call (O(P) allocation): in a loop over elements, make them once and
+// use the overload above. Requires CheckScheduleFits(loop, workers,
+// extent.size()) to be OK.
 Placement Place(const LoopPlan& loop, int workers, const std::vector<int64_t>& extent,
                 const std::vector<int64_t>& coords, int64_t e, int64_t count);
 
@@ -46,9 +63,17 @@ std::vector<int64_t> SpaceExtent(const frontend::Dataset& data);
 // Every element of `data` (0 .. count-1) once, in the order a run of the
 // schedule completes them: by step, then worker, then (within a block) in
 // lexicographic order of the coordinates for ordered and wavefront loops or
-// in element order otherwise. InvalidArgument if the data set does not fit
-// the loop's space (a 2-D schedule over 1-D data).
+// in element order otherwise; blocks cut into equal ranges (EqualCuts).
+// InvalidArgument if workers < 1 or the data set does not fit the loop's
+// space (a 2-D schedule over 1-D data; see CheckScheduleFits).
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
+                                             const frontend::Dataset& data);
+
+// The same with the blocks cut by `cuts` (P = cuts.workers), e.g. the
+// balanced cuts of MakeCuts(loop, P, data): the order a distributed run with
+// these cuts is compared with. InvalidArgument if the cuts do not fit the
+// loop and the data set (CheckCuts).
+StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
                                              const frontend::Dataset& data);
 
 }  // namespace rigel::analysis

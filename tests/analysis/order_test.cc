@@ -9,37 +9,10 @@
 #include <algorithm>
 #include <set>
 
-#include "frontend/compile.h"
-#include "worker/executor.h"
+#include "tests/analysis/run_util.h"
 
 namespace rigel::analysis {
 namespace {
-
-frontend::ir::Program Compile(const std::string& text) {
-  auto prog = frontend::CompileText(text, "t.rgl", {});
-  EXPECT_TRUE(prog.ok()) << prog.status().message();
-  return std::move(prog).value();
-}
-
-// Runs `prog` serially; loop 0 in `order0` when given. Returns param 0.
-std::vector<float> RunWith(
-    const frontend::ir::Program& prog,
-    std::function<StatusOr<std::vector<int64_t>>(const frontend::Dataset&)> order0) {
-  worker::ExecutorOptions opts;
-  std::ostringstream sink;
-  opts.out = &sink;
-  if (order0) {
-    opts.order = [order0](int loop, const frontend::Dataset& d) -> StatusOr<std::vector<int64_t>> {
-      if (loop != 0) return std::vector<int64_t>{};
-      return order0(d);
-    };
-  }
-  auto ex = worker::SerialExecutor::Create(prog, opts);
-  EXPECT_TRUE(ex.ok()) << ex.status().message();
-  Status st = (*ex)->Run();
-  EXPECT_TRUE(st.ok()) << st.message();
-  return (*ex)->param(0);
-}
 
 // Every dependence distance: the later iteration runs on a later step, or in
 // the same block after the earlier one. Returns the number of violations.
