@@ -19,16 +19,6 @@ StatusOr<ShardMap> ShardMap::Create(std::vector<ShardedParam> params, int server
   return m;
 }
 
-int ShardMap::ServerOf(int param, int64_t row) const {
-  const ShardedParam& p = params_[param];
-  if (p.hash)
-    return static_cast<int>(HashCoords(name_hash_[param], static_cast<uint64_t>(row)) % servers_);
-  // Server s holds [floor(rows * s / S), floor(rows * (s + 1) / S)); the
-  // owner is the largest s whose start is <= row, which is this.
-  __int128 s = (static_cast<__int128>(row + 1) * servers_ - 1) / p.rows;
-  return static_cast<int>(s);
-}
-
 std::pair<int64_t, int64_t> ShardMap::RangeOf(int param, int server) const {
   const ShardedParam& p = params_[param];
   if (p.hash) return {0, p.rows};

@@ -2,8 +2,8 @@
 //
 // Range-sharded parameters (rows follow a loop variable) are cut into S
 // contiguous ranges of equal size; hash-sharded ones (indirect rows: embeddings,
-// feature weights) put row r of parameter p on server
-// HashCoords(Hash(name of p), r) mod S, so hot rows of one parameter spread
+// feature weights) put row r of parameter p on server floor(h * S / 2^64) with
+// h = Mix64(r xor xxh64(name of p)), so hot rows of one parameter spread
 // over every server and the placement does not depend on the parameter's
 // declaration order. Both are pure functions of (name, rows, S): every
 // process computes the same map from the plan and the data sizes, and nothing
@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/hash.h"
 #include "common/status.h"
 
 namespace rigel::analysis {
@@ -40,7 +41,19 @@ class ShardMap {
   const std::vector<ShardedParam>& params() const { return params_; }
 
   // The server holding row `row` of parameter `param` (an index into params()).
-  int ServerOf(int param, int64_t row) const;
+  // Inline: clients and servers call it for every key of every batch.
+  int ServerOf(int param, int64_t row) const {
+    if (servers_ == 1) return 0;
+    const ShardedParam& p = params_[param];
+    if (p.hash) {
+      // One mix and a multiply-shift instead of a division.
+      uint64_t h = Mix64(static_cast<uint64_t>(row) ^ name_hash_[param]);
+      return static_cast<int>((static_cast<unsigned __int128>(h) * servers_) >> 64);
+    }
+    // Server s holds [floor(rows * s / S), floor(rows * (s + 1) / S)); the
+    // owner is the largest s whose start is <= row, which is this.
+    return static_cast<int>((static_cast<__int128>(row + 1) * servers_ - 1) / p.rows);
+  }
 
   // Range shards: the rows [begin, end) of `param` on `server` (empty for a
   // server with none). Hash shards: [0, rows) (any row may be there).

@@ -11,10 +11,12 @@
 #include <atomic>
 #include <iostream>
 
+#include "common/memory.h"
 #include "scheduler/member_flags.h"
 #include "server/ps_service.h"
 
 int main(int argc, char** argv) {
+  rigel::KeepLargeBuffersInHeap();
   CLI::App app{"Rigel parameter server"};
   rigel::scheduler::MemberFlags flags;
   rigel::scheduler::AddMemberFlags(&app, &flags, 4095);

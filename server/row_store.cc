@@ -1,6 +1,7 @@
 #include "server/row_store.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
@@ -14,15 +15,13 @@
 namespace rigel::server {
 namespace {
 
-constexpr int kStripeBits = 6;
+constexpr int kStripeBits = 4;
 constexpr int kStripes = 1 << kStripeBits;
-// Batches smaller than this are handled on the calling thread: handing a
-// few rows to other threads costs more than copying them.
-constexpr size_t kParallelBatch = 8192;
+// Keys per thread below which a batch is not split: handing a few rows to
+// other threads costs more than copying them.
+constexpr size_t kParallelBatch = 32768;
 
-int StripeOf(int64_t key) {
-  return static_cast<int>(Mix64(static_cast<uint64_t>(key)) >> (64 - kStripeBits));
-}
+int StripeOf(uint64_t hash) { return static_cast<int>(hash >> (64 - kStripeBits)); }
 
 void Apply(float* w, float* h, const float* v, int64_t width, const UpdateOptions& o) {
   switch (o.rule) {
@@ -44,42 +43,65 @@ void Apply(float* w, float* h, const float* v, int64_t width, const UpdateOption
   }
 }
 
-// The positions 0..n-1 of a batch grouped by stripe (a stable counting
-// sort, so repeated keys keep their order), with each stripe's range.
-struct Grouped {
-  std::vector<uint32_t> order;
-  std::array<uint32_t, kStripes + 1> start{};
+// How a batch is shared among threads. Lane l of L owns the stripes s with
+// s % L == l: it locks them (in ascending order, so lanes of concurrent
+// batches cannot deadlock) and handles the batch's keys in those stripes in
+// batch order, so reads of the pushed values and writes of the output stay
+// nearly sequential. One lane (the calling thread) below kParallelBatch keys
+// per lane.
+class Lanes {
+ public:
+  Lanes(std::span<const int64_t> keys, std::span<std::mutex> locks) : keys_(keys), locks_(locks) {
+    int most = std::min(kStripes, tbb::this_task_arena::max_concurrency());
+    while (lanes_ * 2 <= most && keys.size() / (lanes_ * 2) >= kParallelBatch) lanes_ *= 2;
+  }
+
+  // Calls fn(positions) once per lane, in parallel; `positions` are the
+  // lane's indices into keys, ascending (all of them for a single lane,
+  // as an empty span plus all() == true).
+  template <typename Fn>
+  void Run(const Fn& fn) const {
+    auto lane = [&](int l) {
+      std::vector<uint32_t> mine;
+      if (lanes_ > 1) {
+        for (size_t k = 0; k < keys_.size(); ++k) {
+          if (StripeOf(Mix64(static_cast<uint64_t>(keys_[k]))) % lanes_ == l) {
+            mine.push_back(static_cast<uint32_t>(k));
+          }
+        }
+      }
+      std::vector<std::unique_lock<std::mutex>> held;
+      for (int s = l; s < kStripes; s += lanes_) held.emplace_back(locks_[s]);
+      fn(Positions{lanes_ == 1, mine});
+    };
+    if (lanes_ == 1) {
+      lane(0);
+    } else {
+      tbb::parallel_for(0, lanes_, lane);
+    }
+  }
+
+  struct Positions {
+    bool all;
+    std::span<const uint32_t> list;
+  };
+
+ private:
+  std::span<const int64_t> keys_;
+  std::span<std::mutex> locks_;
+  int lanes_ = 1;
 };
 
-Grouped GroupByStripe(std::span<const int64_t> keys) {
-  Grouped g;
-  std::vector<uint8_t> stripe(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) {
-    stripe[k] = static_cast<uint8_t>(StripeOf(keys[k]));
-    ++g.start[stripe[k] + 1];
-  }
-  for (int s = 0; s < kStripes; ++s) g.start[s + 1] += g.start[s];
-  g.order.resize(keys.size());
-  std::array<uint32_t, kStripes> next;
-  std::copy(g.start.begin(), g.start.end() - 1, next.begin());
-  for (size_t k = 0; k < keys.size(); ++k) g.order[next[stripe[k]]++] = static_cast<uint32_t>(k);
-  return g;
-}
+// The j-th position of a lane and how many it has.
+struct LanePositions {
+  LanePositions(const Lanes::Positions& p, size_t keys) : p_(p), n_(p.all ? keys : p.list.size()) {}
+  size_t size() const { return n_; }
+  uint32_t operator[](size_t j) const { return p_.all ? static_cast<uint32_t>(j) : p_.list[j]; }
 
-// Runs fn(stripe, positions) for every stripe that has keys, in parallel for
-// large batches.
-template <typename Fn>
-void ForEachStripe(const Grouped& g, size_t n, const Fn& fn) {
-  auto one = [&](int s) {
-    if (g.start[s] == g.start[s + 1]) return;
-    fn(s, std::span<const uint32_t>(g.order.data() + g.start[s], g.start[s + 1] - g.start[s]));
-  };
-  if (n < kParallelBatch) {
-    for (int s = 0; s < kStripes; ++s) one(s);
-  } else {
-    tbb::parallel_for(0, kStripes, one);
-  }
-}
+ private:
+  Lanes::Positions p_;
+  size_t n_;
+};
 
 class RangeStore final : public RowStore {
  public:
@@ -95,10 +117,12 @@ class RangeStore final : public RowStore {
 
   Status Pull(std::span<const int64_t> keys, float* out) override {
     RIGEL_RETURN_IF_ERROR(Check(keys));
-    Grouped g = GroupByStripe(keys);
-    ForEachStripe(g, keys.size(), [&](int s, std::span<const uint32_t> pos) {
-      std::lock_guard<std::mutex> l(mu_[s]);
-      for (uint32_t k : pos) std::memcpy(out + k * width_, Row(keys[k]), sizeof(float) * width_);
+    Lanes(keys, mu_).Run([&](const Lanes::Positions& lane) {
+      LanePositions pos(lane, keys.size());
+      for (size_t j = 0; j < pos.size(); ++j) {
+        uint32_t k = pos[j];
+        std::memcpy(out + k * width_, Row(keys[k]), sizeof(float) * width_);
+      }
     });
     return Status::Ok();
   }
@@ -111,10 +135,10 @@ class RangeStore final : public RowStore {
       std::call_once(state_once_, [&] { state_.assign(values_.size(), 0.0f); });
       state = state_.data();
     }
-    Grouped g = GroupByStripe(keys);
-    ForEachStripe(g, keys.size(), [&](int s, std::span<const uint32_t> pos) {
-      std::lock_guard<std::mutex> l(mu_[s]);
-      for (uint32_t k : pos) {
+    Lanes(keys, mu_).Run([&](const Lanes::Positions& lane) {
+      LanePositions pos(lane, keys.size());
+      for (size_t j = 0; j < pos.size(); ++j) {
+        uint32_t k = pos[j];
         size_t off = static_cast<size_t>((keys[k] - begin_) * width_);
         Apply(values_.data() + off, state ? state + off : nullptr, values + k * width_, width_, o);
       }
@@ -143,7 +167,7 @@ class RangeStore final : public RowStore {
   std::vector<float> values_;
   std::vector<float> state_;  // Adagrad's sums of squares, made on first use
   std::once_flag state_once_;
-  std::array<std::mutex, kStripes> mu_;
+  std::array<std::mutex, kStripes> mu_;  // lock stripes (Lanes)
 };
 
 class HashStore final : public RowStore {
@@ -152,27 +176,32 @@ class HashStore final : public RowStore {
 
   Status Pull(std::span<const int64_t> keys, float* out) override {
     RIGEL_RETURN_IF_ERROR(Check(keys));
-    Grouped g = GroupByStripe(keys);
-    ForEachStripe(g, keys.size(), [&](int s, std::span<const uint32_t> pos) {
-      Stripe& st = stripes_[s];
-      std::lock_guard<std::mutex> l(st.mu);
-      for (uint32_t k : pos) {
-        std::memcpy(out + k * width_, st.Row(Find(st, keys[k]), width_), sizeof(float) * width_);
-      }
+    Lanes(keys, locks_).Run([&](const Lanes::Positions& lane) {
+      ForRows(keys, LanePositions(lane, keys.size()), out,
+              [&](uint32_t k, float* row, Stripe&, uint32_t) {
+                std::memcpy(out + k * width_, row, sizeof(float) * width_);
+              });
     });
     return Status::Ok();
   }
 
   Status Push(std::span<const int64_t> keys, const float* values, const UpdateOptions& o) override {
     RIGEL_RETURN_IF_ERROR(Check(keys));
-    Grouped g = GroupByStripe(keys);
-    ForEachStripe(g, keys.size(), [&](int s, std::span<const uint32_t> pos) {
-      Stripe& st = stripes_[s];
-      std::lock_guard<std::mutex> l(st.mu);
-      for (uint32_t k : pos) {
-        uint32_t r = Find(st, keys[k]);
-        float* h = o.rule == UpdateRule::kAdagrad ? st.State(r, width_) : nullptr;
-        Apply(st.Row(r, width_), h, values + k * width_, width_, o);
+    const int64_t w = width_;
+    Lanes(keys, locks_).Run([&](const Lanes::Positions& lane) {
+      LanePositions pos(lane, keys.size());
+      if (o.rule == UpdateRule::kAdd) {
+        // The common case gets its own loop so the row update vectorises
+        // without a per-row branch on the rule.
+        ForRows(keys, pos, values, [&](uint32_t k, float* row, Stripe&, uint32_t) {
+          const float* v = values + k * w;
+          for (int64_t c = 0; c < w; ++c) row[c] += v[c];
+        });
+      } else {
+        ForRows(keys, pos, values, [&](uint32_t k, float* row, Stripe& st, uint32_t r) {
+          float* h = o.rule == UpdateRule::kAdagrad ? st.State(r, w) : nullptr;
+          Apply(row, h, values + k * w, w, o);
+        });
       }
     });
     return Status::Ok();
@@ -180,18 +209,19 @@ class HashStore final : public RowStore {
 
   int64_t rows() const override {
     int64_t n = 0;
-    for (const Stripe& s : stripes_) {
-      std::lock_guard<std::mutex> l(s.mu);
-      n += s.count;
+    for (int s = 0; s < kStripes; ++s) {
+      std::lock_guard<std::mutex> l(locks_[s]);
+      n += stripes_[s].count;
     }
     return n;
   }
 
   size_t bytes() const override {
     size_t b = sizeof(*this);
-    for (const Stripe& s : stripes_) {
-      std::lock_guard<std::mutex> l(s.mu);
-      b += s.keys.capacity() * sizeof(int64_t) + s.slots.capacity() * sizeof(uint32_t);
+    for (int i = 0; i < kStripes; ++i) {
+      std::lock_guard<std::mutex> l(locks_[i]);
+      const Stripe& s = stripes_[i];
+      b += s.table.capacity() * sizeof(Entry);
       b += (s.chunks.capacity() + s.state.capacity()) * sizeof(std::unique_ptr<float[]>);
       size_t chunk_bytes = kChunkRows * static_cast<size_t>(width_) * sizeof(float);
       b += s.chunks.size() * chunk_bytes;
@@ -204,13 +234,18 @@ class HashStore final : public RowStore {
   static constexpr uint32_t kChunkRows = 256;
   static constexpr int64_t kEmpty = -1;
 
-  // One lock stripe: an open-addressing table from row id to a slot in this
-  // stripe's arena of row chunks (chunks never move, so row pointers stay
-  // valid while the table grows).
+  // A table slot: the row id (kEmpty when free) and its arena row, side by
+  // side so one probe touches one cache line.
+  struct Entry {
+    int64_t key;
+    uint32_t row;
+  };
+
+  // One lock stripe (guarded by locks_[its index]): an open-addressing table from row id to a slot
+  // in this stripe's arena of row chunks (chunks never move, so row pointers stay valid while the
+  // table grows).
   struct Stripe {
-    mutable std::mutex mu;
-    std::vector<int64_t> keys;    // power-of-two capacity; kEmpty marks a free slot
-    std::vector<uint32_t> slots;  // arena row of each key
+    std::vector<Entry> table;  // power-of-two capacity
     uint32_t count = 0;
     std::vector<std::unique_ptr<float[]>> chunks;
     std::vector<std::unique_ptr<float[]>> state;  // Adagrad, per chunk, made on first use
@@ -235,33 +270,29 @@ class HashStore final : public RowStore {
     return Status::Ok();
   }
 
-  static size_t Home(int64_t key, size_t mask) {
-    // The low bits of the mix (the stripe used the high ones).
-    return static_cast<size_t>(Mix64(static_cast<uint64_t>(key))) & mask;
-  }
+  // A key's hash picks its stripe (high bits) and its home slot (low bits).
+  static uint64_t Hash(int64_t key) { return Mix64(static_cast<uint64_t>(key)); }
+  static size_t Home(uint64_t hash, size_t mask) { return static_cast<size_t>(hash) & mask; }
 
   void Grow(Stripe& st) {
-    size_t cap = st.keys.empty() ? 16 : st.keys.size() * 2;
-    std::vector<int64_t> keys(cap, kEmpty);
-    std::vector<uint32_t> slots(cap);
-    for (size_t i = 0; i < st.keys.size(); ++i) {
-      if (st.keys[i] == kEmpty) continue;
-      size_t h = Home(st.keys[i], cap - 1);
-      while (keys[h] != kEmpty) h = (h + 1) & (cap - 1);
-      keys[h] = st.keys[i];
-      slots[h] = st.slots[i];
+    size_t cap = st.table.empty() ? 16 : st.table.size() * 2;
+    std::vector<Entry> table(cap, Entry{kEmpty, 0});
+    for (const Entry& e : st.table) {
+      if (e.key == kEmpty) continue;
+      size_t h = Home(Hash(e.key), cap - 1);
+      while (table[h].key != kEmpty) h = (h + 1) & (cap - 1);
+      table[h] = e;
     }
-    st.keys.swap(keys);
-    st.slots.swap(slots);
+    st.table.swap(table);
   }
 
   // The arena row of `key`, created with its initial value if missing.
-  uint32_t Find(Stripe& st, int64_t key) {
-    if ((st.count + 1) * 4 > st.keys.size() * 3) Grow(st);  // load factor <= 3/4
-    size_t mask = st.keys.size() - 1;
-    size_t h = Home(key, mask);
-    while (st.keys[h] != kEmpty) {
-      if (st.keys[h] == key) return st.slots[h];
+  uint32_t Find(Stripe& st, int64_t key, uint64_t hash) {
+    if ((st.count + 1) * 4 > st.table.size() * 3) Grow(st);  // load factor <= 3/4
+    size_t mask = st.table.size() - 1;
+    size_t h = Home(hash, mask);
+    while (st.table[h].key != kEmpty) {
+      if (st.table[h].key == key) return st.table[h].row;
       h = (h + 1) & mask;
     }
     uint32_t r = st.count++;
@@ -270,12 +301,57 @@ class HashStore final : public RowStore {
           std::make_unique_for_overwrite<float[]>(kChunkRows * static_cast<size_t>(width_)));
     }
     init_(key, st.Row(r, width_));
-    st.keys[h] = key;
-    st.slots[h] = r;
+    st.table[h] = Entry{key, r};
     return r;
   }
 
+  // Calls op(k, row pointer, stripe, arena row) for keys[k], k in `pos`, in
+  // order, creating missing rows. Rows are scattered over memory, so this is
+  // a software pipeline: the table slot of a key is prefetched 2D keys
+  // ahead, its row resolved and prefetched D keys ahead (with the caller's
+  // row k in `side`, pushed values or the output), and op runs on rows that
+  // are in cache by then. The caller holds the locks of every stripe
+  // these keys are in.
+  template <typename Op>
+  void ForRows(std::span<const int64_t> keys, const LanePositions& pos, const float* side,
+               const Op& op) {
+    constexpr size_t kD = 8;
+    const size_t n = pos.size();
+    const size_t lines =
+        std::min<size_t>((static_cast<size_t>(width_) * sizeof(float) + 63) / 64, 8);
+    struct Resolved {
+      Stripe* stripe;
+      uint32_t row;
+    };
+    Resolved ring[kD];
+    for (size_t j = 0; j < n + kD; ++j) {
+      if (j + kD < n) {
+        uint64_t h = Hash(keys[pos[j + kD]]);
+        const Stripe& st = stripes_[StripeOf(h)];
+        if (!st.table.empty()) __builtin_prefetch(&st.table[Home(h, st.table.size() - 1)]);
+      }
+      if (j >= kD) {  // before slot j % kD is reused below
+        const Resolved& r = ring[(j - kD) % kD];
+        op(pos[j - kD], r.stripe->Row(r.row, width_), *r.stripe, r.row);
+      }
+      if (j < n) {
+        uint32_t k = pos[j];
+        uint64_t h = Hash(keys[k]);
+        Stripe& st = stripes_[StripeOf(h)];
+        uint32_t r = Find(st, keys[k], h);
+        ring[j % kD] = Resolved{&st, r};
+        const char* p = reinterpret_cast<const char*>(st.Row(r, width_));
+        const char* q = reinterpret_cast<const char*>(side + size_t{k} * width_);
+        for (size_t l = 0; l < lines; ++l) {
+          __builtin_prefetch(p + 64 * l, 1);
+          __builtin_prefetch(q + 64 * l, 1);
+        }
+      }
+    }
+  }
+
   RowInit init_;
+  mutable std::array<std::mutex, kStripes> locks_;
   std::array<Stripe, kStripes> stripes_;
 };
 

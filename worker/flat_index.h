@@ -77,28 +77,6 @@ class FlatIndex {
   size_t size_ = 0;
 };
 
-// Sorts non-negative int64 keys ascending: an LSD radix sort, 11 bits per
-// pass over the bits the largest key uses (3-4 passes for row ids below
-// 2^40), several times faster than std::sort on the 10^4-10^5 keys of a
-// batch. Uses `tmp` as scratch.
-inline void SortKeys(std::vector<int64_t>* keys, std::vector<int64_t>* tmp) {
-  if (keys->size() < 256) {
-    std::sort(keys->begin(), keys->end());
-    return;
-  }
-  int64_t max = 0;
-  for (int64_t k : *keys) max = k > max ? k : max;
-  int bits = 64 - __builtin_clzll(static_cast<uint64_t>(max) | 1);
-  tmp->resize(keys->size());
-  for (int shift = 0; shift < bits; shift += 11) {
-    size_t count[2049] = {};
-    for (int64_t k : *keys) ++count[((k >> shift) & 2047) + 1];
-    for (int b = 0; b < 2048; ++b) count[b + 1] += count[b];
-    for (int64_t k : *keys) (*tmp)[count[(k >> shift) & 2047]++] = k;
-    keys->swap(*tmp);
-  }
-}
-
 }  // namespace rigel::worker
 
 #endif  // RIGEL_WORKER_FLAT_INDEX_H_

@@ -15,10 +15,12 @@
 #include <numeric>
 #include <thread>
 
+#include "common/memory.h"
 #include "scheduler/member_flags.h"
 #include "worker/ps_client.h"
 
 int main(int argc, char** argv) {
+  rigel::KeepLargeBuffersInHeap();
   CLI::App app{"Rigel worker"};
   rigel::scheduler::MemberFlags flags;
   int pushes = 0, pace_ms = 0;

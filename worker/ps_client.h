@@ -7,11 +7,14 @@
 //    calls it with the keys of a whole mini-batch before computing it.
 //  - Pull(param, keys): the rows, from the cache where fresh; misses are
 //    counted and fetched together, one request per server, never one per key.
-//  - Push(param, keys, deltas): adds to a per-row delta buffer (deltas to the
-//    same row are merged) and to the cached rows, so the worker reads its own
-//    writes. Nothing is sent until Flush().
-//  - Flush(): sends the merged deltas (one request per server) and completes
-//    when every server applied them.
+//    With the cache off, reply rows are copied straight into the result.
+//  - Push(param, keys, deltas): sorts the batch into one run of distinct keys
+//    per server (deltas to the same row merged) and adds the deltas to the
+//    cached rows, so the worker reads its own writes. Nothing is sent until
+//    Flush(); runs of successive pushes are merged when more than 8 pile up.
+//  - Flush(): merges each server's runs (equal keys summed in push order) and
+//    sends them, one request per server, keys ascending and rows contiguous;
+//    completes when every server applied them.
 //  - AdvanceClock(): Flush(), then tells every server that this worker
 //    finished its clock c, and moves to c + 1.
 // Staleness s: a row fetched at clock c carries the server's minimum clock m
@@ -72,9 +75,24 @@ class PsClient {
   const analysis::ShardMap& map() const { return map_; }
 
  private:
+  // Requests carry at most this many keys: a larger batch goes as several
+  // requests back to back, so a server works on one while the next arrive.
+  static constexpr size_t kChunkKeys = 16384;
   struct Cache;
   struct Pending;
+  // Deltas for one server: distinct keys ascending, row k at values[k * width].
+  struct Run {
+    std::vector<uint64_t> keys;
+    std::vector<float> values;
+  };
   Status CheckKeys(int param, std::span<const int64_t> keys) const;
+  // One run per server of a pushed batch; *merged counts repeated keys.
+  std::vector<Run> MakeRuns(int param, std::span<const int64_t> keys, const float* rows,
+                            uint64_t* merged) const;
+  // `runs` (non-empty, oldest first) as one run; equal keys summed in order.
+  static Run MergeRuns(std::vector<Run> runs, int64_t width, uint64_t* merged);
+  void PullDirect(int param, std::span<const int64_t> keys,
+                  std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise);
   // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
   // once every reply is cached. Caller holds no lock.
   void Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done);

@@ -4,6 +4,7 @@
 // an adversarially slow worker.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "frontend/param_init.h"
@@ -218,6 +219,102 @@ TEST(ParameterServer, RefusesKeysItDoesNotHoldAndBadWidths) {
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.status().message().find("not held by server 0"), std::string::npos)
       << reply.status().message();
+}
+
+// The keys of a Pull come back in the order asked, repeats included, with
+// the cache on or off and on any number of servers.
+TEST(PsClient, PullAnswersInRequestOrderWithRepeats) {
+  std::vector<int64_t> keys;
+  for (int64_t k = 0; k < 5000; ++k) keys.push_back((k * 7919 + 13) % 100000);
+  keys.push_back(keys[10]);
+  keys.push_back(keys[0]);
+  ClusterSetup setup = TestSetup(1, 1, 0);
+  for (int servers : {1, 2, 3}) {
+    setup.servers = servers;
+    Cluster c(setup);
+    for (bool cache : {false, true}) {
+      worker::PsClientOptions o;
+      o.cache = cache;
+      worker::PsClient client(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
+      auto rows = client.Pull(0, keys).get();
+      ASSERT_TRUE(rows.ok()) << rows.status().message();
+      ASSERT_EQ(rows->size(), keys.size() * 8);
+      float want[8];
+      for (size_t k = 0; k < keys.size(); ++k) {
+        frontend::InitialRow(setup.params[0].decl, keys[k], want);
+        for (int c = 0; c < 8; ++c) {
+          ASSERT_EQ((*rows)[k * 8 + c], want[c]) << servers << " servers, cache " << cache;
+        }
+      }
+      EXPECT_EQ(client.stats().cache_misses, 5000u);  // distinct keys, each fetched once
+    }
+  }
+}
+
+// Deltas pushed but not flushed are seen by the pushing worker's pulls (with
+// or without a cache), and flushing does not count them twice.
+TEST(PsClient, ReadsItsOwnUnflushedWrites) {
+  ClusterSetup setup = TestSetup(2, 1, 0);
+  setup.params[1].decl.init = frontend::ir::ParamDecl::kZeros;
+  for (bool cache : {false, true}) {
+    Cluster c(setup);
+    worker::PsClientOptions o;
+    o.cache = cache;
+    worker::PsClient client(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
+    std::vector<int64_t> keys = {900, 3, 500, 3, 1000};
+    std::vector<float> d = {1, 2, 4, 8, 16};
+    ASSERT_TRUE(client.Push(1, keys, d.data()).ok());
+    ASSERT_TRUE(client.Push(1, std::vector<int64_t>{3}, std::vector<float>{32}.data()).ok());
+    std::vector<int64_t> ask = {3, 900, 7, 1000, 500};
+    std::vector<float> want = {42, 1, 0, 16, 4};
+    auto before = client.Pull(1, ask).get();
+    ASSERT_TRUE(before.ok()) << before.status().message();
+    EXPECT_EQ(*before, want) << "cache " << cache;
+    ASSERT_TRUE(client.Flush().get().ok());
+    worker::PsClient other(c.worker_transports[0].get(), setup.MakeShardMap().value(), {});
+    auto after = other.Pull(1, ask).get();
+    ASSERT_TRUE(after.ok());
+    EXPECT_EQ(*after, want) << "cache " << cache;
+    EXPECT_EQ(client.stats().merged, 2u);  // 3 within the first push, then across pushes
+  }
+}
+
+// Many small pushes pile up as runs, are merged, and still sum exactly, in
+// one request per server.
+TEST(PsClient, ManySmallPushesSumExactlyInOneRequestPerServer) {
+  ClusterSetup setup = TestSetup(3, 1, 0);
+  setup.params[0].decl.init = frontend::ir::ParamDecl::kZeros;
+  Cluster c(setup);
+  worker::PsClient& client = *c.clients[0];
+  std::vector<float> expect(100 * 8, 0.0f);
+  std::set<int64_t> distinct;
+  for (int push = 0; push < 40; ++push) {
+    std::vector<int64_t> keys;
+    std::vector<float> d;
+    for (int k = 0; k < 10; ++k) {
+      int64_t key = (push * 7 + k * 13) % 100;
+      keys.push_back(key);
+      distinct.insert(key);
+      for (int c = 0; c < 8; ++c) {
+        float v = static_cast<float>(push + k + c);  // small integers: sums are exact
+        d.push_back(v);
+        expect[key * 8 + c] += v;
+      }
+    }
+    ASSERT_TRUE(client.Push(0, keys, d.data()).ok());
+  }
+  ASSERT_TRUE(client.Flush().get().ok());
+  EXPECT_EQ(client.stats().push_requests, 3u);
+  EXPECT_EQ(client.stats().rows_pushed, distinct.size());
+  EXPECT_EQ(client.stats().merged, 400u - distinct.size());
+  std::vector<int64_t> all(100);
+  for (int k = 0; k < 100; ++k) all[k] = k;
+  worker::PsClientOptions o;
+  o.cache = false;
+  worker::PsClient reader(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
+  auto rows = reader.Pull(0, all).get();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows, expect);
 }
 
 }  // namespace
