@@ -57,6 +57,10 @@ struct PsClientStats {
 
 class PsClient {
  public:
+  // Requests carry at most this many keys: a larger batch goes as several
+  // requests back to back, so a server works on one while the next arrive.
+  static constexpr size_t kChunkKeys = 16384;
+
   // `transport` must outlive the client; servers are PeerId{kServer, s}.
   PsClient(transport::Transport* transport, analysis::ShardMap map, PsClientOptions options);
   ~PsClient();
@@ -75,9 +79,6 @@ class PsClient {
   const analysis::ShardMap& map() const { return map_; }
 
  private:
-  // Requests carry at most this many keys: a larger batch goes as several
-  // requests back to back, so a server works on one while the next arrive.
-  static constexpr size_t kChunkKeys = 16384;
   struct Cache;
   struct Pending;
   // Deltas for one server: distinct keys ascending, row k at values[k * width].

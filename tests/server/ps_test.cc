@@ -222,17 +222,21 @@ TEST(ParameterServer, RefusesKeysItDoesNotHoldAndBadWidths) {
 }
 
 // The keys of a Pull come back in the order asked, repeats included, with
-// the cache on or off and on any number of servers.
+// the cache on or off and on any number of servers; batches of more than
+// PsClient::kChunkKeys keys go in several requests and still come back whole,
+// and so do pushes.
 TEST(PsClient, PullAnswersInRequestOrderWithRepeats) {
   std::vector<int64_t> keys;
-  for (int64_t k = 0; k < 5000; ++k) keys.push_back((k * 7919 + 13) % 100000);
+  constexpr int64_t kKeys = 40000;  // more than two chunks
+  static_assert(kKeys > 2 * worker::PsClient::kChunkKeys);
+  for (int64_t k = 0; k < kKeys; ++k) keys.push_back((k * 7919 + 13) % 100000);
   keys.push_back(keys[10]);
   keys.push_back(keys[0]);
   ClusterSetup setup = TestSetup(1, 1, 0);
   for (int servers : {1, 2, 3}) {
     setup.servers = servers;
     Cluster c(setup);
-    for (bool cache : {false, true}) {
+    for (bool cache : {true, false}) {  // the uncached pass pushes last
       worker::PsClientOptions o;
       o.cache = cache;
       worker::PsClient client(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
@@ -246,7 +250,26 @@ TEST(PsClient, PullAnswersInRequestOrderWithRepeats) {
           ASSERT_EQ((*rows)[k * 8 + c], want[c]) << servers << " servers, cache " << cache;
         }
       }
-      EXPECT_EQ(client.stats().cache_misses, 5000u);  // distinct keys, each fetched once
+      EXPECT_EQ(client.stats().cache_misses, static_cast<uint64_t>(kKeys));  // each once
+      if (cache) continue;
+      // +1 on every distinct key (the two repeats are at the end).
+      std::vector<float> ones(kKeys * 8, 1.0f);
+      ASSERT_TRUE(client.Push(0, std::span(keys).first(kKeys), ones.data()).ok());
+      ASSERT_TRUE(client.Flush().get().ok());
+      std::vector<uint64_t> per_server(servers, 0);
+      for (int64_t k = 0; k < kKeys; ++k) ++per_server[client.map().ServerOf(0, keys[k])];
+      uint64_t chunks = 0;
+      for (uint64_t n : per_server)
+        chunks += (n + worker::PsClient::kChunkKeys - 1) / worker::PsClient::kChunkKeys;
+      EXPECT_EQ(client.stats().push_requests, chunks);
+      auto after = client.Pull(0, keys).get();
+      ASSERT_TRUE(after.ok()) << after.status().message();
+      for (size_t k = 0; k < keys.size(); ++k) {
+        frontend::InitialRow(setup.params[0].decl, keys[k], want);
+        for (int c = 0; c < 8; ++c) {
+          ASSERT_EQ((*after)[k * 8 + c], want[c] + 1.0f) << servers << " servers, key " << k;
+        }
+      }
     }
   }
 }
