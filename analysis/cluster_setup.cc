@@ -48,6 +48,15 @@ std::string SetupToJson(const ClusterSetup& s) {
                            {"b", p.decl.b},
                            {"seed", p.decl.seed}});
   }
+  if (s.job) {
+    json job = {{"program", s.job->program},
+                {"seed", s.job->seed},
+                {"plan", s.job->plan},
+                {"batch", s.job->batch}};
+    job["sets"] = json::array();
+    for (const auto& [k, v] : s.job->sets) job["sets"].push_back({k, v});
+    j["job"] = std::move(job);
+  }
   return j.dump();
 }
 
@@ -111,6 +120,30 @@ StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string&
     p.decl.b = pj.value("b", 0.0);
     p.decl.seed = pj.value("seed", uint64_t{0});
     s.params.push_back(std::move(p));
+  }
+  if (j.contains("job")) {
+    const json& jj = j["job"];
+    if (!jj.is_object() || !jj.contains("program") || !jj["program"].is_string() ||
+        !jj.contains("plan") || !jj["plan"].is_string()) {
+      return bad("job", "expected an object with \"program\" and \"plan\" strings");
+    }
+    JobSpec job;
+    job.program = jj["program"];
+    job.plan = jj["plan"];
+    if (jj.contains("seed") && !jj["seed"].is_number_unsigned()) {
+      return bad("job.seed", "expected a non-negative integer");
+    }
+    job.seed = jj.value("seed", uint64_t{0});
+    RIGEL_RETURN_IF_ERROR(get_int(jj, "batch", 0, int64_t{1} << 30, &job.batch));
+    if (jj.contains("sets")) {
+      for (const json& kv : jj["sets"]) {
+        if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
+          return bad("job.sets", "expected [name, value] pairs of strings");
+        }
+        job.sets.emplace_back(kv[0], kv[1]);
+      }
+    }
+    s.job = std::move(job);
   }
   return s;
 }

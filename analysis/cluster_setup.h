@@ -9,12 +9,15 @@
 //    "params": [{"name": "W", "rows": 1000, "width": 16, "shard": "range",
 //                "init": "normal", "a": 0, "b": 0.1, "seed": 1}, ...]}
 // ("init" is one of zeros, fill, normal, uniform; a/b as in
-// frontend::ir::ParamDecl.)
+// frontend::ir::ParamDecl), and for a program run
+//    "job": {"program": "/abs/mf.rgl", "sets": [["lr", "0.05"]], "seed": 0,
+//            "plan": "<plan JSON text>", "batch": 512}.
 //
 // Value types; thread-compatible.
 #ifndef RIGEL_ANALYSIS_CLUSTER_SETUP_H_
 #define RIGEL_ANALYSIS_CLUSTER_SETUP_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,11 +33,23 @@ struct ParamSpec {
   bool hash = false;  // hash shards (else range shards)
 };
 
+// The program a cluster runs (absent for clusters started for a self-test):
+// every worker compiles it itself from the same file and overrides, and
+// checks the plan against it, so all processes agree on loops and layouts.
+struct JobSpec {
+  std::string program;  // absolute path of the .rgl file (shared or copied)
+  std::vector<std::pair<std::string, std::string>> sets;  // --set overrides, paths absolute
+  uint64_t seed = 0;                                      // --seed
+  std::string plan;                                       // the plan as JSON text (analysis/plan.h)
+  int64_t batch = 0;  // elements per mini-batch of data-parallel loops; 0: Rigel chooses
+};
+
 struct ClusterSetup {
   int servers = 1;
   int workers = 1;
   int staleness = 0;  // s: a worker at clock c sees every update of clocks < c - s
   std::vector<ParamSpec> params;
+  std::optional<JobSpec> job;
 
   // The shard map every process derives from this setup.
   StatusOr<ShardMap> MakeShardMap() const;

@@ -84,29 +84,59 @@ StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
   return ScheduleOrder(loop, EqualCuts(loop, workers, extent, data.count), data);
 }
 
-StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
-                                             const Dataset& data) {
+StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts, const Dataset& data) {
   RIGEL_RETURN_IF_ERROR(CheckCuts(loop, cuts, SpaceExtent(data), data.count));
-  struct Key {
-    int64_t step;
-    int worker;
-    std::vector<int64_t> coords;
-    int64_t e;
-  };
-  bool lexicographic = loop.ordered || loop.schedule.kind == ScheduleKind::kWavefront;
-  std::vector<Key> keys;
-  keys.reserve(static_cast<size_t>(data.count));
+  const bool lexicographic = loop.ordered || loop.schedule.kind == ScheduleKind::kWavefront;
+  StepBlocks out;
+  out.workers = cuts.workers;
+  // Coordinates are only kept (and sorted by) where the order within a block
+  // is lexicographic; otherwise element order, which bucketing keeps.
+  std::vector<std::vector<std::vector<std::pair<std::vector<int64_t>, int64_t>>>> lex;
   for (int64_t e = 0; e < data.count; ++e) {
     std::vector<int64_t> x = ElementCoords(data, e);
     Placement p = Place(loop, cuts, x, e);
-    keys.push_back({p.step, p.worker, lexicographic ? std::move(x) : std::vector<int64_t>{}, e});
+    if (p.step >= static_cast<int64_t>(out.blocks.size())) {
+      out.blocks.resize(p.step + 1, std::vector<std::vector<int64_t>>(cuts.workers));
+      if (lexicographic) lex.resize(p.step + 1, decltype(lex)::value_type(cuts.workers));
+    }
+    if (lexicographic) {
+      lex[p.step][p.worker].emplace_back(std::move(x), e);
+    } else {
+      out.blocks[p.step][p.worker].push_back(e);
+    }
   }
-  std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.step, a.worker, a.coords, a.e) < std::tie(b.step, b.worker, b.coords, b.e);
-  });
+  if (lexicographic) {
+    for (size_t s = 0; s < lex.size(); ++s) {
+      for (int w = 0; w < cuts.workers; ++w) {
+        auto& v = lex[s][w];
+        std::sort(v.begin(), v.end());
+        for (auto& [x, e] : v) out.blocks[s][w].push_back(e);
+      }
+    }
+  }
+  // Steps with no element anywhere still count (a wavefront's empty
+  // anti-diagonals, a 2-D step whose blocks are all empty): every schedule
+  // has all its steps, so hand-offs and clocks line up on every worker.
+  int64_t expected = 1;
+  if (loop.schedule.kind == ScheduleKind::kConflictFree2D) {
+    expected = cuts.workers;
+  } else if (loop.schedule.kind == ScheduleKind::kWavefront) {
+    for (const AxisCuts& a : cuts.axes) expected += a.parts() - 1;
+  }
+  if (out.steps() < expected) {
+    out.blocks.resize(expected, std::vector<std::vector<int64_t>>(cuts.workers));
+  }
+  return out;
+}
+
+StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
+                                             const Dataset& data) {
+  RIGEL_ASSIGN_OR_RETURN(StepBlocks b, MakeStepBlocks(loop, cuts, data));
   std::vector<int64_t> order;
-  order.reserve(keys.size());
-  for (const Key& k : keys) order.push_back(k.e);
+  order.reserve(static_cast<size_t>(data.count));
+  for (const auto& step : b.blocks) {
+    for (const auto& block : step) order.insert(order.end(), block.begin(), block.end());
+  }
   return order;
 }
 

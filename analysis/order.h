@@ -76,6 +76,19 @@ StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
                                              const frontend::Dataset& data);
 
+// The elements each worker runs on each step of a schedule with the blocks
+// cut by `cuts`: blocks[step][worker], each in the order ScheduleOrder gives
+// (their concatenation, step by step and worker by worker, is ScheduleOrder).
+// Every step up to the last non-empty one is present (some blocks empty).
+struct StepBlocks {
+  int workers = 1;
+  std::vector<std::vector<std::vector<int64_t>>> blocks;
+  int64_t steps() const { return static_cast<int64_t>(blocks.size()); }
+};
+// InvalidArgument if the cuts do not fit the loop and the data (CheckCuts).
+StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
+                                    const frontend::Dataset& data);
+
 }  // namespace rigel::analysis
 
 #endif  // RIGEL_ANALYSIS_ORDER_H_

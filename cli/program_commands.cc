@@ -1,7 +1,10 @@
 // `rigel check`, `rigel dump-ir` and `rigel run`: the commands that take a
 // program file. Errors go to stderr exactly as the frontend renders them.
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +14,9 @@
 #include "cli/compile_program.h"
 #include "frontend/compile.h"
 #include "worker/executor.h"
+#include "worker/param_file.h"
+
+extern char** environ;
 
 namespace rigel::cli {
 namespace {
@@ -23,7 +29,76 @@ struct ProgramArgs {
   bool bytecode = false;
   uint64_t seed = 0;
   bool verbose = false;
+  // Distributed runs (`rigel run --workers M`).
+  int workers = 0;
+  int servers = 1;
+  std::string plan;
+  int staleness = 0;
+  int64_t batch = 0;
+  std::string log_json, save_params, run_dir, key_file;
 };
+
+// The launcher next to this binary (build tree: bin/../../scripts) or in the
+// source tree it was built from.
+std::string FindLauncher(std::string* bin_dir) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+  std::string dir = exe.substr(0, exe.find_last_of('/'));
+  *bin_dir = dir;
+  for (const std::string& c : {dir + "/rigel-launch", dir + "/../../scripts/rigel-launch",
+                               std::string(RIGEL_SOURCE_DIR) + "/scripts/rigel-launch"}) {
+    if (access(c.c_str(), X_OK) == 0) return c;
+  }
+  return "";
+}
+
+// Runs the program on a local cluster through scripts/rigel-launch; returns
+// its exit status.
+int RunDistributed(const ProgramArgs& a) {
+  std::string bin_dir;
+  std::string launcher = FindLauncher(&bin_dir);
+  if (launcher.empty()) {
+    std::cerr << "rigel: cannot find scripts/rigel-launch next to this binary or in "
+              << RIGEL_SOURCE_DIR << "\n";
+    return 1;
+  }
+  std::vector<std::string> args = {launcher,
+                                   "--bin-dir",
+                                   bin_dir,
+                                   "--program",
+                                   a.path,
+                                   "--servers",
+                                   std::to_string(a.servers),
+                                   "--workers",
+                                   std::to_string(a.workers)};
+  if (!a.run_dir.empty()) args.insert(args.end(), {"--run-dir", a.run_dir});
+  if (!a.key_file.empty()) args.insert(args.end(), {"--key-file", a.key_file});
+  auto pass = [&args](const std::string& flag, const std::string& value) {
+    args.insert(args.end(), {"--scheduler-arg", flag, "--scheduler-arg", value});
+  };
+  for (const std::string& s : a.sets) pass("--set", s);
+  pass("--seed", std::to_string(a.seed));
+  pass("--staleness", std::to_string(a.staleness));
+  pass("--batch", std::to_string(a.batch));
+  if (!a.plan.empty()) pass("--plan", a.plan);
+  if (!a.log_json.empty()) pass("--log-json", a.log_json);
+  if (!a.save_params.empty()) pass("--save-params", a.save_params);
+  std::vector<char*> argv;
+  for (std::string& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  pid_t pid;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+    std::cerr << "rigel: cannot start " << launcher << "\n";
+    return 1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
 
 void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
   cmd->add_option("program", args->path, "the .rgl program")->required();
@@ -98,13 +173,47 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ProgramArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "run a program (serially, in this process)");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "run a program: serially in this process, or with --workers on a local cluster");
   AddProgramArgs(cmd, args.get());
   cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")->default_val(0);
   cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
-  cmd->callback([args, exit_code] {
+  cmd->add_option("--save-params", args->save_params, "write the trained parameters to this file");
+  cmd->add_option("--workers", args->workers,
+                  "run on a local cluster with this many workers (scripts/rigel-launch)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--servers", args->servers, "parameter servers of the cluster")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option("--plan", args->plan, "run this plan (from `rigel plan`, maybe edited)");
+  cmd->add_option("--staleness", args->staleness,
+                  "clocks a relaxed parameter's reads may lag (0: synchronous per mini-batch)")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
+  cmd->add_option("--batch", args->batch,
+                  "elements per mini-batch of data-parallel loops, per worker (0: 32 for "
+                  "loops that update a parameter whole, else 512)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--log-json", args->log_json, "per-epoch metrics as JSON lines (distributed)");
+  cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
+  cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
+  cmd->callback([args, exit_code, cmd] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
+    const bool distributed = args->workers > 0;
+    for (const char* only : {"--servers", "--plan", "--staleness", "--batch", "--log-json",
+                             "--run-dir", "--key-file"}) {
+      if (!distributed && cmd->count(only) > 0) {
+        std::cerr << "rigel: " << only << " needs --workers (a distributed run)\n";
+        *exit_code = 2;
+        return;
+      }
+    }
+    if (distributed) {
+      *exit_code = RunDistributed(*args);
+      return;
+    }
     worker::ExecutorOptions opts;
     opts.seed = args->seed;
     opts.log = args->verbose ? &std::cerr : nullptr;
@@ -112,6 +221,14 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
     auto ex = worker::SerialExecutor::Create(*prog, opts);
     Status st = ex.ok() ? (*ex)->Run() : ex.status();
+    if (st.ok() && !args->save_params.empty()) {
+      std::vector<worker::SavedParam> out;
+      for (size_t p = 0; p < prog->params.size(); ++p) {
+        const auto& b = (*ex)->bindings()[p];
+        out.push_back({prog->params[p].name, b.rows, b.width, (*ex)->param(static_cast<int>(p))});
+      }
+      st = worker::WriteParams(args->save_params, out);
+    }
     if (!st.ok()) {
       std::cerr << st.message();
       if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";

@@ -191,7 +191,7 @@ void Coordinator::Handle(const InMessage& msg) {
     }
     case transport::MessageType::STEP: {
       auto s = msg.header().getBody().getStep();
-      if (s.getCommand() != wire::StepCommand::FINISHED || msg.from().role != Role::kWorker) return;
+      if (s.getCommand() != wire::StepCommand::FINISHED || msg.from().role != Role::kWorker) break;
       bool all;
       {
         std::lock_guard<std::mutex> l(mu_);
@@ -203,8 +203,9 @@ void Coordinator::Handle(const InMessage& msg) {
       return;
     }
     default:
-      return;
+      break;
   }
+  if (opts_.on_message) opts_.on_message(msg);
 }
 
 void Coordinator::Timer() {
@@ -241,6 +242,11 @@ Status Coordinator::Wait() {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] { return ended_; });
   return result_;
+}
+
+void Coordinator::Fail(const Status& why) {
+  Log("job failed: " + why.message());
+  End(why.ok() ? Internal("job failed") : why);
 }
 
 void Coordinator::Stop(const std::string& reason) {

@@ -13,7 +13,9 @@
 //    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
 //  - step{finished} (one-way) from a worker: when all workers finished, every
 //    member gets `shutdown` and the job ends successfully.
-//  - Stop(reason): `shutdown` to every member (SIGINT/SIGTERM).
+//  - Stop(reason): `shutdown` to every member (SIGINT/SIGTERM); Fail(status)
+//    the same for a failed job.
+//  - anything else goes to `on_message` (the program driver's messages).
 //
 // Thread-safety: Handle() runs on the transport's receive thread; Wait() and
 // Stop() may be called from any thread.
@@ -40,6 +42,9 @@ struct CoordinatorOptions {
   std::chrono::milliseconds heartbeat{500};
   int dead_after = 3;
   std::ostream* log = nullptr;  // one line per event; null: none
+  // Messages the coordinator does not handle itself (a driver's taskDone,
+  // a worker's step{start}); called on the receive thread. Null: dropped.
+  std::function<void(const transport::InMessage&)> on_message;
 };
 
 class Coordinator {
@@ -52,6 +57,9 @@ class Coordinator {
   // called), Unavailable naming the dead member otherwise.
   Status Wait();
   void Stop(const std::string& reason);
+  // Ends the job with `why` (a driver error): every member is told to shut
+  // down with that reason and Wait() returns it.
+  void Fail(const Status& why);
 
  private:
   Coordinator(transport::Transport* t, CoordinatorOptions o);

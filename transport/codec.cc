@@ -222,6 +222,16 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
       p.getReason();
       break;
     }
+    case MessageType::TASK:
+      body.getTask().getJson();
+      break;
+    case MessageType::TASK_DONE: {
+      auto t = body.getTaskDone();
+      t.getAccums();
+      for (auto m : t.getMetrics()) m.getName();
+      t.getError();
+      break;
+    }
     default:
       c.Fail("unknown body");  // callers check which() first
       break;

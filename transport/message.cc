@@ -107,6 +107,10 @@ const char* MessageTypeName(MessageType type) {
       return "clockTick";
     case MessageType::PEER_DOWN:
       return "peerDown";
+    case MessageType::TASK:
+      return "task";
+    case MessageType::TASK_DONE:
+      return "taskDone";
   }
   return "unknown";
 }
@@ -378,6 +382,19 @@ std::string Describe(const InMessage& msg) {
       auto p = body.getPeerDown();
       out += fmt::format(" role={} rank={} reason={}", static_cast<int>(p.getRole()), p.getRank(),
                          TextSummary(p.getReason()));
+      break;
+    }
+    case MessageType::TASK: {
+      auto t = body.getTask();
+      out += fmt::format(" loop={} launch={} end={} json={}", t.getLoop(), t.getLaunch(),
+                         t.getEnd(), TextSummary(t.getJson()));
+      break;
+    }
+    case MessageType::TASK_DONE: {
+      auto t = body.getTaskDone();
+      out += fmt::format(" loop={} launch={} accums={} metrics={} error={}", t.getLoop(),
+                         t.getLaunch(), t.getAccums().size(), t.getMetrics().size(),
+                         TextSummary(t.getError()));
       break;
     }
   }

@@ -143,10 +143,13 @@ Status SerialExecutor::InitParams() {
       return ErrorAt(p.loc, "parameter '" + p.name + "' is too large for one process (" +
                                 std::to_string(rows.i) + " x " + std::to_string(width) + ")");
     }
-    std::vector<float> values(static_cast<size_t>(rows.i * width));
-    for (int64_t r = 0; r < rows.i; ++r) frontend::InitialRow(p, r, values.data() + r * width);
+    std::vector<float> values;
+    if (opts_.allocate_params) {
+      values.resize(static_cast<size_t>(rows.i * width));
+      for (int64_t r = 0; r < rows.i; ++r) frontend::InitialRow(p, r, values.data() + r * width);
+    }
     params_.push_back(std::move(values));
-    bindings_.push_back({params_.back().data(), rows.i, width});
+    bindings_.push_back({opts_.allocate_params ? params_.back().data() : nullptr, rows.i, width});
   }
   return Status::Ok();
 }
@@ -314,6 +317,54 @@ Status CheckPermutation(const std::vector<int64_t>& order, int64_t count, const 
 
 }  // namespace
 
+Status SerialExecutor::SizeSpace(int loop, int64_t n, int64_t m) {
+  const ir::Loop& l = prog_.loops[loop];
+  const ir::DataDecl& space = prog_.data[l.data];
+  if (!space.sized_at_launch) return Status::Ok();
+  if (n < 0) {
+    RIGEL_ASSIGN_OR_RETURN(Value vn, Eval(space.grid_n));
+    RIGEL_ASSIGN_OR_RETURN(Value vm, Eval(space.grid_m));
+    n = vn.i;
+    m = vm.i;
+  }
+  int64_t total;
+  if (n < 0 || m < 0 || __builtin_mul_overflow(n, m, &total)) {
+    return ErrorAt(space.loc,
+                   "iteration space sizes must be non-negative and their product "
+                   "must fit in 64 bits, got " +
+                       std::to_string(n) + " and " + std::to_string(m));
+  }
+  data_[l.data] = std::make_shared<Dataset>(space.kind == DataKind::kGrid ? frontend::MakeGrid(n, m)
+                                                                          : frontend::MakeRange(n));
+  data_ptrs_[l.data] = data_[l.data].get();
+  return Status::Ok();
+}
+
+namespace {
+
+void CollectOuter(const std::vector<ir::Inst>& body, std::vector<int>* ids) {
+  for (const ir::Inst& in : body) {
+    if (in.op == ir::Op::kOuter) ids->push_back(in.index);
+    CollectOuter(in.body, ids);
+    CollectOuter(in.else_body, ids);
+  }
+}
+
+}  // namespace
+
+StatusOr<int64_t> SerialExecutor::EvalInt(int expr) const {
+  RIGEL_ASSIGN_OR_RETURN(Value v, Eval(expr));
+  return v.is_int ? v.i : static_cast<int64_t>(v.f);
+}
+
+std::vector<int> SerialExecutor::OuterExprs(int loop) const {
+  std::vector<int> ids;
+  CollectOuter(prog_.loops[loop].body, &ids);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 Status SerialExecutor::RunLoop(int loop) {
   const ir::Loop& l = prog_.loops[loop];
   RunContext ctx;
@@ -326,20 +377,18 @@ Status SerialExecutor::RunLoop(int loop) {
     RIGEL_ASSIGN_OR_RETURN(Value v, Eval(id));
     return OuterValue{v.is_int, v.i, v.f};
   };
-  const ir::DataDecl& space = prog_.data[l.data];
-  if (space.sized_at_launch) {
-    RIGEL_ASSIGN_OR_RETURN(Value n, Eval(space.grid_n));
-    RIGEL_ASSIGN_OR_RETURN(Value m, Eval(space.grid_m));
-    int64_t total;
-    if (n.i < 0 || m.i < 0 || __builtin_mul_overflow(n.i, m.i, &total)) {
-      return ErrorAt(space.loc,
-                     "iteration space sizes must be non-negative and their product "
-                     "must fit in 64 bits, got " +
-                         std::to_string(n.i) + " and " + std::to_string(m.i));
+  RIGEL_RETURN_IF_ERROR(SizeSpace(loop));
+  if (opts_.remote) {
+    RemoteRun run;
+    run.loop = loop;
+    run.launch = ctx.launch;
+    for (int id : OuterExprs(loop)) {
+      RIGEL_ASSIGN_OR_RETURN(OuterValue v, ctx.outer(id));
+      run.outer.emplace_back(id, v);
     }
-    data_[l.data] = std::make_shared<Dataset>(
-        space.kind == DataKind::kGrid ? frontend::MakeGrid(n.i, m.i) : frontend::MakeRange(n.i));
-    data_ptrs_[l.data] = data_[l.data].get();
+    run.space = data_ptrs_[l.data];
+    run.accums = accums_.data();
+    return opts_.remote(run);
   }
   auto start = std::chrono::steady_clock::now();
   int64_t count = data_ptrs_[l.data]->count;
@@ -402,6 +451,7 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
           v.f = static_cast<double>(i);
           slots_[s.slot] = v;
           RIGEL_RETURN_IF_ERROR(Exec(s.body));
+          if (opts_.on_epoch && &body == &prog_.driver) opts_.on_epoch(i, lo.i, hi.i);
         }
         break;
       }

@@ -28,6 +28,16 @@
 
 namespace rigel::worker {
 
+// One run of a loop handed to ExecutorOptions::remote.
+struct RemoteRun {
+  int loop = -1;
+  uint64_t launch = 0;  // earlier runs of the same loop
+  // The value of every driver expression the loop body reads (kOuter), by id.
+  std::vector<std::pair<int, OuterValue>> outer;
+  const frontend::Dataset* space = nullptr;  // the iterated data set, sized
+  double* accums = nullptr;                  // add the run's partial sums here (by index)
+};
+
 struct ExecutorOptions {
   uint64_t seed = 0;            // for rand(), randint(), negative()
   std::ostream* out = nullptr;  // where print() writes; null: std::cout
@@ -42,6 +52,16 @@ struct ExecutorOptions {
   // order. Used to run a loop in the serial order equivalent to a
   // distributed schedule (analysis/order.h). Null: file order.
   std::function<StatusOr<std::vector<int64_t>>(int loop, const frontend::Dataset& data)> order;
+  // When set, loops run elsewhere (the distributed driver, scheduler/driver.h):
+  // RunLoop calls this instead of running the kernel here. Its error stops
+  // the run.
+  std::function<Status(const RemoteRun&)> remote;
+  // false: parameters get no memory here (bindings keep their sizes, with
+  // null data), for a driver whose loops all run remotely.
+  bool allocate_params = true;
+  // Called after each iteration `i` of a top-level driver `for lo..hi` (an
+  // epoch), for progress lines and per-epoch logs.
+  std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
 };
 
 class SerialExecutor {
@@ -65,6 +85,20 @@ class SerialExecutor {
   const Kernel& kernel(int loop) const { return kernels_[loop]; }
   // Runs loop `loop` once over all its elements (as the driver would).
   Status RunLoop(int loop);
+
+  // For the distributed worker (worker/runner.h), which runs loops itself.
+  const std::vector<ParamBinding>& bindings() const { return bindings_; }
+  const std::vector<const frontend::Dataset*>& data_ptrs() const { return data_ptrs_; }
+  // Sizes the space of loop `loop` when it is sized at launch (a no-op
+  // otherwise): to (n, m) as given, or, with n < 0, from the driver's current
+  // values. InvalidArgument (with the program location) for negative or
+  // overflowing sizes.
+  Status SizeSpace(int loop, int64_t n = -1, int64_t m = -1);
+  // Driver expression `expr` as an integer (vector widths, sizes) with the
+  // driver's current values.
+  StatusOr<int64_t> EvalInt(int expr) const;
+  // The driver expressions loop `loop`'s body reads (kOuter ids), sorted.
+  std::vector<int> OuterExprs(int loop) const;
 
  private:
   struct Value {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/status.h"
@@ -46,12 +47,12 @@ struct OuterValue {
 struct RunContext {
   const std::vector<ParamBinding>* params = nullptr;
   const std::vector<const frontend::Dataset*>* data = nullptr;  // by DataDecl index
-  double* accums = nullptr;       // one partial sum per accumulator, added to
+  double* accums = nullptr;  // one partial sum per accumulator, added to
   // Evaluates driver expression `id` (outer values, data attributes); called
   // once per referenced expression at the start of Run().
   std::function<StatusOr<OuterValue>(int id)> outer;
-  uint64_t seed = 0;              // --seed
-  uint64_t launch = 0;            // how many times this loop ran before (the "epoch")
+  uint64_t seed = 0;    // --seed
+  uint64_t launch = 0;  // how many times this loop ran before (the "epoch")
 };
 
 // Resolves a width DExpr to a number (data attributes, consts).
@@ -74,6 +75,12 @@ class Kernel {
   // error stay. Thread-compatible: concurrent calls need distinct contexts
   // and disjoint parameter rows.
   Status Run(const RunContext& ctx, int64_t begin, int64_t end) const;
+  // Runs the listed elements in list order (a block of a distributed
+  // schedule); element numbers are positions in the loop's data set, so
+  // rand() and friends draw what a serial run draws for them. InvalidArgument
+  // (before anything runs) if an element is outside the data set; otherwise
+  // as Run.
+  Status RunElements(const RunContext& ctx, std::span<const int64_t> elements) const;
 
   // Number of bytecode instructions (for tests and dump output).
   size_t code_size() const;
@@ -83,7 +90,25 @@ class Kernel {
   struct Impl;
 
  private:
+  // KeySlice (key_slice.h) compiles a reduced copy of a loop whose parameter
+  // accesses record their rows, and runs it with a key trace.
+  friend class KeySlice;
+  // Per parameter, the rows a key slice recorded (see KeySlice::Run).
+  using KeyTrace = std::vector<std::vector<int64_t>>;
+
   explicit Kernel(std::unique_ptr<Impl> impl);
+  // Compiles `body`, a reduced copy of loop `loop` of `prog` (same registers
+  // and loop variables). With `key_slice`, every row or element read or write
+  // becomes an instruction that appends its row to the run's key trace.
+  static StatusOr<Kernel> CompileBody(const frontend::ir::Program& prog, int loop,
+                                      frontend::ir::Loop body, bool key_slice,
+                                      const WidthFn& widths);
+  // Elements list[begin..end) (or begin..end when list is null). `keys`
+  // receives the rows of a key slice's accesses; null for a normal kernel.
+  Status RunSome(const RunContext& ctx, const int64_t* list, int64_t begin, int64_t end,
+                 KeyTrace* keys) const;
+  // InvalidArgument if an element is outside the loop's data set.
+  Status CheckElements(const RunContext& ctx, std::span<const int64_t> elements) const;
   std::unique_ptr<Impl> impl_;
 };
 

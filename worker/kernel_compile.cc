@@ -315,9 +315,12 @@ class Compiler {
       case Op::kOuter:
         k_->outer.push_back({in.dst, in.index});
         return;
-      case Op::kMove: return Move(in);
-      case Op::kUnary: return Unary(in);
-      case Op::kBinary: return Binary(in);
+      case Op::kMove:
+        return Move(in);
+      case Op::kUnary:
+        return Unary(in);
+      case Op::kBinary:
+        return Binary(in);
       case Op::kClip: {
         bool vec = l_.regs[in.dst].type == Type::kVec;
         int a = vec ? Materialise(in.a) : in.a;  // before Op0: it may emit code
@@ -344,27 +347,49 @@ class Compiler {
         o.d = in.dst, o.n = static_cast<int32_t>(Width(in.dst));
         return;
       }
-      case Op::kRand: { VOp& o = Op0(kRand); o.d = in.dst; return; }
+      case Op::kRand: {
+        VOp& o = Op0(kRand);
+        o.d = in.dst;
+        return;
+      }
       case Op::kRandInt: {
         VOp& o = Op0(kRandInt);
         o.d = in.dst, o.a = in.a, o.loc = Loc(in);
         return;
       }
-      case Op::kNegative: { VOp& o = Op0(kNegative); o.d = in.dst, o.aux = in.index; return; }
-      case Op::kRowLabel: { VOp& o = Op0(kLabel); o.d = in.dst, o.a = in.a, o.aux = in.index; return; }
+      case Op::kNegative: {
+        VOp& o = Op0(kNegative);
+        o.d = in.dst, o.aux = in.index;
+        return;
+      }
+      case Op::kRowLabel: {
+        VOp& o = Op0(kLabel);
+        o.d = in.dst, o.a = in.a, o.aux = in.index;
+        return;
+      }
       case Op::kRowX: {
         k_->is_view[in.dst] = true;
         VOp& o = Op0(kRowX);
         o.d = in.dst, o.a = in.a, o.aux = in.index, o.n = static_cast<int32_t>(Width(in.dst));
         return;
       }
-      case Op::kRead: return Read(in);
-      case Op::kWrite: return Write(in);
-      case Op::kAccumAdd: { VOp& o = Op0(kAccum); o.a = in.a, o.aux = in.index; return; }
-      case Op::kFor: return For(in);
-      case Op::kForFeatures: return Features(in);
-      case Op::kForWindow: return Window(in);
-      case Op::kIf: return If(in);
+      case Op::kRead:
+        return Read(in);
+      case Op::kWrite:
+        return Write(in);
+      case Op::kAccumAdd: {
+        VOp& o = Op0(kAccum);
+        o.a = in.a, o.aux = in.index;
+        return;
+      }
+      case Op::kFor:
+        return For(in);
+      case Op::kForFeatures:
+        return Features(in);
+      case Op::kForWindow:
+        return Window(in);
+      case Op::kIf:
+        return If(in);
     }
   }
 
@@ -404,8 +429,8 @@ class Compiler {
       const_val_[in.dst] = v;
       return;
     }
-    VOp& o = Op0(in.fn == ir::kIntToF32 ? kIToF
-                 : in.fn == ir::kNot    ? kBNot
+    VOp& o = Op0(in.fn == ir::kIntToF32                    ? kIToF
+                 : in.fn == ir::kNot                       ? kBNot
                  : (in.fn == ir::kNeg && at == Type::kInt) ? kINeg
                                                            : kFUn);
     o.fn = in.fn, o.d = in.dst, o.a = in.a;
@@ -460,8 +485,10 @@ class Compiler {
     // such as lr * reg costs nothing per iteration.
     if (!is_int && in.fn <= ir::kDiv && const_val_[in.a] && const_val_[in.b]) {
       float x = *const_val_[in.a], y = *const_val_[in.b];
-      float v = in.fn == ir::kAdd ? x + y : in.fn == ir::kSub ? x - y
-                : in.fn == ir::kMul ? x * y : x / y;
+      float v = in.fn == ir::kAdd   ? x + y
+                : in.fn == ir::kSub ? x - y
+                : in.fn == ir::kMul ? x * y
+                                    : x / y;
       k_->code.pop_back();
       // Binary results are expression temporaries, never `var`s (compound
       // assignments go through a temporary and a move), so this is a constant.
@@ -470,7 +497,17 @@ class Compiler {
     }
   }
 
+  // A key slice's access: its row (and column, for a 2-D element, when the
+  // slice computes it) is checked and recorded; no value moves.
+  void Key(const Inst& in) {
+    const ir::ParamDecl& p = p_.params[in.index];
+    VOp& o = Op0(kKey);
+    o.aux = in.index, o.a = in.a, o.loc = Loc(in);
+    if (in.mode == ir::Access::kElement && p.width > 0) o.b = in.b;
+  }
+
   void Read(const Inst& in) {
+    if (k_->key_slice) return Key(in);
     const ir::ParamDecl& p = p_.params[in.index];
     VOp o;
     o.aux = in.index, o.d = in.dst, o.a = in.a, o.b = in.b, o.loc = Loc(in);
@@ -493,6 +530,7 @@ class Compiler {
   }
 
   void Write(const Inst& in) {
+    if (k_->key_slice) return Key(in);
     const ir::ParamDecl& p = p_.params[in.index];
     VOp base;
     base.aux = in.index, base.a = in.a, base.b = in.b, base.loc = Loc(in), base.fn = in.fn;
@@ -605,14 +643,21 @@ Kernel::Kernel(Kernel&&) noexcept = default;
 Kernel& Kernel::operator=(Kernel&&) noexcept = default;
 
 StatusOr<Kernel> Kernel::Compile(const ir::Program& prog, int loop, const WidthFn& widths) {
+  // The compiler works on a copy of the loop with repeated reads merged.
+  ir::Loop rewritten = prog.loops[loop];
+  MergeRepeatedReads(&rewritten, prog.params.size());
+  return CompileBody(prog, loop, std::move(rewritten), /*key_slice=*/false, widths);
+}
+
+StatusOr<Kernel> Kernel::CompileBody(const ir::Program& prog, int loop, ir::Loop body,
+                                     bool key_slice, const WidthFn& widths) {
   auto impl = std::make_unique<Impl>();
   impl->prog = &prog;
   impl->loop = loop;
   impl->data = prog.loops[loop].data;
   impl->kind = prog.data[impl->data].kind;
-  // The compiler works on a copy of the loop with repeated reads merged.
-  impl->rewritten = prog.loops[loop];
-  MergeRepeatedReads(&impl->rewritten, prog.params.size());
+  impl->key_slice = key_slice;
+  impl->rewritten = std::move(body);
   Compiler c(prog, loop, impl.get(), impl->rewritten);
   RIGEL_RETURN_IF_ERROR(c.Run(widths));
   return Kernel(std::move(impl));

@@ -15,7 +15,7 @@ const char* CodeName(uint16_t code) {
       "wr.elem2", "wr.row.vec", "wr.row.scalar", "wr.row.lin", "wr.row.pair", "wr.whole.vec",
       "wr.whole.scalar", "wr.whole.lin", "accum", "rand", "randint", "negative", "label", "rowx",
       "jump", "jump.if.false", "for.init", "for.next", "feat.init", "feat.next", "win.init",
-      "win.next"};
+      "win.next", "key"};
   return code < sizeof(kNames) / sizeof(kNames[0]) ? kNames[code] : "?";
 }
 

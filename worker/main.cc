@@ -1,8 +1,10 @@
-// rigel-worker: one worker of a cluster. Today it joins the cluster, connects
-// to the parameter servers and, with --selftest-pushes N, runs N clocks of
-// pushing +1 to every row of the first parameter and checks the sums at the
-// end (the smoke test of the parameter-server path); the schedule runners
-// that execute programs come with distributed execution.
+// rigel-worker: one worker of a cluster. It joins the cluster and connects to
+// the other members; when the setup carries a job (a program run by
+// `rigel-scheduler --program`), it loads the program and its data, says it is
+// ready (step{start}) and runs every task the scheduler sends
+// (worker/runner.h) until the `end` task. Without a job, --selftest-pushes N
+// runs N clocks of pushing +1 to every row of the first parameter and checks
+// the sums at the end (the smoke test of the parameter-server path).
 //
 //   rigel-worker --scheduler ADDR --rank R [--listen ADDR] [--key-file F]
 //                [--heartbeat-ms N] [--selftest-pushes N] [--selftest-rows K]
@@ -10,14 +12,18 @@
 // Exits 0 when the job finished, 1 with the reason otherwise, 2 on bad flags.
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <iostream>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
 #include "common/memory.h"
 #include "scheduler/member_flags.h"
 #include "worker/ps_client.h"
+#include "worker/runner.h"
 
 int main(int argc, char** argv) {
   rigel::KeepLargeBuffersInHeap();
@@ -42,7 +48,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::atomic<scheduler::Member*> member{nullptr};
+  std::atomic<worker::Runner*> runner{nullptr};
+  // Tasks wait here for the main thread: the receive thread must go on
+  // taking hand-offs and replies while a task runs.
+  std::mutex tasks_mu;
+  std::condition_variable tasks_cv;
+  std::deque<transport::InMessage> tasks;
   (*t)->SetHandler([&](transport::InMessage m) {
+    if (m.type() == transport::MessageType::TASK) {
+      std::lock_guard<std::mutex> l(tasks_mu);
+      tasks.push_back(std::move(m));
+      tasks_cv.notify_all();
+      return;
+    }
+    worker::Runner* r = runner.load();
+    if (r && r->Handle(m)) return;
     scheduler::Member* mem = member.load();
     if (mem) mem->Handle(m);
   });
@@ -68,7 +88,72 @@ int main(int argc, char** argv) {
     return 1;
   }
   Status result;
-  if (pushes > 0) {
+  // Outlives the transport's receive thread, which may be in its Handle().
+  std::unique_ptr<worker::Runner> owned;
+  const transport::PeerId scheduler_id{transport::Role::kScheduler, 0};
+  if (setup->job) {
+    auto map = setup->MakeShardMap();
+    worker::RunnerOptions ro;
+    ro.rank = rank;
+    ro.workers = setup->workers;
+    ro.staleness = setup->staleness;
+    ro.log = &std::cerr;
+    auto made = map.ok() ? worker::Runner::Create(*setup->job, t->get(), std::move(map).value(), ro)
+                         : StatusOr<std::unique_ptr<worker::Runner>>(map.status());
+    auto report = [&](uint32_t loop, uint64_t launch, const worker::TaskResult* res,
+                      const Status& st) {
+      transport::OutMessage msg;
+      auto d = msg.header().getBody().initTaskDone();
+      d.setLoop(loop);
+      d.setLaunch(launch);
+      if (res) {
+        auto a = d.initAccums(static_cast<unsigned>(res->accums.size()));
+        for (size_t k = 0; k < res->accums.size(); ++k) a.set(k, res->accums[k]);
+        auto e = d.initMetrics(static_cast<unsigned>(res->metrics.size()));
+        for (size_t k = 0; k < res->metrics.size(); ++k) {
+          e[k].setName(res->metrics[k].first);
+          e[k].setValue(res->metrics[k].second);
+        }
+      }
+      if (!st.ok()) d.setError(st.message());
+      return (*t)->Send(scheduler_id, std::move(msg));
+    };
+    if (!made.ok()) {
+      std::cerr << "rigel-worker " << rank << ": " << made.status().message() << "\n";
+      (void)report(0, 0, nullptr, made.status());
+      result = made.status();
+    } else {
+      owned = std::move(made).value();
+      runner = owned.get();
+      transport::OutMessage ready;
+      ready.header().getBody().initStep().setCommand(wire::StepCommand::START);
+      result = (*t)->Send(scheduler_id, std::move(ready));
+      while (result.ok()) {
+        transport::InMessage m;
+        {
+          std::unique_lock<std::mutex> l(tasks_mu);
+          tasks_cv.wait_for(l, std::chrono::milliseconds(200),
+                            [&] { return !tasks.empty() || joined->ended(); });
+          if (tasks.empty()) {
+            if (joined->ended()) break;
+            continue;
+          }
+          m = std::move(tasks.front());
+          tasks.pop_front();
+        }
+        auto task = m.header().getBody().getTask();
+        if (task.getEnd()) break;
+        worker::TaskSpec spec{static_cast<int>(task.getLoop()), task.getLaunch(),
+                              task.getJson().cStr()};
+        auto res = owned->Run(spec);
+        result = report(task.getLoop(), task.getLaunch(), res.ok() ? &*res : nullptr, res.status());
+        if (!res.ok()) {
+          std::cerr << "rigel-worker " << rank << ": " << res.status().message() << "\n";
+          result = res.status();
+        }
+      }
+    }
+  } else if (pushes > 0) {
     auto map = setup->MakeShardMap();
     if (!map.ok() || setup->params.empty()) {
       std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";

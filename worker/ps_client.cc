@@ -292,7 +292,7 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
     return f;
   }
   if (!opts_.cache) {
-    PullDirect(param, keys, std::move(promise));
+    PullDirect(param, keys, 0, std::move(promise));
     return f;
   }
   auto want = std::make_shared<std::vector<int64_t>>(keys.begin(), keys.end());
@@ -333,7 +333,22 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
 // the keys are sorted once (remembering where each came from), each server
 // gets its distinct keys, and each reply row is copied to every position
 // that asked for it.
-void PsClient::PullDirect(int param, std::span<const int64_t> keys,
+std::future<StatusOr<std::vector<float>>> PsClient::PullSynchronous(int param,
+                                                                    std::span<const int64_t> keys) {
+  auto promise = std::make_shared<std::promise<StatusOr<std::vector<float>>>>();
+  auto f = promise->get_future();
+  Status st = CheckKeys(param, keys);
+  if (!st.ok()) {
+    promise->set_value(st);
+    return f;
+  }
+  // Servers answer a pull at clock c once every worker finished c - s: asking
+  // as if s clocks ahead makes them wait for clock() itself.
+  PullDirect(param, keys, static_cast<uint64_t>(opts_.staleness), std::move(promise));
+  return f;
+}
+
+void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lead,
                           std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise) {
   struct State {
     std::vector<uint32_t> order;  // positions of the keys, in key order
@@ -377,7 +392,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys,
   uint64_t clock;
   {
     std::lock_guard<std::mutex> l(mu_);
-    clock = clock_;
+    clock = clock_ + lead;
   }
   for (int s = 0; s < servers; ++s) {
     const std::vector<uint64_t>& all = *request[s];

@@ -68,6 +68,12 @@ class PsClient {
   std::future<Status> Prefetch(int param, std::span<const int64_t> keys);
   // keys.size() * width floats, row k at k * width.
   std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys);
+  // As Pull with the cache off, but answered only once every worker has
+  // finished clock() - 1 whatever the staleness bound: the rows hold every
+  // update of the clocks before this worker's. For conflict-free schedules,
+  // whose steps must see each other exactly even in a relaxed job.
+  std::future<StatusOr<std::vector<float>>> PullSynchronous(int param,
+                                                            std::span<const int64_t> keys);
   // `deltas`: keys.size() * width floats. InvalidArgument for an unknown
   // parameter or a key outside its rows (nothing is buffered then).
   Status Push(int param, std::span<const int64_t> keys, const float* deltas);
@@ -92,7 +98,8 @@ class PsClient {
                             uint64_t* merged) const;
   // `runs` (non-empty, oldest first) as one run; equal keys summed in order.
   static Run MergeRuns(std::vector<Run> runs, int64_t width, uint64_t* merged);
-  void PullDirect(int param, std::span<const int64_t> keys,
+  // `lead`: clocks added to this worker's in the request (see PullSynchronous).
+  void PullDirect(int param, std::span<const int64_t> keys, uint64_t lead,
                   std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise);
   // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
   // once every reply is cached. Caller holds no lock.

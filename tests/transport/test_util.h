@@ -181,6 +181,27 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       p.setReason("silent for 3 intervals");
       break;
     }
+    case MessageType::TASK: {
+      auto t = b.initTask();
+      t.setLoop(seed % 3);
+      t.setLaunch(seed + 7);
+      t.setJson("{\"outer\": []}");
+      t.setEnd(seed % 2 == 1);
+      break;
+    }
+    case MessageType::TASK_DONE: {
+      auto t = b.initTaskDone();
+      t.setLoop(1);
+      t.setLaunch(seed);
+      auto a = t.initAccums(2);
+      a.set(0, 0.25 + seed);
+      a.set(1, -3);
+      auto e = t.initMetrics(1);
+      e[0].setName("updates");
+      e[0].setValue(42);
+      t.setError("");
+      break;
+    }
   }
   return m;
 }
@@ -299,6 +320,18 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(b.getPeerDown().getRole(), wire::Role::SERVER);
       EXPECT_EQ(b.getPeerDown().getRank(), seed);
       EXPECT_EQ(std::string(b.getPeerDown().getReason().cStr()), "silent for 3 intervals");
+      break;
+    case MessageType::TASK:
+      EXPECT_EQ(b.getTask().getLoop(), uint32_t(seed % 3));
+      EXPECT_EQ(b.getTask().getLaunch(), uint64_t(seed + 7));
+      EXPECT_EQ(std::string(b.getTask().getJson().cStr()), "{\"outer\": []}");
+      EXPECT_EQ(b.getTask().getEnd(), seed % 2 == 1);
+      break;
+    case MessageType::TASK_DONE:
+      ASSERT_EQ(b.getTaskDone().getAccums().size(), 2u);
+      EXPECT_EQ(b.getTaskDone().getAccums()[0], 0.25 + seed);
+      EXPECT_EQ(b.getTaskDone().getMetrics()[0].getValue(), 42);
+      EXPECT_EQ(b.getTaskDone().getLaunch(), uint64_t(seed));
       break;
   }
   // Every field can be read in full.

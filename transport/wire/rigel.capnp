@@ -163,6 +163,7 @@ struct BlockHandoff {
   epoch @4 :UInt32;
   step @5 :UInt64;
   rows @6 :RowsRef;
+  loop @7 :UInt32;       # the `parallel for` whose run the block belongs to
 }
 
 struct Metric {
@@ -209,6 +210,28 @@ struct Data {
   frames @1 :List(BytesRef);
 }
 
+# scheduler -> worker (one-way): run `loop` once (its `launch`-th run), or,
+# with `end` set, write everything back and finish. `json` carries what the
+# run needs besides the program (the driver values the loop body reads, the
+# partition cuts, the size of a space sized at launch); see worker/runner.h.
+struct Task {
+  loop @0 :UInt32;
+  launch @1 :UInt64;
+  json @2 :Text;
+  end @3 :Bool;
+}
+
+# worker -> scheduler (one-way): the task is done. `accums` are the worker's
+# partial sums of the program's accumulators (by index); `metrics` its
+# counters for the run; a non-empty `error` says why the task failed.
+struct TaskDone {
+  loop @0 :UInt32;
+  launch @1 :UInt64;
+  accums @2 :List(Float64);
+  metrics @3 :List(Metric);
+  error @4 :Text;
+}
+
 struct Envelope {
   version @0 :UInt16;      # wireVersion
   kind @1 :Kind;
@@ -233,6 +256,8 @@ struct Envelope {
     data @19 :Data;
     clockTick @20 :ClockTick;
     peerDown @21 :PeerDown;
+    task @23 :Task;
+    taskDone @24 :TaskDone;
   }
   # Set by the transport, never by callers: the sizes of payload frames
   # 0..n-1 when they travel inside the header frame, right after this message,

@@ -1,0 +1,331 @@
+#include "scheduler/driver.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "common/file.h"
+#include "frontend/compile.h"
+#include "transport/message.h"
+#include "worker/param_file.h"
+#include "worker/ps_client.h"
+
+namespace rigel::scheduler {
+
+namespace ir = frontend::ir;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using transport::PeerId;
+using transport::Role;
+
+// Totals of the loop runs since the last epoch line.
+struct Driver::Epoch {
+  Clock::time_point start = Clock::now();  // of the whole run
+  Clock::time_point epoch_start = Clock::now();
+  double updates = 0;
+  double compute_s = 0, comm_s = 0, wait_s = 0;  // summed over workers
+  std::map<std::string, double> bytes;
+  std::ofstream log;
+};
+
+Driver::Driver(DriverOptions options) : opts_(std::move(options)) {}
+Driver::~Driver() = default;
+
+namespace {
+
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
+  std::unique_ptr<Driver> d(new Driver(std::move(options)));
+  DriverOptions& o = d->opts_;
+  if (o.workers < 1 || o.servers < 1) {
+    return InvalidArgument("a cluster needs at least one worker and one server");
+  }
+  // Workers may start in another directory: every path they are sent is absolute.
+  o.program = Absolute(o.program);
+  for (auto& [name, value] : o.sets) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".path") == 0) value = Absolute(value);
+  }
+  frontend::CompileOptions co;
+  co.sets = o.sets;
+  RIGEL_ASSIGN_OR_RETURN(ir::Program prog, frontend::CompileFile(o.program, co));
+  d->prog_ = std::make_unique<ir::Program>(std::move(prog));
+  if (o.plan_path.empty()) {
+    analysis::PlanOptions po;
+    po.workers = o.workers;
+    RIGEL_ASSIGN_OR_RETURN(d->plan_, analysis::MakePlan(*d->prog_, po));
+  } else {
+    RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(o.plan_path));
+    RIGEL_ASSIGN_OR_RETURN(analysis::Plan plan, analysis::ParsePlan(text, o.plan_path));
+    if (plan.workers != o.workers) {
+      return InvalidArgument(o.plan_path + ": the plan was made for " +
+                             std::to_string(plan.workers) + " workers; run it with --workers " +
+                             std::to_string(plan.workers) + ", or make one for " +
+                             std::to_string(o.workers) + " with `rigel plan --workers " +
+                             std::to_string(o.workers) + "`");
+    }
+    RIGEL_ASSIGN_OR_RETURN(d->plan_,
+                           analysis::ValidatePlan(*d->prog_, std::move(plan), o.plan_path));
+  }
+  d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
+
+  worker::ExecutorOptions eo;
+  eo.seed = o.seed;
+  eo.out = o.out;
+  eo.allocate_params = false;
+  Driver* self = d.get();
+  eo.remote = [self](const worker::RemoteRun& run) { return self->RunRemote(run); };
+  eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { self->OnEpoch(i, lo, hi); };
+  RIGEL_ASSIGN_OR_RETURN(d->ex_, worker::SerialExecutor::Create(*d->prog_, eo));
+
+  analysis::ClusterSetup& s = d->setup_;
+  s.servers = o.servers;
+  s.workers = o.workers;
+  s.staleness = o.staleness;
+  for (size_t p = 0; p < d->prog_->params.size(); ++p) {
+    analysis::ParamSpec spec;
+    spec.decl = d->prog_->params[p];
+    spec.rows = d->ex_->bindings()[p].rows;
+    for (const analysis::LoopPlan& lp : d->plan_.loops) {
+      for (const analysis::ParamPlan& pp : lp.params) {
+        spec.hash |= !pp.is_accum && pp.index == static_cast<int>(p) &&
+                     pp.strategy == analysis::Strategy::kPs && pp.shard == "hash";
+      }
+    }
+    s.params.push_back(std::move(spec));
+  }
+  analysis::JobSpec job;
+  job.program = o.program;
+  job.sets = o.sets;
+  job.seed = o.seed;
+  job.plan = d->plan_json_;
+  job.batch = o.batch;
+  s.job = std::move(job);
+  d->epoch_ = std::make_unique<Epoch>();
+  if (!o.log_json.empty()) {
+    d->epoch_->log.open(o.log_json, std::ios::trunc);
+    if (!d->epoch_->log) return IoError("cannot write the JSON log " + o.log_json);
+  }
+  return d;
+}
+
+bool Driver::Handle(const transport::InMessage& msg) {
+  if (msg.from().role != Role::kWorker) return false;
+  if (msg.type() == transport::MessageType::STEP) {
+    if (msg.header().getBody().getStep().getCommand() != wire::StepCommand::START) return false;
+    std::lock_guard<std::mutex> l(mu_);
+    ++ready_;
+    cv_.notify_all();
+    return true;
+  }
+  if (msg.type() != transport::MessageType::TASK_DONE) return false;
+  std::lock_guard<std::mutex> l(mu_);
+  done_[msg.from().rank] = msg;
+  cv_.notify_all();
+  return true;
+}
+
+void Driver::Abort(const Status& why) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (aborted_.ok()) aborted_ = why.ok() ? Unavailable("the job was stopped") : why;
+  cv_.notify_all();
+}
+
+namespace {
+
+// A worker's failure as the driver reports it.
+Status WorkerError(const transport::InMessage& m) {
+  std::string e = m.header().getBody().getTaskDone().getError().cStr();
+  if (e.empty()) return Status::Ok();
+  return FailedPrecondition("worker " + std::to_string(m.from().rank) + ": " + e);
+}
+
+}  // namespace
+
+Status Driver::WaitReady() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] {
+    if (!aborted_.ok() || ready_ >= opts_.workers) return true;
+    for (const auto& [rank, m] : done_) {
+      if (!WorkerError(m).ok()) return true;
+    }
+    return false;
+  });
+  if (!aborted_.ok()) return aborted_;
+  for (const auto& [rank, m] : done_) RIGEL_RETURN_IF_ERROR(WorkerError(m));
+  return Status::Ok();
+}
+
+Status Driver::RunRemote(const worker::RemoteRun& run) {
+  const ir::Loop& l = prog_->loops[run.loop];
+  const ir::DataDecl& space = prog_->data[l.data];
+  auto it = cuts_.find(run.loop);
+  if (it == cuts_.end() || space.sized_at_launch) {
+    RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts,
+                           analysis::MakeCuts(plan_.loops[run.loop], opts_.workers, *run.space));
+    cuts_[run.loop] = analysis::CutsToJson(cuts);
+  }
+  json task;
+  task["cuts"] = json::parse(cuts_[run.loop]);
+  task["outer"] = json::array();
+  for (const auto& [id, v] : run.outer) task["outer"].push_back({id, v.is_int, v.i, v.f});
+  if (space.sized_at_launch) {
+    RIGEL_ASSIGN_OR_RETURN(int64_t n, ex_->EvalInt(space.grid_n));
+    RIGEL_ASSIGN_OR_RETURN(int64_t m, ex_->EvalInt(space.grid_m));
+    task["space"] = {n, m};
+  }
+  const std::string text = task.dump();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_.clear();
+  }
+  for (int w = 0; w < opts_.workers; ++w) {
+    transport::OutMessage msg;
+    auto t = msg.header().getBody().initTask();
+    t.setLoop(static_cast<uint32_t>(run.loop));
+    t.setLaunch(run.launch);
+    t.setJson(text);
+    RIGEL_RETURN_IF_ERROR(transport_->Send(PeerId{Role::kWorker, w}, std::move(msg)));
+  }
+  std::map<int, transport::InMessage> done;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] {
+      if (!aborted_.ok() || static_cast<int>(done_.size()) >= opts_.workers) return true;
+      for (const auto& [rank, m] : done_) {
+        if (!WorkerError(m).ok()) return true;
+      }
+      return false;
+    });
+    if (!aborted_.ok()) return aborted_;
+    done.swap(done_);
+  }
+  for (const auto& [rank, m] : done) RIGEL_RETURN_IF_ERROR(WorkerError(m));
+  for (const auto& [rank, m] : done) {
+    auto d = m.header().getBody().getTaskDone();
+    if (d.getLoop() != static_cast<uint32_t>(run.loop) || d.getLaunch() != run.launch) {
+      return Internal("worker " + std::to_string(rank) + " answered for loop " +
+                      std::to_string(d.getLoop()) + " run " + std::to_string(d.getLaunch()) +
+                      "; expected loop " + std::to_string(run.loop) + " run " +
+                      std::to_string(run.launch));
+    }
+    auto acc = d.getAccums();
+    if (acc.size() != prog_->accums.size()) {
+      return Internal("worker " + std::to_string(rank) + " sent " + std::to_string(acc.size()) +
+                      " accumulators; the program has " + std::to_string(prog_->accums.size()));
+    }
+    for (unsigned a = 0; a < acc.size(); ++a) run.accums[a] += acc[a];
+    for (auto e : d.getMetrics()) {
+      std::string name = e.getName().cStr();
+      double v = e.getValue();
+      if (name == "elements") {
+        epoch_->updates += v;
+      } else if (name == "compute_s") {
+        epoch_->compute_s += v;
+      } else if (name == "comm_s") {
+        epoch_->comm_s += v;
+      } else if (name == "wait_s") {
+        epoch_->wait_s += v;
+      } else if (name.rfind("bytes.", 0) == 0) {
+        epoch_->bytes[name.substr(6)] += v;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
+  Epoch& e = *epoch_;
+  auto now = Clock::now();
+  double elapsed = std::chrono::duration<double>(now - e.start).count();
+  double secs = std::chrono::duration<double>(now - e.epoch_start).count();
+  int64_t done = i - lo + 1, total = hi - lo;
+  double eta =
+      done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total - done) : 0;
+  double rate = secs > 0 ? e.updates / secs : 0;
+  const double workers = opts_.workers;
+  if (opts_.progress) {
+    char buf[200];
+    std::snprintf(
+        buf, sizeof buf,
+        "[epoch %lld/%lld] %.1f s elapsed, ETA %.1f s, %.3g updates/s, "
+        "%.1f MB moved, compute %.0f%%\n",
+        static_cast<long long>(done), static_cast<long long>(total), elapsed, eta, rate,
+        [&] {
+          double b = 0;
+          for (const auto& [k, v] : e.bytes) b += k == "local.kept" ? 0 : v;
+          return b / 1e6;
+        }(),
+        secs > 0 ? 100.0 * e.compute_s / workers / secs : 0.0);
+    *opts_.progress << buf << std::flush;
+  }
+  if (e.log.is_open()) {
+    json j = {{"epoch", i},
+              {"epochs", total},
+              {"elapsed_s", elapsed},
+              {"epoch_s", secs},
+              {"updates", e.updates},
+              {"updates_per_s", rate},
+              {"compute_s", e.compute_s / workers},
+              {"comm_s", e.comm_s / workers},
+              {"wait_s", e.wait_s / workers},
+              {"workers", opts_.workers},
+              {"servers", opts_.servers}};
+    j["bytes"] = json::object();
+    for (const auto& [k, v] : e.bytes) j["bytes"][k] = v;
+    e.log << j.dump() << std::endl;
+  }
+  e.epoch_start = now;
+  e.updates = e.compute_s = e.comm_s = e.wait_s = 0;
+  e.bytes.clear();
+}
+
+Status Driver::SaveParams() {
+  RIGEL_ASSIGN_OR_RETURN(analysis::ShardMap map, setup_.MakeShardMap());
+  worker::PsClientOptions po;
+  po.cache = false;
+  worker::PsClient client(transport_, std::move(map), po);
+  std::vector<worker::SavedParam> out;
+  for (size_t p = 0; p < setup_.params.size(); ++p) {
+    worker::SavedParam sp;
+    sp.name = setup_.params[p].decl.name;
+    sp.rows = setup_.params[p].rows;
+    sp.width = setup_.Width(static_cast<int>(p));
+    std::vector<int64_t> keys(static_cast<size_t>(sp.rows));
+    for (int64_t r = 0; r < sp.rows; ++r) keys[r] = r;
+    RIGEL_ASSIGN_OR_RETURN(sp.values, client.Pull(static_cast<int>(p), keys).get());
+    out.push_back(std::move(sp));
+  }
+  return worker::WriteParams(opts_.save_params, out);
+}
+
+Status Driver::Run(transport::Transport* transport) {
+  transport_ = transport;
+  if (opts_.log)
+    *opts_.log << "driver: waiting for " << opts_.workers << " worker(s) to load data\n";
+  RIGEL_RETURN_IF_ERROR(WaitReady());
+  epoch_->start = epoch_->epoch_start = Clock::now();
+  if (opts_.log) *opts_.log << "driver: every worker is ready; running " << opts_.program << "\n";
+  Status st = ex_->Run();
+  if (st.ok() && !opts_.save_params.empty()) st = SaveParams();
+  // On failure the caller ends the job with the reason (Coordinator::Fail),
+  // which stops the workers; only a finished run is ended task by task.
+  if (!st.ok()) return st;
+  for (int w = 0; w < opts_.workers; ++w) {
+    transport::OutMessage msg;
+    msg.header().getBody().initTask().setEnd(true);
+    (void)transport_->Send(PeerId{Role::kWorker, w}, std::move(msg));
+  }
+  return st;
+}
+
+}  // namespace rigel::scheduler

@@ -1,0 +1,115 @@
+// The distributed driver: runs a program's driver statements in the
+// scheduler and hands each `parallel for` run to the workers
+// (worker/runner.h).
+//
+// Create() compiles the program, makes (or reads and checks) its plan for M
+// workers and loads the data sets, which it needs for the driver's data
+// attributes and to cut each loop's space into balanced partitions
+// (analysis/partition.h); the data never pass through the scheduler to the
+// workers, which read the same files. Setup() is the cluster setup to hand
+// every member: the parameters (sharded by hash where a loop uses them as
+// `ps` through an indirect subscript, else by range) and the job.
+//
+// Run() waits until every worker has loaded its data (a `step{start}` from
+// each), then runs the driver: each loop run is a `task` to every worker with
+// the driver values the body reads and the cuts; the run ends when every
+// worker answered `taskDone`, whose accumulator partial sums are added here
+// before the driver goes on (prints happen here). Finally, with
+// save_params, every parameter is pulled from the servers and written, and
+// each worker gets the `end` task.
+//
+// Progress: after each top-level driver loop iteration (an epoch), a line
+// with elapsed time, ETA and throughput on `progress`, and a JSON object per
+// epoch on `log_json` (updates/s, bytes moved per strategy, seconds in
+// compute and communication).
+//
+// Thread-safety: Handle() runs on the transport's receive thread; Run() on
+// one other thread; Abort() from any thread.
+#ifndef RIGEL_SCHEDULER_DRIVER_H_
+#define RIGEL_SCHEDULER_DRIVER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/cluster_setup.h"
+#include "analysis/partition.h"
+#include "analysis/plan.h"
+#include "frontend/ir.h"
+#include "transport/transport.h"
+#include "worker/executor.h"
+
+namespace rigel::scheduler {
+
+struct DriverOptions {
+  std::string program;                                    // path of the .rgl file
+  std::vector<std::pair<std::string, std::string>> sets;  // --set overrides
+  uint64_t seed = 0;
+  std::string plan_path;  // empty: plan the program for `workers`
+  int workers = 1;
+  int servers = 1;
+  int staleness = 0;
+  int64_t batch = 0;                 // 0: Rigel chooses (worker/runner.h)
+  std::ostream* out = nullptr;       // the program's prints; null: std::cout
+  std::ostream* progress = nullptr;  // per-epoch progress lines; null: none
+  std::ostream* log = nullptr;       // scheduler log lines; null: none
+  std::string log_json;              // per-epoch JSON lines to this file; empty: none
+  std::string save_params;           // write the final parameters here; empty: no
+};
+
+class Driver {
+ public:
+  // Errors: the program's diagnostics (FILE:LINE:COL), an unreadable or
+  // unsafe plan (naming the plan file and loop), data that cannot be loaded,
+  // a --set path that cannot be made absolute.
+  static StatusOr<std::unique_ptr<Driver>> Create(DriverOptions options);
+  ~Driver();
+
+  const analysis::ClusterSetup& setup() const { return setup_; }
+  const analysis::Plan& plan() const { return plan_; }
+
+  // Takes `taskDone` and worker `step{start}` messages; false for others.
+  bool Handle(const transport::InMessage& msg);
+  // Runs the whole program on the cluster reachable through `transport`
+  // (connected to every member). Returns the first error: a worker's
+  // (prefixed with its rank), the driver's, or Abort's reason.
+  Status Run(transport::Transport* transport);
+  // Makes Run return `why` (a member died, the job was stopped).
+  void Abort(const Status& why);
+
+ private:
+  struct Epoch;
+  explicit Driver(DriverOptions options);
+  Status RunRemote(const worker::RemoteRun& run);
+  void OnEpoch(int64_t i, int64_t lo, int64_t hi);
+  Status SaveParams();
+  Status WaitReady();
+
+  DriverOptions opts_;
+  std::unique_ptr<frontend::ir::Program> prog_;
+  analysis::Plan plan_;
+  std::string plan_json_;
+  analysis::ClusterSetup setup_;
+  std::unique_ptr<worker::SerialExecutor> ex_;  // the driver, with no parameter memory
+  std::map<int, std::string> cuts_;  // per loop, JSON (spaces sized at launch: recut each run)
+  transport::Transport* transport_ = nullptr;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int ready_ = 0;
+  // taskDone messages of the current run, by worker rank.
+  std::map<int, transport::InMessage> done_;
+  Status aborted_;
+
+  std::unique_ptr<Epoch> epoch_;
+};
+
+}  // namespace rigel::scheduler
+
+#endif  // RIGEL_SCHEDULER_DRIVER_H_

@@ -1,0 +1,597 @@
+#include "worker/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "analysis/partition.h"
+#include "frontend/compile.h"
+#include "transport/message.h"
+
+namespace rigel::worker {
+
+namespace ir = frontend::ir;
+using analysis::ScheduleKind;
+using analysis::Strategy;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void SortUnique(std::vector<int64_t>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+std::vector<int64_t> Intersect(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::vector<int64_t> Minus(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// Whether a loop body draws random numbers or reads driver values: then the
+// rows a block touches may change from run to run.
+bool UsesRunValues(const std::vector<ir::Inst>& body) {
+  for (const ir::Inst& in : body) {
+    if (in.op == ir::Op::kRand || in.op == ir::Op::kRandInt || in.op == ir::Op::kNegative ||
+        in.op == ir::Op::kOuter || UsesRunValues(in.body) || UsesRunValues(in.else_body)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// Rows of one parameter this worker holds across runs: which rows, what the
+// servers hold for them (the base the next delta is taken against), and the
+// parameter's generation when they were last in sync.
+struct Runner::Held {
+  int loop = -1;
+  std::vector<int64_t> rows;
+  std::vector<float> base;
+  uint64_t generation = 0;
+};
+
+struct Runner::Metrics {
+  double compute_s = 0, comm_s = 0, wait_s = 0;
+  std::map<std::string, double> bytes;
+};
+
+Runner::Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOptions options)
+    : job_(std::move(job)), transport_(transport), opts_(options) {}
+
+Runner::~Runner() = default;
+
+StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
+                                                 transport::Transport* transport,
+                                                 analysis::ShardMap map, RunnerOptions options) {
+  std::unique_ptr<Runner> r(new Runner(job, transport, options));
+  frontend::CompileOptions co;
+  co.sets = job.sets;
+  RIGEL_ASSIGN_OR_RETURN(r->prog_, frontend::CompileFile(job.program, co));
+  RIGEL_ASSIGN_OR_RETURN(analysis::Plan plan, analysis::ParsePlan(job.plan, "the job's plan"));
+  RIGEL_ASSIGN_OR_RETURN(r->plan_,
+                         analysis::ValidatePlan(r->prog_, std::move(plan), "the job's plan"));
+  if (r->plan_.loops.size() != r->prog_.loops.size()) {
+    return InvalidArgument("the job's plan has " + std::to_string(r->plan_.loops.size()) +
+                           " loops; the program has " + std::to_string(r->prog_.loops.size()));
+  }
+  ExecutorOptions eo;
+  eo.seed = job.seed;
+  RIGEL_ASSIGN_OR_RETURN(r->ex_, SerialExecutor::Create(r->prog_, eo));
+  const SerialExecutor* ex = r->ex_.get();
+  WidthFn widths = [ex](int expr) { return ex->EvalInt(expr); };
+  for (size_t l = 0; l < r->prog_.loops.size(); ++l) {
+    RIGEL_ASSIGN_OR_RETURN(KeySlice slice,
+                           KeySlice::Compile(r->prog_, static_cast<int>(l), widths));
+    r->slices_.push_back(std::move(slice));
+    r->static_keys_.push_back(!UsesRunValues(r->prog_.loops[l].body));
+  }
+  const size_t np = r->prog_.params.size();
+  if (map.params().size() != np) {
+    return InvalidArgument("the cluster setup has " + std::to_string(map.params().size()) +
+                           " parameters; the program has " + std::to_string(np));
+  }
+  PsClientOptions po;
+  po.staleness = options.staleness;
+  po.cache = false;  // the local parameter copies are the cache
+  r->client_ = std::make_unique<PsClient>(transport, std::move(map), po);
+  r->generation_.assign(np, 0);
+  for (size_t p = 0; p < np; ++p) {
+    r->held_.push_back(std::make_unique<Held>());
+    r->replicated_.push_back(std::make_unique<Held>());
+  }
+  return r;
+}
+
+bool Runner::Handle(const transport::InMessage& msg) {
+  if (msg.type() != transport::MessageType::BLOCK_HANDOFF) return false;
+  auto b = msg.header().getBody().getBlockHandoff();
+  std::lock_guard<std::mutex> l(mu_);
+  mailbox_[{static_cast<int>(b.getLoop()), b.getEpoch(), static_cast<int64_t>(b.getStep()),
+            static_cast<int>(b.getParam())}] = msg;
+  cv_.notify_all();
+  return true;
+}
+
+void Runner::Abort(const Status& why) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (aborted_.ok()) aborted_ = why.ok() ? Unavailable("the job ended") : why;
+  cv_.notify_all();
+}
+
+StatusOr<const analysis::StepBlocks*> Runner::Blocks(int loop, const std::string& cuts_json) {
+  auto key = std::make_pair(loop, cuts_json);
+  auto it = blocks_.find(key);
+  const frontend::Dataset& data = *ex_->data_ptrs()[prog_.loops[loop].data];
+  // A space sized at launch may change size between runs with the same cuts.
+  if (it != blocks_.end() && !prog_.data[prog_.loops[loop].data].sized_at_launch) {
+    return it->second.get();
+  }
+  RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts, analysis::CutsFromJson(cuts_json, "task cuts"));
+  if (cuts.workers != opts_.workers) {
+    return InvalidArgument("task cuts are for " + std::to_string(cuts.workers) +
+                           " workers; the cluster has " + std::to_string(opts_.workers));
+  }
+  RIGEL_ASSIGN_OR_RETURN(analysis::StepBlocks b,
+                         analysis::MakeStepBlocks(plan_.loops[loop], cuts, data));
+  auto stored = std::make_unique<analysis::StepBlocks>(std::move(b));
+  const analysis::StepBlocks* out = stored.get();
+  blocks_[key] = std::move(stored);
+  return out;
+}
+
+StatusOr<std::vector<std::vector<int64_t>>> Runner::Keys(int loop, const RunContext& ctx,
+                                                         std::span<const int64_t> elements) const {
+  std::vector<std::vector<int64_t>> keys(prog_.params.size());
+  const KeySlice& slice = slices_[loop];
+  RIGEL_RETURN_IF_ERROR(slice.Run(ctx, elements, &keys));
+  for (size_t p = 0; p < keys.size(); ++p) {
+    if (!slice.touches(static_cast<int>(p))) continue;
+    if (slice.whole(static_cast<int>(p)) || !slice.exact(static_cast<int>(p))) {
+      keys[p].resize(static_cast<size_t>(ex_->bindings()[p].rows));
+      std::iota(keys[p].begin(), keys[p].end(), 0);
+    } else {
+      SortUnique(&keys[p]);
+    }
+  }
+  return keys;
+}
+
+void Runner::Gather(int p, const std::vector<int64_t>& keys, std::vector<float>* out) const {
+  const ParamBinding& b = ex_->bindings()[p];
+  out->resize(keys.size() * b.width);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::memcpy(out->data() + k * b.width, b.data + keys[k] * b.width, b.width * sizeof(float));
+  }
+}
+
+void Runner::Scatter(int p, const std::vector<int64_t>& keys, const float* rows) {
+  const ParamBinding& b = ex_->bindings()[p];
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::memcpy(b.data + keys[k] * b.width, rows + k * b.width, b.width * sizeof(float));
+  }
+}
+
+Status Runner::PullRows(int p, const std::vector<int64_t>& keys, bool synchronous,
+                        std::vector<float>* pulled, Metrics* m, const char* strategy) {
+  if (keys.empty()) {
+    if (pulled) pulled->clear();
+    return Status::Ok();
+  }
+  auto t = Clock::now();
+  auto f = synchronous ? client_->PullSynchronous(p, keys) : client_->Pull(p, keys);
+  StatusOr<std::vector<float>> rows = f.get();
+  m->comm_s += Since(t);
+  if (!rows.ok()) return rows.status();
+  Scatter(p, keys, rows->data());
+  m->bytes[strategy] += static_cast<double>(rows->size() * sizeof(float));
+  if (pulled) *pulled = std::move(rows).value();
+  return Status::Ok();
+}
+
+Status Runner::PushDeltas(int p, const std::vector<int64_t>& keys, std::vector<float>* base,
+                          Metrics* m, const char* strategy) {
+  const int64_t width = ex_->bindings()[p].width;
+  std::vector<float> now;
+  Gather(p, keys, &now);
+  std::vector<int64_t> changed;
+  std::vector<float> deltas;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    bool any = false;
+    for (int64_t c = 0; c < width; ++c) {
+      float d = now[k * width + c] - (*base)[k * width + c];
+      any |= d != 0.0f;
+    }
+    if (!any) continue;
+    changed.push_back(keys[k]);
+    for (int64_t c = 0; c < width; ++c) {
+      float& b = (*base)[k * width + c];
+      float d = now[k * width + c] - b;
+      deltas.push_back(d);
+      // What the server computes when it adds the delta: the next delta is
+      // taken against exactly that.
+      b += d;
+    }
+  }
+  if (changed.empty()) return Status::Ok();
+  m->bytes[strategy] += static_cast<double>(deltas.size() * sizeof(float));
+  return client_->Push(p, changed, deltas.data());
+}
+
+Status Runner::SendColumn(int loop, uint64_t launch, int64_t step, int p, int64_t column,
+                          const std::vector<int64_t>& keys, Metrics* m) {
+  auto t = Clock::now();
+  std::vector<float> rows;
+  Gather(p, keys, &rows);
+  const uint32_t width = static_cast<uint32_t>(ex_->bindings()[p].width);
+  transport::OutMessage msg;
+  auto b = msg.header().getBody().initBlockHandoff();
+  b.setLoop(static_cast<uint32_t>(loop));
+  b.setParam(static_cast<uint32_t>(p));
+  b.setBlock(static_cast<uint32_t>(column));
+  b.setRowBegin(0);
+  b.setRowEnd(keys.size());
+  b.setEpoch(static_cast<uint32_t>(launch));
+  b.setStep(static_cast<uint64_t>(step));
+  m->bytes["rotate"] += static_cast<double>(rows.size() * sizeof(float));
+  msg.SetRows(b.initRows(), transport::Buffer::FromVector(std::move(rows)), width);
+  int to = (opts_.rank + opts_.workers - 1) % opts_.workers;
+  Status st = transport_->Send({transport::Role::kWorker, to}, std::move(msg));
+  m->comm_s += Since(t);
+  return st;
+}
+
+Status Runner::TakeColumn(int loop, uint64_t launch, int64_t step, int p, int64_t column,
+                          const std::vector<int64_t>& keys, Metrics* m) {
+  auto t = Clock::now();
+  transport::InMessage msg;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    auto key = std::make_tuple(loop, static_cast<uint64_t>(static_cast<uint32_t>(launch)), step, p);
+    cv_.wait(l, [&] { return !aborted_.ok() || mailbox_.count(key); });
+    if (!aborted_.ok()) return aborted_;
+    msg = std::move(mailbox_[key]);
+    mailbox_.erase(key);
+  }
+  m->wait_s += Since(t);
+  auto b = msg.header().getBody().getBlockHandoff();
+  transport::RowsView rows = msg.Rows(b.getRows());
+  const int64_t width = ex_->bindings()[p].width;
+  if (b.getBlock() != column || rows.rows != keys.size() || rows.width != width) {
+    return Internal("worker " + std::to_string(msg.from().rank) + " handed over block column " +
+                    std::to_string(b.getBlock()) + " with " + std::to_string(rows.rows) +
+                    " rows of " + std::to_string(rows.width) + "; expected column " +
+                    std::to_string(column) + " with " + std::to_string(keys.size()) + " rows of " +
+                    std::to_string(width));
+  }
+  Scatter(p, keys, rows.values.data());
+  return Status::Ok();
+}
+
+namespace {
+
+// How a parameter is kept in sync during one run.
+enum class Mode { kNone, kStepSync, kLocal, kRotate, kReplicated };
+
+struct ParamRun {
+  Mode mode = Mode::kNone;
+  bool written = false;
+  bool synchronous = true;  // step pulls see every earlier clock (not relaxed)
+  const char* strategy = "";
+  std::vector<int64_t> held;    // local: rows only this worker touches
+  std::vector<int64_t> shared;  // local: rows other workers touch too (synced per step)
+  std::vector<std::vector<int64_t>> columns;  // rotate: rows of each block column
+  std::vector<int64_t> mine;                  // replicated: rows this worker reads
+};
+
+}  // namespace
+
+struct Runner::Layout {
+  std::vector<ParamRun> params;
+  bool clocked = false;  // some rows synchronised per step: every worker ticks each step
+};
+
+StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
+  const auto run_start = Clock::now();
+  if (task.loop < 0 || task.loop >= static_cast<int>(prog_.loops.size())) {
+    return InvalidArgument("task for loop " + std::to_string(task.loop) + "; the program has " +
+                           std::to_string(prog_.loops.size()));
+  }
+  const int loop = task.loop;
+  const ir::Loop& l = prog_.loops[loop];
+  const analysis::LoopPlan& lp = plan_.loops[loop];
+  json tj;
+  try {
+    tj = json::parse(task.json);
+  } catch (const json::parse_error& e) {
+    return InvalidArgument(std::string("task: not valid JSON: ") + e.what());
+  }
+  if (!tj.is_object() || !tj.contains("cuts") || !tj.contains("outer")) {
+    return InvalidArgument("task: expected an object with \"cuts\" and \"outer\"");
+  }
+  if (tj.contains("space")) {
+    const json& sp = tj["space"];
+    if (!sp.is_array() || sp.size() != 2) return InvalidArgument("task.space: expected [n, m]");
+    RIGEL_RETURN_IF_ERROR(ex_->SizeSpace(loop, sp[0].get<int64_t>(), sp[1].get<int64_t>()));
+  }
+  std::map<int, OuterValue> outer;
+  for (const json& o : tj["outer"]) {
+    if (!o.is_array() || o.size() != 4) {
+      return InvalidArgument("task.outer: expected [id, is_int, i, f] entries");
+    }
+    outer[o[0].get<int>()] = OuterValue{o[1].get<bool>(), o[2].get<int64_t>(), o[3].get<double>()};
+  }
+  RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks, Blocks(loop, tj["cuts"].dump()));
+
+  std::vector<double> accums(prog_.accums.size(), 0.0);
+  RunContext ctx;
+  ctx.params = &ex_->bindings();
+  ctx.data = &ex_->data_ptrs();
+  ctx.accums = accums.data();
+  ctx.seed = job_.seed;
+  ctx.launch = task.launch;
+  ctx.outer = [&outer](int id) -> StatusOr<OuterValue> {
+    auto it = outer.find(id);
+    if (it == outer.end()) return Internal("the task lacks driver value " + std::to_string(id));
+    return it->second;
+  };
+  Metrics m;
+  const int w = opts_.rank, P = opts_.workers;
+  const ScheduleKind kind = lp.schedule.kind;
+
+  // This worker's elements per clock step.
+  std::vector<std::vector<int64_t>> steps;
+  bool batched = false, dense = false;
+  for (const analysis::ParamPlan& pp : lp.params) {
+    bool synced =
+        !pp.is_accum && (pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce);
+    batched |= synced;
+    dense |= synced && slices_[loop].whole(pp.index);
+  }
+  if (kind == ScheduleKind::kDataParallel && batched) {
+    // Every element of a dense update conflicts with every other: the merged
+    // deltas of a mini-batch act as one step batch * workers times as long,
+    // which overshoots unless batches are small. Sparse rows rarely collide.
+    const int64_t batch = job_.batch > 0 ? job_.batch : dense ? kDenseBatch : kSparseBatch;
+    int64_t most = 0;
+    for (int v = 0; v < P; ++v) {
+      most = std::max<int64_t>(most, static_cast<int64_t>(blocks->blocks[0][v].size()));
+    }
+    const std::vector<int64_t>& mine = blocks->blocks[0][w];
+    int64_t n = std::max<int64_t>(1, (most + batch - 1) / batch);
+    steps.resize(n);
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t lo = std::min<int64_t>(k * batch, mine.size());
+      int64_t hi = std::min<int64_t>(lo + batch, mine.size());
+      steps[k].assign(mine.begin() + lo, mine.begin() + hi);
+    }
+  } else {
+    for (const auto& step : blocks->blocks) steps.push_back(step[w]);
+  }
+  std::vector<int64_t> all_mine;
+  for (const auto& s : steps) all_mine.insert(all_mine.end(), s.begin(), s.end());
+
+  // What each parameter does in this run: made once per cuts when the rows
+  // a block touches depend only on its elements.
+  auto t_keys = Clock::now();
+  std::shared_ptr<Layout> layout;
+  const auto layout_key = std::make_pair(loop, tj["cuts"].dump());
+  if (static_keys_[loop]) {
+    auto it = layouts_.find(layout_key);
+    if (it != layouts_.end()) layout = it->second;
+  }
+  const bool fresh_layout = !layout;
+  if (fresh_layout) {
+    layout = std::make_shared<Layout>();
+    layout->params.resize(prog_.params.size());
+  }
+  std::vector<ParamRun>& pr = layout->params;
+  bool& clocked = layout->clocked;
+  std::vector<std::vector<int64_t>> my_keys;
+  if (fresh_layout) {
+    RIGEL_ASSIGN_OR_RETURN(my_keys, Keys(loop, ctx, all_mine));
+  }
+  for (const analysis::ParamPlan& pp : lp.params) {
+    if (!fresh_layout) break;
+    if (pp.is_accum) continue;
+    ParamRun& r = pr[pp.index];
+    r.written = pp.written;
+    r.strategy = analysis::StrategyName(pp.strategy);
+    switch (pp.strategy) {
+      case Strategy::kPs:
+      case Strategy::kAllreduce:
+        r.mode = Mode::kStepSync;
+        r.synchronous = !l.relaxed[pp.index];
+        clocked = true;
+        break;
+      case Strategy::kLocal:
+      case Strategy::kAccumulator:
+        r.mode = Mode::kLocal;
+        break;
+      case Strategy::kRotate:
+        r.mode = kind == ScheduleKind::kConflictFree2D ? Mode::kRotate : Mode::kLocal;
+        break;
+      case Strategy::kReplicated:
+        r.mode = pp.written ? Mode::kLocal : Mode::kReplicated;
+        break;
+    }
+    if (r.mode == Mode::kLocal) {
+      // Rows other workers touch too can only exist where blocks of several
+      // workers share rows (a wavefront's boundaries); 1-D and 2-D
+      // partitions were proved disjoint, so only those are scanned.
+      if (kind == ScheduleKind::kWavefront && P > 1) {
+        std::vector<int64_t> others;
+        for (int v = 0; v < P; ++v) {
+          if (v == w) continue;
+          std::vector<int64_t> theirs;
+          for (const auto& step : blocks->blocks) {
+            theirs.insert(theirs.end(), step[v].begin(), step[v].end());
+          }
+          RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, theirs));
+          others.insert(others.end(), k[pp.index].begin(), k[pp.index].end());
+        }
+        SortUnique(&others);
+        r.shared = Intersect(my_keys[pp.index], others);
+        if (!r.shared.empty()) clocked = true;
+      }
+      r.held = Minus(my_keys[pp.index], r.shared);
+    } else if (r.mode == Mode::kRotate) {
+      r.columns.resize(P);
+      for (int64_t t = 0; t < blocks->steps(); ++t) {
+        for (int a = 0; a < P; ++a) {
+          int64_t q = (a + t) % P;
+          RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, blocks->blocks[t][a]));
+          r.columns[q].insert(r.columns[q].end(), k[pp.index].begin(), k[pp.index].end());
+        }
+      }
+      for (auto& c : r.columns) SortUnique(&c);
+    } else if (r.mode == Mode::kReplicated) {
+      r.mine = my_keys[pp.index];
+    }
+  }
+  if (fresh_layout && static_keys_[loop]) layouts_[layout_key] = layout;
+  double keys_s = Since(t_keys);
+
+  // Start of the run: local rows (unless kept), rotating columns, replicated rows.
+  std::vector<std::vector<float>> rotate_base(prog_.params.size());
+  for (size_t p = 0; p < pr.size(); ++p) {
+    ParamRun& r = pr[p];
+    const int pi = static_cast<int>(p);
+    if (r.mode == Mode::kLocal) {
+      Held& h = *held_[p];
+      bool kept = h.loop == loop && h.rows == r.held && h.generation == generation_[p];
+      if (!kept) {
+        h.loop = loop;
+        h.rows = r.held;
+        RIGEL_RETURN_IF_ERROR(PullRows(pi, r.held, true, &h.base, &m, r.strategy));
+      } else {
+        m.bytes["local.kept"] += static_cast<double>(h.base.size() * sizeof(float));
+      }
+    } else if (r.mode == Mode::kRotate) {
+      const int64_t last = (w + P - 1) % P;  // the column this worker ends with
+      RIGEL_RETURN_IF_ERROR(PullRows(pi, r.columns[last], true, &rotate_base[p], &m, r.strategy));
+      if (last != w)
+        RIGEL_RETURN_IF_ERROR(PullRows(pi, r.columns[w], true, nullptr, &m, r.strategy));
+    } else if (r.mode == Mode::kReplicated) {
+      Held& h = *replicated_[p];
+      bool fresh = h.rows == r.mine && h.generation == generation_[p] && h.loop >= 0;
+      if (!fresh) {
+        h.loop = loop;
+        h.rows = r.mine;
+        h.generation = generation_[p];
+        RIGEL_RETURN_IF_ERROR(PullRows(pi, r.mine, true, nullptr, &m, r.strategy));
+      }
+    }
+  }
+
+  // The steps.
+  const Kernel& kernel = ex_->kernel(loop);
+  for (int64_t s = 0; s < static_cast<int64_t>(steps.size()); ++s) {
+    const std::vector<int64_t>& elems = steps[s];
+    std::vector<std::vector<int64_t>> step_keys(pr.size());
+    std::vector<std::vector<float>> step_base(pr.size());
+    bool any_sync = false;
+    for (size_t p = 0; p < pr.size(); ++p)
+      any_sync |= pr[p].mode == Mode::kStepSync || !pr[p].shared.empty();
+    if (any_sync && !elems.empty()) {
+      RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, elems));
+      for (size_t p = 0; p < pr.size(); ++p) {
+        if (pr[p].mode == Mode::kStepSync) {
+          step_keys[p] = std::move(k[p]);
+        } else if (!pr[p].shared.empty()) {
+          step_keys[p] = Intersect(k[p], pr[p].shared);
+        }
+      }
+      for (size_t p = 0; p < pr.size(); ++p) {
+        if (step_keys[p].empty()) continue;
+        RIGEL_RETURN_IF_ERROR(PullRows(static_cast<int>(p), step_keys[p], pr[p].synchronous,
+                                       &step_base[p], &m, pr[p].strategy));
+      }
+    }
+    for (size_t p = 0; p < pr.size(); ++p) {
+      if (pr[p].mode == Mode::kRotate && s > 0) {
+        int64_t q = (w + s) % P;
+        RIGEL_RETURN_IF_ERROR(
+            TakeColumn(loop, task.launch, s, static_cast<int>(p), q, pr[p].columns[q], &m));
+      }
+    }
+    auto tc = Clock::now();
+    RIGEL_RETURN_IF_ERROR(kernel.RunElements(ctx, elems));
+    m.compute_s += Since(tc);
+    for (size_t p = 0; p < pr.size(); ++p) {
+      if (pr[p].mode == Mode::kRotate && s + 1 < static_cast<int64_t>(steps.size())) {
+        int64_t q = (w + s) % P;
+        RIGEL_RETURN_IF_ERROR(
+            SendColumn(loop, task.launch, s + 1, static_cast<int>(p), q, pr[p].columns[q], &m));
+      }
+      if (!step_keys[p].empty() && pr[p].written) {
+        RIGEL_RETURN_IF_ERROR(
+            PushDeltas(static_cast<int>(p), step_keys[p], &step_base[p], &m, pr[p].strategy));
+      }
+    }
+    if (clocked) {
+      auto t = Clock::now();
+      RIGEL_RETURN_IF_ERROR(client_->AdvanceClock());
+      m.comm_s += Since(t);
+    }
+  }
+
+  // End of the run: write back what this worker holds.
+  for (size_t p = 0; p < pr.size(); ++p) {
+    ParamRun& r = pr[p];
+    if (!r.written) continue;
+    if (r.mode == Mode::kLocal) {
+      Held& h = *held_[p];
+      RIGEL_RETURN_IF_ERROR(PushDeltas(static_cast<int>(p), h.rows, &h.base, &m, r.strategy));
+    } else if (r.mode == Mode::kRotate) {
+      const int64_t last = (w + P - 1) % P;
+      RIGEL_RETURN_IF_ERROR(
+          PushDeltas(static_cast<int>(p), r.columns[last], &rotate_base[p], &m, r.strategy));
+    }
+  }
+  {
+    auto t = Clock::now();
+    RIGEL_RETURN_IF_ERROR(client_->Flush().get());
+    m.comm_s += Since(t);
+  }
+  for (size_t p = 0; p < pr.size(); ++p) {
+    if (!pr[p].written) continue;
+    ++generation_[p];
+    if (pr[p].mode == Mode::kLocal) held_[p]->generation = generation_[p];
+  }
+
+  TaskResult out;
+  out.accums = std::move(accums);
+  double total = Since(run_start);
+  out.metrics = {{"elements", static_cast<double>(all_mine.size())},
+                 {"steps", static_cast<double>(steps.size())},
+                 {"seconds", total},
+                 {"compute_s", m.compute_s},
+                 {"comm_s", m.comm_s},
+                 {"wait_s", m.wait_s},
+                 {"keys_s", keys_s}};
+  for (const auto& [k, v] : m.bytes) out.metrics.emplace_back("bytes." + k, v);
+  if (opts_.log) {
+    *opts_.log << "loop " << loop << " run " << task.launch << ": " << all_mine.size()
+               << " elements in " << steps.size() << " step(s), " << total << " s (compute "
+               << m.compute_s << " s, communication " << m.comm_s << " s, waiting " << m.wait_s
+               << " s, slicing " << keys_s << " s)\n";
+  }
+  return out;
+}
+
+}  // namespace rigel::worker
