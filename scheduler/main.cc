@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     dopt.log = &std::cerr;
     auto d = rigel::scheduler::Driver::Create(dopt);
     if (!d.ok()) {
-      const std::string& m = d.status().message();
+      const std::string m = d.status().message();
       std::cerr << (d.status().code() == rigel::StatusCode::kInvalidArgument ? ""
                                                                              : "rigel-scheduler: ")
                 << m;

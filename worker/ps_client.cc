@@ -292,7 +292,7 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
     return f;
   }
   if (!opts_.cache) {
-    PullDirect(param, keys, 0, std::move(promise));
+    PullDirect(param, keys, 0, true, std::move(promise));
     return f;
   }
   auto want = std::make_shared<std::vector<int64_t>>(keys.begin(), keys.end());
@@ -335,20 +335,35 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
 // that asked for it.
 std::future<StatusOr<std::vector<float>>> PsClient::PullSynchronous(int param,
                                                                     std::span<const int64_t> keys) {
+  // Servers answer a pull at clock c once every worker finished c - s: asking
+  // as if s clocks ahead makes them wait for clock() itself.
+  return PullAhead(param, keys, static_cast<uint64_t>(opts_.staleness));
+}
+
+std::future<StatusOr<std::vector<float>>> PsClient::PullAhead(int param,
+                                                              std::span<const int64_t> keys,
+                                                              uint64_t clocks) {
   auto promise = std::make_shared<std::promise<StatusOr<std::vector<float>>>>();
   auto f = promise->get_future();
   Status st = CheckKeys(param, keys);
+  if (st.ok() && clocks > static_cast<uint64_t>(opts_.staleness)) {
+    st = InvalidArgument("a pull " + std::to_string(clocks) +
+                         " clocks ahead would wait for this worker's own clocks (staleness " +
+                         std::to_string(opts_.staleness) + ")");
+  }
   if (!st.ok()) {
     promise->set_value(st);
     return f;
   }
-  // Servers answer a pull at clock c once every worker finished c - s: asking
-  // as if s clocks ahead makes them wait for clock() itself.
-  PullDirect(param, keys, static_cast<uint64_t>(opts_.staleness), std::move(promise));
+  // The rows as the servers hold them: this worker's deltas pushed after the
+  // request was sent may or may not be in them, but must not be added again
+  // (a deferred answer can already hold deltas still listed as pending).
+  PullDirect(param, keys, clocks, clocks == static_cast<uint64_t>(opts_.staleness),
+             std::move(promise));
   return f;
 }
 
-void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lead,
+void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lead, bool own_writes,
                           std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise) {
   struct State {
     std::vector<uint32_t> order;  // positions of the keys, in key order
@@ -405,7 +420,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
       req.setWidth(static_cast<uint32_t>(width));
       req.setClock(clock);
       msg.SetKeys(req.initKeys(), Buffer(request[s], skeys.data(), len * sizeof(uint64_t)));
-      auto on_reply = [this, param, s, begin, skeys, width, keep = request[s], state,
+      auto on_reply = [this, param, s, begin, skeys, width, own_writes, keep = request[s], state,
                        join](StatusOr<InMessage> r) {
         if (!r.ok()) return join->One(r.status());
         if (r->type() != transport::MessageType::PULL_REPLY) {
@@ -444,7 +459,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
         }
         std::lock_guard<std::mutex> l(mu_);
         // Deltas not sent yet are ours to see.
-        for (const Run& run : pending_[param]->runs[s]) {
+        for (const Run& run : own_writes ? pending_[param]->runs[s] : std::vector<Run>{}) {
           ForCommonKeys(skeys, run.keys, [&](size_t k, size_t j) {
             put(distinct(k), run.values.data() + j * width, true);
           });

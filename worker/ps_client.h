@@ -74,6 +74,15 @@ class PsClient {
   // whose steps must see each other exactly even in a relaxed job.
   std::future<StatusOr<std::vector<float>>> PullSynchronous(int param,
                                                             std::span<const int64_t> keys);
+  // As Pull with the cache off, for rows to be used `clocks` clocks after
+  // the current one (a mini-batch's rows fetched while the previous batch
+  // computes): answered once every worker finished clock() + clocks - s, so
+  // the rows keep the staleness bound at that later clock. The rows are the
+  // servers' (this worker's unsent deltas are not added: those pushed after
+  // the request may already be in them). InvalidArgument if clocks > s: the
+  // answer would wait for this worker's own later clocks.
+  std::future<StatusOr<std::vector<float>>> PullAhead(int param, std::span<const int64_t> keys,
+                                                      uint64_t clocks);
   // `deltas`: keys.size() * width floats. InvalidArgument for an unknown
   // parameter or a key outside its rows (nothing is buffered then).
   Status Push(int param, std::span<const int64_t> keys, const float* deltas);
@@ -98,8 +107,9 @@ class PsClient {
                             uint64_t* merged) const;
   // `runs` (non-empty, oldest first) as one run; equal keys summed in order.
   static Run MergeRuns(std::vector<Run> runs, int64_t width, uint64_t* merged);
-  // `lead`: clocks added to this worker's in the request (see PullSynchronous).
-  void PullDirect(int param, std::span<const int64_t> keys, uint64_t lead,
+  // `lead`: clocks added to this worker's in the request (see PullSynchronous);
+  // `own_writes`: add this worker's unsent deltas to the reply rows.
+  void PullDirect(int param, std::span<const int64_t> keys, uint64_t lead, bool own_writes,
                   std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise);
   // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
   // once every reply is cached. Caller holds no lock.

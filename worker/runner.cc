@@ -9,6 +9,7 @@
 #include "analysis/partition.h"
 #include "frontend/compile.h"
 #include "transport/message.h"
+#include "worker/key_sort.h"
 
 namespace rigel::worker {
 
@@ -25,7 +26,8 @@ double Since(Clock::time_point t) {
 }
 
 void SortUnique(std::vector<int64_t>* v) {
-  std::sort(v->begin(), v->end());
+  std::vector<int64_t> tmp;
+  SortKeys(v, &tmp);
   v->erase(std::unique(v->begin(), v->end()), v->end());
 }
 
@@ -192,11 +194,31 @@ Status Runner::PullRows(int p, const std::vector<int64_t>& keys, bool synchronou
     if (pulled) pulled->clear();
     return Status::Ok();
   }
+  return TakeRows(p, keys, synchronous ? client_->PullSynchronous(p, keys) : client_->Pull(p, keys),
+                  pulled, m, strategy);
+}
+
+Status Runner::TakeRows(int p, const std::vector<int64_t>& keys,
+                        std::future<StatusOr<std::vector<float>>> pull, std::vector<float>* pulled,
+                        Metrics* m, const char* strategy, const std::vector<int64_t>* keep_local) {
   auto t = Clock::now();
-  auto f = synchronous ? client_->PullSynchronous(p, keys) : client_->Pull(p, keys);
-  StatusOr<std::vector<float>> rows = f.get();
+  StatusOr<std::vector<float>> rows = pull.get();
   m->comm_s += Since(t);
   if (!rows.ok()) return rows.status();
+  if (keep_local) {
+    // Rows this worker just updated: its own values are newer than those the
+    // servers had when they answered (which may lack its last deltas), and
+    // the next delta is taken against them, so nothing is counted twice.
+    const ParamBinding& b = ex_->bindings()[p];
+    size_t j = 0;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      while (j < keep_local->size() && (*keep_local)[j] < keys[k]) ++j;
+      if (j < keep_local->size() && (*keep_local)[j] == keys[k]) {
+        std::memcpy(rows->data() + k * b.width, b.data + keys[k] * b.width,
+                    b.width * sizeof(float));
+      }
+    }
+  }
   Scatter(p, keys, rows->data());
   m->bytes[strategy] += static_cast<double>(rows->size() * sizeof(float));
   if (pulled) *pulled = std::move(rows).value();
@@ -498,28 +520,64 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     }
   }
 
-  // The steps.
+  // The steps. With a staleness bound of at least 1 and only relaxed rows
+  // synchronised per step, the next mini-batch's rows are pulled while this
+  // one computes: asked for one clock ahead, they still see every update
+  // the bound promises at the clock they are used.
   const Kernel& kernel = ex_->kernel(loop);
+  bool any_sync = false, prefetch = opts_.staleness >= 1;
+  for (const ParamRun& r : pr) {
+    bool sync = r.mode == Mode::kStepSync || !r.shared.empty();
+    any_sync |= sync;
+    if (sync && r.synchronous) prefetch = false;
+  }
+  struct Pulls {
+    std::vector<std::vector<int64_t>> keys;
+    std::vector<std::future<StatusOr<std::vector<float>>>> rows;
+  };
+  auto pull_step = [&](int64_t s, uint64_t ahead) -> StatusOr<Pulls> {
+    Pulls out;
+    out.keys.resize(pr.size());
+    out.rows.resize(pr.size());
+    if (steps[s].empty()) return out;
+    RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, steps[s]));
+    for (size_t p = 0; p < pr.size(); ++p) {
+      if (pr[p].mode == Mode::kStepSync) {
+        out.keys[p] = std::move(k[p]);
+      } else if (!pr[p].shared.empty()) {
+        out.keys[p] = Intersect(k[p], pr[p].shared);
+      }
+      if (out.keys[p].empty()) continue;
+      const int pi = static_cast<int>(p);
+      out.rows[p] = ahead > 0           ? client_->PullAhead(pi, out.keys[p], ahead)
+                    : pr[p].synchronous ? client_->PullSynchronous(pi, out.keys[p])
+                                        : client_->Pull(pi, out.keys[p]);
+    }
+    return out;
+  };
+  std::optional<Pulls> next;
+  std::vector<std::vector<int64_t>> step_keys(pr.size());  // this step's (then the last step's)
   for (int64_t s = 0; s < static_cast<int64_t>(steps.size()); ++s) {
     const std::vector<int64_t>& elems = steps[s];
-    std::vector<std::vector<int64_t>> step_keys(pr.size());
     std::vector<std::vector<float>> step_base(pr.size());
-    bool any_sync = false;
-    for (size_t p = 0; p < pr.size(); ++p)
-      any_sync |= pr[p].mode == Mode::kStepSync || !pr[p].shared.empty();
-    if (any_sync && !elems.empty()) {
-      RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, elems));
-      for (size_t p = 0; p < pr.size(); ++p) {
-        if (pr[p].mode == Mode::kStepSync) {
-          step_keys[p] = std::move(k[p]);
-        } else if (!pr[p].shared.empty()) {
-          step_keys[p] = Intersect(k[p], pr[p].shared);
-        }
+    if (any_sync) {
+      Pulls cur;
+      const bool prefetched = next.has_value();
+      if (prefetched) {
+        cur = std::move(*next);
+        next.reset();
+      } else {
+        RIGEL_ASSIGN_OR_RETURN(cur, pull_step(s, 0));
       }
       for (size_t p = 0; p < pr.size(); ++p) {
-        if (step_keys[p].empty()) continue;
-        RIGEL_RETURN_IF_ERROR(PullRows(static_cast<int>(p), step_keys[p], pr[p].synchronous,
-                                       &step_base[p], &m, pr[p].strategy));
+        if (cur.keys[p].empty()) continue;
+        RIGEL_RETURN_IF_ERROR(TakeRows(static_cast<int>(p), cur.keys[p], std::move(cur.rows[p]),
+                                       &step_base[p], &m, pr[p].strategy,
+                                       prefetched ? &step_keys[p] : nullptr));
+      }
+      step_keys = std::move(cur.keys);
+      if (prefetch && s + 1 < static_cast<int64_t>(steps.size())) {
+        RIGEL_ASSIGN_OR_RETURN(next, pull_step(s + 1, 1));
       }
     }
     for (size_t p = 0; p < pr.size(); ++p) {

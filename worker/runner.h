@@ -16,7 +16,9 @@
 //     elements touches without running the body.
 //   - per parameter, by strategy:
 //       ps, allreduce  before each step: pull the step's rows (bounded
-//                      staleness); after: push the deltas (new - pulled);
+//                      staleness; with a bound >= 1 they are pulled while
+//                      the previous step computes); after: push the deltas
+//                      (new - pulled);
 //                      then every worker ticks its clock. (AllReduce
 //                      collectives are not built yet: dense parameters are
 //                      reduced through the servers, which sum the deltas.)
@@ -47,6 +49,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -134,6 +137,12 @@ class Runner {
   // Pushes local - base for `keys` of param `p` (base: keys.size() rows);
   // rows whose delta is all zero are left out. Base becomes what the
   // servers now hold.
+  // Waits for `pull` (of `keys` of param `p`) and stores it as PullRows does;
+  // rows listed in `keep_local` (sorted) keep their local values instead.
+  Status TakeRows(int p, const std::vector<int64_t>& keys,
+                  std::future<StatusOr<std::vector<float>>> pull, std::vector<float>* pulled,
+                  Metrics* m, const char* strategy,
+                  const std::vector<int64_t>* keep_local = nullptr);
   Status PushDeltas(int p, const std::vector<int64_t>& keys, std::vector<float>* base, Metrics* m,
                     const char* strategy);
   void Gather(int p, const std::vector<int64_t>& keys, std::vector<float>* out) const;

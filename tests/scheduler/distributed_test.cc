@@ -23,6 +23,7 @@
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "frontend/compile.h"
+#include "tests/scheduler/process_util.h"
 #include "worker/executor.h"
 #include "worker/param_file.h"
 
@@ -33,18 +34,9 @@ namespace {
 
 const std::string kExamples = std::string(RIGEL_SOURCE_DIR) + "/examples/";
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/rigel-distributed-test-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d ? d : "/tmp";
-}
+using testing::Slurp;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string TempDir() { return testing::MakeTempDir("rigel-distributed-test"); }
 
 struct Result {
   int rc = -1;
@@ -133,11 +125,13 @@ Serial RunSerial(const std::string& program, const std::vector<std::string>& set
 }
 
 Result RunDistributed(const std::string& program, const std::vector<std::string>& sets, int workers,
-                      const std::string& dir, const std::string& params_file) {
+                      const std::string& dir, const std::string& params_file,
+                      const std::vector<std::string>& flags = {}) {
   std::vector<std::string> args = {
       "run", program,     "--workers",  std::to_string(workers), "--servers",
       "2",   "--run-dir", dir + "/run", "--save-params",         params_file};
   for (const std::string& s : sets) args.insert(args.end(), {"--set", s});
+  args.insert(args.end(), flags.begin(), flags.end());
   return Rigel(args, dir);
 }
 
@@ -222,11 +216,12 @@ TEST(Distributed, WavefrontMatchesTheSerialOrder) {
 
 // Relaxed runs: the final line's metrics within 2% of the serial run's.
 void ExpectClose(const std::string& example, const std::vector<std::string>& sets,
-                 const std::vector<size_t>& metric_positions) {
+                 const std::vector<size_t>& metric_positions,
+                 const std::vector<std::string>& run_flags = {}) {
   SCOPED_TRACE(example);
   const std::string program = kExamples + example;
   const std::string dir = TempDir();
-  Result r = RunDistributed(program, sets, 2, dir, dir + "/params");
+  Result r = RunDistributed(program, sets, 2, dir, dir + "/params", run_flags);
   ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
   Serial s = RunSerial(program, sets, 0);
   std::vector<double> got = Numbers(r.out), want = Numbers(s.out);
@@ -244,6 +239,12 @@ void ExpectClose(const std::string& example, const std::vector<std::string>& set
 TEST(Distributed, SparseLogisticRegressionWithinTwoPercent) {
   // "epoch N train_loss L test_accuracy A": the last two numbers' L and A.
   ExpectClose("sparse_lr.rgl", {}, {3, 1});
+}
+
+// Staleness 1: each mini-batch's rows are pulled while the previous one
+// computes (PsClient::PullAhead), the worker's own last updates kept.
+TEST(Distributed, SparseLogisticRegressionWithStalenessOne) {
+  ExpectClose("sparse_lr.rgl", {}, {3, 1}, {"--staleness", "1"});
 }
 
 TEST(Distributed, DenseLogisticRegressionWithinTwoPercent) {

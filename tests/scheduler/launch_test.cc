@@ -17,24 +17,17 @@
 #include <thread>
 #include <vector>
 
+#include "tests/scheduler/process_util.h"
+
 extern char** environ;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string TempDir() {
-  char tmpl[] = "/tmp/rigel-launch-test-XXXXXX";
-  const char* d = mkdtemp(tmpl);
-  return d ? d : "/tmp";
-}
+using rigel::testing::Slurp;
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string TempDir() { return rigel::testing::MakeTempDir("rigel-launch-test"); }
 
 // name -> pid from the launcher's DIR/pids.
 std::map<std::string, pid_t> Pids(const std::string& dir) {
