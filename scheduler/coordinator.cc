@@ -15,19 +15,32 @@ Coordinator::Coordinator(transport::Transport* t, CoordinatorOptions o)
     : transport_(t),
       opts_(std::move(o)),
       members_({{Role::kServer, opts_.setup.servers}, {Role::kWorker, opts_.setup.workers}},
-               opts_.heartbeat, opts_.dead_after) {}
+               opts_.heartbeat, opts_.dead_after) {
+  guard_->coordinator = this;
+}
 
 std::unique_ptr<Coordinator> Coordinator::Start(transport::Transport* transport,
                                                 CoordinatorOptions o) {
   std::unique_ptr<Coordinator> c(new Coordinator(transport, std::move(o)));
   Coordinator* raw = c.get();
-  transport->SetHandler([raw](InMessage m) { raw->Handle(m); });
+  // The receive thread may be in the handler (or about to enter it) while
+  // the coordinator is destroyed: it reaches the coordinator only through
+  // the guard, which the destructor clears after any call in progress.
+  auto guard = c->guard_;
+  transport->SetHandler([guard](InMessage m) {
+    std::lock_guard<std::mutex> l(guard->mu);
+    if (guard->coordinator) guard->coordinator->Handle(m);
+  });
   c->timer_ = std::thread([raw] { raw->Timer(); });
   c->sender_ = std::thread([raw] { raw->Sender(); });
   return c;
 }
 
 Coordinator::~Coordinator() {
+  {
+    std::lock_guard<std::mutex> l(guard_->mu);
+    guard_->coordinator = nullptr;
+  }
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!ended_) {

@@ -77,6 +77,11 @@ class Coordinator {
 
   transport::Transport* transport_;
   CoordinatorOptions opts_;
+  struct Guard {
+    std::mutex mu;
+    Coordinator* coordinator = nullptr;
+  };
+  std::shared_ptr<Guard> guard_ = std::make_shared<Guard>();
   std::mutex mu_;
   std::condition_variable cv_;
   Membership members_;

@@ -9,7 +9,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config
   clang libclang-rt-14-dev # libFuzzer + ASan/UBSan runtimes for clang 14
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox # gnuplot: scripts/plot-schedules.sh
   # common / frontend / cli
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libxxhash-dev
   # transport, server, collectives

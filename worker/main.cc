@@ -191,9 +191,11 @@ int main(int argc, char** argv) {
     result = (*t)->Send({transport::Role::kScheduler, 0}, std::move(done));
   }
   Status end = result.ok() ? joined->WaitForEnd() : result;
+  // Closing first stops the receive thread, which may be inside the member's
+  // Handle(); only then is the member destroyed.
   member = nullptr;
-  joined.reset();
   (*t)->Close();
+  joined.reset();
   if (!end.ok()) {
     std::cerr << "rigel-worker " << rank << ": stopping: " << end.message() << "\n";
     return 1;

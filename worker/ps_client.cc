@@ -457,15 +457,19 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
           }
           put(distinct(k), rows.row(k).data(), false);
         }
-        std::lock_guard<std::mutex> l(mu_);
-        // Deltas not sent yet are ours to see.
-        for (const Run& run : own_writes ? pending_[param]->runs[s] : std::vector<Run>{}) {
-          ForCommonKeys(skeys, run.keys, [&](size_t k, size_t j) {
-            put(distinct(k), run.values.data() + j * width, true);
-          });
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          // Deltas not sent yet are ours to see.
+          for (const Run& run : own_writes ? pending_[param]->runs[s] : std::vector<Run>{}) {
+            ForCommonKeys(skeys, run.keys, [&](size_t k, size_t j) {
+              put(distinct(k), run.values.data() + j * width, true);
+            });
+          }
+          ++stats_.pull_requests;
+          stats_.rows_pulled += skeys.size();
         }
-        ++stats_.pull_requests;
-        stats_.rows_pulled += skeys.size();
+        // Last: once the caller has its rows it may destroy this client,
+        // mutex included, so nothing of it may be touched after this.
         join->One(Status::Ok());
       };
       Status st =

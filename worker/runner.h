@@ -123,7 +123,11 @@ class Runner {
  private:
   struct Layout;
   struct Held;
-  struct Metrics;
+  // Counters of one run (TaskResult::metrics).
+  struct Metrics {
+    double compute_s = 0, comm_s = 0, wait_s = 0;
+    std::map<std::string, double> bytes;  // per strategy
+  };
   Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOptions options);
   StatusOr<const analysis::StepBlocks*> Blocks(int loop, const std::string& cuts_json);
   // Sorted distinct rows of each parameter touched by `elements`.
