@@ -149,20 +149,21 @@ Status WorkerError(const transport::InMessage& m) {
   return FailedPrecondition("worker " + std::to_string(m.from().rank) + ": " + e);
 }
 
+// The first failure among the answers so far (OK when none failed).
+Status FirstWorkerError(const std::map<int, transport::InMessage>& done) {
+  for (const auto& [rank, m] : done) RIGEL_RETURN_IF_ERROR(WorkerError(m));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Driver::WaitReady() {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] {
-    if (!aborted_.ok() || ready_ >= opts_.workers) return true;
-    for (const auto& [rank, m] : done_) {
-      if (!WorkerError(m).ok()) return true;
-    }
-    return false;
+    return !aborted_.ok() || ready_ >= opts_.workers || !FirstWorkerError(done_).ok();
   });
   if (!aborted_.ok()) return aborted_;
-  for (const auto& [rank, m] : done_) RIGEL_RETURN_IF_ERROR(WorkerError(m));
-  return Status::Ok();
+  return FirstWorkerError(done_);
 }
 
 Status Driver::RunRemote(const worker::RemoteRun& run) {
@@ -200,16 +201,13 @@ Status Driver::RunRemote(const worker::RemoteRun& run) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] {
-      if (!aborted_.ok() || static_cast<int>(done_.size()) >= opts_.workers) return true;
-      for (const auto& [rank, m] : done_) {
-        if (!WorkerError(m).ok()) return true;
-      }
-      return false;
+      return !aborted_.ok() || static_cast<int>(done_.size()) >= opts_.workers ||
+             !FirstWorkerError(done_).ok();
     });
     if (!aborted_.ok()) return aborted_;
     done.swap(done_);
   }
-  for (const auto& [rank, m] : done) RIGEL_RETURN_IF_ERROR(WorkerError(m));
+  RIGEL_RETURN_IF_ERROR(FirstWorkerError(done));
   for (const auto& [rank, m] : done) {
     auto d = m.header().getBody().getTaskDone();
     if (d.getLoop() != static_cast<uint32_t>(run.loop) || d.getLaunch() != run.launch) {

@@ -187,9 +187,87 @@ struct ParamRun {
 }  // namespace
 
 struct Runner::Layout {
-  std::vector<ParamRun> params;
-  bool clocked = false;  // some rows synchronised per step: every worker ticks each step
+  std::vector<ParamRun> params;  // by parameter index
 };
+
+StatusOr<std::shared_ptr<Runner::Layout>> Runner::MakeLayout(
+    int loop, const RunContext& ctx, const analysis::StepBlocks& blocks,
+    const std::vector<int64_t>& all_mine) const {
+  const analysis::LoopPlan& lp = plan_.loops[loop];
+  const ScheduleKind kind = lp.schedule.kind;
+  const int w = opts_.rank, P = opts_.workers;
+  auto layout = std::make_shared<Layout>();
+  std::vector<ParamRun>& pr = layout->params;
+  pr.resize(prog_.params.size());
+  RIGEL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> my_keys, Keys(loop, ctx, all_mine));
+  // Rows the other workers touch, per parameter, and the rows of each block
+  // (step, worker): sliced once for all parameters, on first need.
+  std::optional<std::vector<std::vector<int64_t>>> others;
+  std::vector<std::vector<std::vector<std::vector<int64_t>>>> block_keys;
+  for (const analysis::ParamPlan& pp : lp.params) {
+    if (pp.is_accum) continue;
+    ParamRun& r = pr[pp.index];
+    r.written = pp.written;
+    r.strategy = analysis::StrategyName(pp.strategy);
+    switch (pp.strategy) {
+      case Strategy::kPs:
+      case Strategy::kAllreduce:
+        r.mode = Mode::kStepSync;
+        r.synchronous = !prog_.loops[loop].relaxed[pp.index];
+        break;
+      case Strategy::kLocal:
+      case Strategy::kAccumulator:
+        r.mode = Mode::kLocal;
+        break;
+      case Strategy::kRotate:
+        r.mode = kind == ScheduleKind::kConflictFree2D ? Mode::kRotate : Mode::kLocal;
+        break;
+      case Strategy::kReplicated:
+        r.mode = pp.written ? Mode::kLocal : Mode::kReplicated;
+        break;
+    }
+    if (r.mode == Mode::kLocal) {
+      // Rows other workers touch too can only exist where blocks of several
+      // workers share rows (a wavefront's boundaries); 1-D and 2-D
+      // partitions were proved disjoint, so only those are scanned.
+      if (kind == ScheduleKind::kWavefront && P > 1) {
+        if (!others) {
+          std::vector<int64_t> theirs;
+          for (const auto& step : blocks.blocks) {
+            for (int v = 0; v < P; ++v) {
+              if (v != w) theirs.insert(theirs.end(), step[v].begin(), step[v].end());
+            }
+          }
+          RIGEL_ASSIGN_OR_RETURN(others, Keys(loop, ctx, theirs));
+        }
+        r.shared = Intersect(my_keys[pp.index], (*others)[pp.index]);
+      }
+      r.held = Minus(my_keys[pp.index], r.shared);
+    } else if (r.mode == Mode::kRotate) {
+      if (block_keys.empty()) {
+        block_keys.resize(blocks.steps());
+        for (int64_t t = 0; t < blocks.steps(); ++t) {
+          for (int a = 0; a < P; ++a) {
+            RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, blocks.blocks[t][a]));
+            block_keys[t].push_back(std::move(k));
+          }
+        }
+      }
+      r.columns.resize(P);
+      for (int64_t t = 0; t < blocks.steps(); ++t) {
+        for (int a = 0; a < P; ++a) {
+          const std::vector<int64_t>& k = block_keys[t][a][pp.index];
+          std::vector<int64_t>& column = r.columns[(a + t) % P];
+          column.insert(column.end(), k.begin(), k.end());
+        }
+      }
+      for (auto& c : r.columns) SortUnique(&c);
+    } else if (r.mode == Mode::kReplicated) {
+      r.mine = my_keys[pp.index];
+    }
+  }
+  return layout;
+}
 
 StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   const auto run_start = Clock::now();
@@ -198,7 +276,6 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
                            std::to_string(prog_.loops.size()));
   }
   const int loop = task.loop;
-  const ir::Loop& l = prog_.loops[loop];
   const analysis::LoopPlan& lp = plan_.loops[loop];
   json tj;
   try {
@@ -280,76 +357,11 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     auto it = layouts_.find(layout_key);
     if (it != layouts_.end()) layout = it->second;
   }
-  const bool fresh_layout = !layout;
-  if (fresh_layout) {
-    layout = std::make_shared<Layout>();
-    layout->params.resize(prog_.params.size());
+  if (!layout) {
+    RIGEL_ASSIGN_OR_RETURN(layout, MakeLayout(loop, ctx, *blocks, all_mine));
+    if (static_keys_[loop]) layouts_[layout_key] = layout;
   }
   std::vector<ParamRun>& pr = layout->params;
-  bool& clocked = layout->clocked;
-  std::vector<std::vector<int64_t>> my_keys;
-  if (fresh_layout) {
-    RIGEL_ASSIGN_OR_RETURN(my_keys, Keys(loop, ctx, all_mine));
-  }
-  for (const analysis::ParamPlan& pp : lp.params) {
-    if (!fresh_layout) break;
-    if (pp.is_accum) continue;
-    ParamRun& r = pr[pp.index];
-    r.written = pp.written;
-    r.strategy = analysis::StrategyName(pp.strategy);
-    switch (pp.strategy) {
-      case Strategy::kPs:
-      case Strategy::kAllreduce:
-        r.mode = Mode::kStepSync;
-        r.synchronous = !l.relaxed[pp.index];
-        clocked = true;
-        break;
-      case Strategy::kLocal:
-      case Strategy::kAccumulator:
-        r.mode = Mode::kLocal;
-        break;
-      case Strategy::kRotate:
-        r.mode = kind == ScheduleKind::kConflictFree2D ? Mode::kRotate : Mode::kLocal;
-        break;
-      case Strategy::kReplicated:
-        r.mode = pp.written ? Mode::kLocal : Mode::kReplicated;
-        break;
-    }
-    if (r.mode == Mode::kLocal) {
-      // Rows other workers touch too can only exist where blocks of several
-      // workers share rows (a wavefront's boundaries); 1-D and 2-D
-      // partitions were proved disjoint, so only those are scanned.
-      if (kind == ScheduleKind::kWavefront && P > 1) {
-        std::vector<int64_t> others;
-        for (int v = 0; v < P; ++v) {
-          if (v == w) continue;
-          std::vector<int64_t> theirs;
-          for (const auto& step : blocks->blocks) {
-            theirs.insert(theirs.end(), step[v].begin(), step[v].end());
-          }
-          RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, theirs));
-          others.insert(others.end(), k[pp.index].begin(), k[pp.index].end());
-        }
-        SortUnique(&others);
-        r.shared = Intersect(my_keys[pp.index], others);
-        if (!r.shared.empty()) clocked = true;
-      }
-      r.held = Minus(my_keys[pp.index], r.shared);
-    } else if (r.mode == Mode::kRotate) {
-      r.columns.resize(P);
-      for (int64_t t = 0; t < blocks->steps(); ++t) {
-        for (int a = 0; a < P; ++a) {
-          int64_t q = (a + t) % P;
-          RIGEL_ASSIGN_OR_RETURN(auto k, Keys(loop, ctx, blocks->blocks[t][a]));
-          r.columns[q].insert(r.columns[q].end(), k[pp.index].begin(), k[pp.index].end());
-        }
-      }
-      for (auto& c : r.columns) SortUnique(&c);
-    } else if (r.mode == Mode::kReplicated) {
-      r.mine = my_keys[pp.index];
-    }
-  }
-  if (fresh_layout && static_keys_[loop]) layouts_[layout_key] = layout;
   double keys_s = Since(t_keys);
 
   // Start of the run: local rows (unless kept), rotating columns, replicated rows.
@@ -384,10 +396,11 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     }
   }
 
-  // The steps. With a staleness bound of at least 1 and only relaxed rows
-  // synchronised per step, the next mini-batch's rows are pulled while this
-  // one computes: asked for one clock ahead, they still see every update
-  // the bound promises at the clock they are used.
+  // The steps. Rows synchronised per step (any_sync) make every worker tick
+  // its clock after each step, so clocks stay equal. With a staleness bound of at least 1 and only
+  // relaxed rows synchronised per step, the next mini-batch's rows are pulled while this one
+  // computes: asked for one clock ahead, they still see every update the bound promises at the
+  // clock they are used.
   const Kernel& kernel = ex_->kernel(loop);
   bool any_sync = false, prefetch = opts_.staleness >= 1;
   for (const ParamRun& r : pr) {
@@ -465,7 +478,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
             PushDeltas(static_cast<int>(p), step_keys[p], &step_base[p], &m, pr[p].strategy));
       }
     }
-    if (clocked) {
+    if (any_sync) {
       auto t = Clock::now();
       RIGEL_RETURN_IF_ERROR(client_->AdvanceClock());
       m.comm_s += Since(t);

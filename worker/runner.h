@@ -130,6 +130,11 @@ class Runner {
   };
   Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOptions options);
   StatusOr<const analysis::StepBlocks*> Blocks(int loop, const std::string& cuts_json);
+  // How each parameter is kept in sync in a run of `loop` over `blocks`, this
+  // worker running `all_mine`: the rows it holds, shares or rotates.
+  StatusOr<std::shared_ptr<Layout>> MakeLayout(int loop, const RunContext& ctx,
+                                               const analysis::StepBlocks& blocks,
+                                               const std::vector<int64_t>& all_mine) const;
   // Sorted distinct rows of each parameter touched by `elements`.
   StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const RunContext& ctx,
                                                    std::span<const int64_t> elements) const;
