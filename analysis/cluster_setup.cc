@@ -52,7 +52,9 @@ std::string SetupToJson(const ClusterSetup& s) {
     json job = {{"program", s.job->program},
                 {"seed", s.job->seed},
                 {"plan", s.job->plan},
-                {"batch", s.job->batch}};
+                {"batch", s.job->batch},
+                {"sync_every", s.job->sync_every},
+                {"device", s.job->device}};
     job["sets"] = json::array();
     for (const auto& [k, v] : s.job->sets) job["sets"].push_back({k, v});
     j["job"] = std::move(job);
@@ -135,6 +137,15 @@ StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string&
     }
     job.seed = jj.value("seed", uint64_t{0});
     RIGEL_RETURN_IF_ERROR(get_int(jj, "batch", 0, int64_t{1} << 30, &job.batch));
+    if (jj.contains("sync_every")) {
+      RIGEL_RETURN_IF_ERROR(get_int(jj, "sync_every", 1, int64_t{1} << 30, &job.sync_every));
+    }
+    if (jj.contains("device")) {
+      if (!jj["device"].is_string() || (jj["device"] != "cpu" && jj["device"] != "cuda")) {
+        return bad("job.device", "expected \"cpu\" or \"cuda\"");
+      }
+      job.device = jj["device"];
+    }
     if (jj.contains("sets")) {
       for (const json& kv : jj["sets"]) {
         if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {

@@ -42,6 +42,11 @@ struct JobSpec {
   uint64_t seed = 0;                                      // --seed
   std::string plan;                                       // the plan as JSON text (analysis/plan.h)
   int64_t batch = 0;  // elements per mini-batch of data-parallel loops; 0: Rigel chooses
+  // allreduce parameters: all-reduce the deltas every `sync_every`
+  // mini-batches (and at the end of each run), on "cpu" (Gloo) or "cuda"
+  // (NCCL, the replicas in GPU memory).
+  int64_t sync_every = 1;
+  std::string device = "cpu";
 };
 
 struct ClusterSetup {

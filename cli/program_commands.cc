@@ -35,6 +35,8 @@ struct ProgramArgs {
   std::string plan;
   int staleness = 0;
   int64_t batch = 0;
+  int64_t sync_every = 1;
+  std::string device = "cpu";
   std::string log_json, save_params, run_dir, key_file;
 };
 
@@ -81,6 +83,8 @@ int RunDistributed(const ProgramArgs& a) {
   pass("--seed", std::to_string(a.seed));
   pass("--staleness", std::to_string(a.staleness));
   pass("--batch", std::to_string(a.batch));
+  pass("--sync-every", std::to_string(a.sync_every));
+  pass("--device", a.device);
   if (!a.plan.empty()) pass("--plan", a.plan);
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
@@ -195,6 +199,14 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "loops that update a parameter whole, else 512)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
+  cmd->add_option("--sync-every", args->sync_every,
+                  "mini-batches between all-reduces of the allreduce (dense) parameters' deltas")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--device", args->device,
+                  "where allreduce parameters live: cpu (Gloo over TCP) or cuda (NCCL on the GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("--log-json", args->log_json, "per-epoch metrics as JSON lines (distributed)");
   cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
   cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
@@ -202,8 +214,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     const bool distributed = args->workers > 0;
-    for (const char* only : {"--servers", "--plan", "--staleness", "--batch", "--log-json",
-                             "--run-dir", "--key-file"}) {
+    for (const char* only : {"--servers", "--plan", "--staleness", "--batch", "--sync-every",
+                             "--device", "--log-json", "--run-dir", "--key-file"}) {
       if (!distributed && cmd->count(only) > 0) {
         std::cerr << "rigel: " << only << " needs --workers (a distributed run)\n";
         *exit_code = 2;

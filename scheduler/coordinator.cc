@@ -15,7 +15,8 @@ Coordinator::Coordinator(transport::Transport* t, CoordinatorOptions o)
     : transport_(t),
       opts_(std::move(o)),
       members_({{Role::kServer, opts_.setup.servers}, {Role::kWorker, opts_.setup.workers}},
-               opts_.heartbeat, opts_.dead_after) {
+               opts_.heartbeat, opts_.dead_after),
+      rendezvous_(t) {
   guard_->coordinator = this;
 }
 
@@ -135,6 +136,7 @@ void Coordinator::End(Status result) {
 
 void Coordinator::Handle(const InMessage& msg) {
   auto now = Clock::now();
+  if (rendezvous_.Handle(msg)) return;
   switch (msg.type()) {
     case transport::MessageType::REGISTER: {
       auto r = msg.header().getBody().getRegister();
@@ -233,6 +235,7 @@ void Coordinator::Timer() {
       std::lock_guard<std::mutex> l(mu_);
       dead = members_.Expire(Clock::now());
     }
+    rendezvous_.Expire(Clock::now());
     for (const Member& d : dead) {
       double secs = std::chrono::duration<double>(members_.dead_after()).count();
       std::string why = fmt::format("{} died: no heartbeat for {:.3g} s (from {})", d.id.ToString(),

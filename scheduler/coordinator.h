@@ -13,6 +13,8 @@
 //    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
 //  - step{finished} (one-way) from a worker: when all workers finished, every
 //    member gets `shutdown` and the job ends successfully.
+//  - storeSet/storeGet (requests) from workers: the rendezvous store their
+//    collectives bootstrap through (scheduler/rendezvous.h).
 //  - Stop(reason): `shutdown` to every member (SIGINT/SIGTERM); Fail(status)
 //    the same for a failed job.
 //  - anything else goes to `on_message` (the program driver's messages).
@@ -33,6 +35,7 @@
 
 #include "analysis/cluster_setup.h"
 #include "scheduler/membership.h"
+#include "scheduler/rendezvous.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
@@ -85,6 +88,7 @@ class Coordinator {
   std::mutex mu_;
   std::condition_variable cv_;
   Membership members_;
+  Rendezvous rendezvous_;
   bool plan_sent_ = false;
   std::set<int32_t> finished_workers_;
   bool ended_ = false;

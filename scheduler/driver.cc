@@ -1,5 +1,7 @@
 #include "scheduler/driver.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -28,6 +30,7 @@ struct Driver::Epoch {
   double updates = 0;
   double compute_s = 0, comm_s = 0, wait_s = 0;  // summed over workers
   std::map<std::string, double> bytes;
+  int64_t replicas_checked = 0;  // allreduce replicas found equal on every worker
   std::ofstream log;
 };
 
@@ -109,6 +112,8 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   job.seed = o.seed;
   job.plan = d->plan_json_;
   job.batch = o.batch;
+  job.sync_every = o.sync_every;
+  job.device = o.device;
   s.job = std::move(job);
   d->epoch_ = std::make_unique<Epoch>();
   if (!o.log_json.empty()) {
@@ -208,6 +213,8 @@ Status Driver::RunRemote(const worker::RemoteRun& run) {
     done.swap(done_);
   }
   RIGEL_RETURN_IF_ERROR(FirstWorkerError(done));
+  // Each worker's hash of each allreduce replica it wrote: all must agree.
+  std::map<std::string, std::pair<int, double>> hashes;
   for (const auto& [rank, m] : done) {
     auto d = m.header().getBody().getTaskDone();
     if (d.getLoop() != static_cast<uint32_t>(run.loop) || d.getLaunch() != run.launch) {
@@ -235,6 +242,17 @@ Status Driver::RunRemote(const worker::RemoteRun& run) {
         epoch_->wait_s += v;
       } else if (name.rfind("bytes.", 0) == 0) {
         epoch_->bytes[name.substr(6)] += v;
+      } else if (name.rfind("replica_hash.", 0) == 0) {
+        auto [it, first] = hashes.try_emplace(name.substr(13), rank, v);
+        if (first) continue;
+        if (it->second.second != v) {
+          return Internal(fmt::format(
+              "the replicas of allreduce parameter '{}' differ after loop {} run {}: worker {} "
+              "holds hash {:x}, worker {} {:x}",
+              it->first, run.loop, run.launch, it->second.first,
+              static_cast<uint64_t>(it->second.second), rank, static_cast<uint64_t>(v)));
+        }
+        ++epoch_->replicas_checked;
       }
     }
   }
@@ -277,7 +295,8 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
               {"comm_s", e.comm_s / workers},
               {"wait_s", e.wait_s / workers},
               {"workers", opts_.workers},
-              {"servers", opts_.servers}};
+              {"servers", opts_.servers},
+              {"replicas_checked", e.replicas_checked}};
     j["bytes"] = json::object();
     for (const auto& [k, v] : e.bytes) j["bytes"][k] = v;
     e.log << j.dump() << std::endl;
@@ -285,6 +304,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   e.epoch_start = now;
   e.updates = e.compute_s = e.comm_s = e.wait_s = 0;
   e.bytes.clear();
+  e.replicas_checked = 0;
 }
 
 Status Driver::SaveParams() {

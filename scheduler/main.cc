@@ -3,7 +3,8 @@
 //
 //   rigel-scheduler --servers S --workers M (--setup FILE | --program P.rgl
 //                   [--plan F] [--set NAME=VALUE]... [--seed N] [--staleness N]
-//                   [--batch N] [--log-json F] [--save-params F] [--progress-to F])
+//                   [--batch N] [--sync-every N] [--device cpu|cuda] [--log-json F] [--save-params
+//                   F] [--progress-to F])
 //                   [--listen ADDR] [--key-file F] [--heartbeat-ms N]
 //                   [--address-file FILE]
 //
@@ -51,6 +52,14 @@ int main(int argc, char** argv) {
                  "elements per mini-batch of data-parallel loops (0: 32 for dense updates, "
                  "else 512)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--sync-every", dopt.sync_every,
+                 "mini-batches between all-reduces of the allreduce parameters' deltas")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--device", dopt.device,
+                 "where the allreduce parameters live: cpu (Gloo) or cuda (NCCL on the GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   app.add_option("--log-json", dopt.log_json, "write per-epoch metrics as JSON lines here");
   app.add_option("--save-params", dopt.save_params, "write the trained parameters here");

@@ -232,6 +232,17 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
       t.getError();
       break;
     }
+    case MessageType::STORE_SET:
+      body.getStoreSet().getKey();
+      body.getStoreSet().getValue();
+      break;
+    case MessageType::STORE_GET:
+      body.getStoreGet().getKey();
+      break;
+    case MessageType::STORE_VALUE:
+      body.getStoreValue().getKey();
+      body.getStoreValue().getValue();
+      break;
     default:
       c.Fail("unknown body");  // callers check which() first
       break;

@@ -111,6 +111,12 @@ const char* MessageTypeName(MessageType type) {
       return "task";
     case MessageType::TASK_DONE:
       return "taskDone";
+    case MessageType::STORE_SET:
+      return "storeSet";
+    case MessageType::STORE_GET:
+      return "storeGet";
+    case MessageType::STORE_VALUE:
+      return "storeValue";
   }
   return "unknown";
 }
@@ -395,6 +401,16 @@ std::string Describe(const InMessage& msg) {
       out += fmt::format(" loop={} launch={} accums={} metrics={} error={}", t.getLoop(),
                          t.getLaunch(), t.getAccums().size(), t.getMetrics().size(),
                          TextSummary(t.getError()));
+      break;
+    }
+    case MessageType::STORE_SET:
+    case MessageType::STORE_GET:
+    case MessageType::STORE_VALUE: {
+      auto e = body.which() == MessageType::STORE_SET   ? body.getStoreSet()
+               : body.which() == MessageType::STORE_GET ? body.getStoreGet()
+                                                        : body.getStoreValue();
+      out += fmt::format(" key={} bytes={} timeout_ms={}", TextSummary(e.getKey()),
+                         e.getValue().size(), e.getTimeoutMillis());
       break;
     }
   }

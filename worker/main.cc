@@ -24,6 +24,7 @@
 #include "scheduler/member_flags.h"
 #include "worker/ps_client.h"
 #include "worker/runner.h"
+#include "worker/scheduler_store.h"
 
 int main(int argc, char** argv) {
   rigel::KeepLargeBuffersInHeap();
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
   // Outlives the transport's receive thread, which may be in its Handle().
   std::unique_ptr<worker::Runner> owned;
   const transport::PeerId scheduler_id{transport::Role::kScheduler, 0};
+  worker::SchedulerStore store(t->get());
   if (setup->job) {
     auto map = setup->MakeShardMap();
     worker::RunnerOptions ro;
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
     ro.workers = setup->workers;
     ro.staleness = setup->staleness;
     ro.log = &std::cerr;
+    ro.store = &store;
     auto made = map.ok() ? worker::Runner::Create(*setup->job, t->get(), std::move(map).value(), ro)
                          : StatusOr<std::unique_ptr<worker::Runner>>(map.status());
     auto report = [&](uint32_t loop, uint64_t launch, const worker::TaskResult* res,

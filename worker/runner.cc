@@ -8,6 +8,8 @@
 
 #include "analysis/partition.h"
 #include "frontend/compile.h"
+#include "transport/collectives/communicator.h"
+#include "transport/collectives/nccl/communicator.h"
 #include "transport/message.h"
 #include "worker/key_sort.h"
 
@@ -67,6 +69,18 @@ struct Runner::Held {
   uint64_t generation = 0;
 };
 
+// An allreduce parameter's replica: `base` is its value after the last sync
+// (the same bits on every worker), `server` what the servers hold (worker 0
+// pushes the difference at the end of each run), `generation` the
+// parameter's generation when the replica was last current.
+struct Runner::DenseReplica {
+  bool valid = false;
+  uint64_t generation = 0;
+  std::vector<int64_t> rows;  // every row: the parameter is read and written whole
+  std::vector<float> base;
+  std::vector<float> server;
+};
+
 Runner::Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOptions options)
     : job_(std::move(job)), transport_(transport), opts_(options) {}
 
@@ -110,8 +124,81 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
   for (size_t p = 0; p < np; ++p) {
     r->held_.push_back(std::make_unique<Held>());
     r->replicated_.push_back(std::make_unique<Held>());
+    r->dense_replicas_.push_back(std::make_unique<DenseReplica>());
   }
+  RIGEL_RETURN_IF_ERROR(r->StartCollectives());
   return r;
+}
+
+Status Runner::StartCollectives() {
+  bool any = false;
+  for (const analysis::LoopPlan& lp : plan_.loops) {
+    for (const analysis::ParamPlan& pp : lp.params) {
+      any |= !pp.is_accum && pp.strategy == Strategy::kAllreduce;
+    }
+  }
+  if (!any) return Status::Ok();
+  namespace coll = transport::collectives;
+  const bool cuda = job_.device == "cuda";
+  if (cuda) {
+    if (Status s = coll::nccl_backend::Available(); !s.ok()) {
+      return Status(s.code(), "--device cuda: " + s.message());
+    }
+  } else if (job_.device != "cpu") {
+    return InvalidArgument("device '" + job_.device + "': expected cpu or cuda");
+  }
+  if (!opts_.store) {
+    return FailedPrecondition(
+        "the program has allreduce parameters but the worker has no "
+        "rendezvous store for its collectives");
+  }
+  coll::CommunicatorOptions co;
+  co.rank = opts_.rank;
+  co.size = opts_.workers;
+  co.prefix = "allreduce";
+  co.timeout = opts_.collectives_timeout;
+  co.host = opts_.collectives_host;
+  if (co.host.empty()) {
+    // tcp://HOST:PORT -> HOST; other transports (ipc, inproc) are local.
+    const std::string& a = transport_->address();
+    co.host = "127.0.0.1";
+    if (a.rfind("tcp://", 0) == 0) {
+      std::string host = a.substr(6, a.rfind(':') - 6);
+      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      if (!host.empty() && host != "*" && host != "0.0.0.0") co.host = host;
+    }
+  }
+  int cuda_device = -1;
+  if (cuda) {
+    RIGEL_ASSIGN_OR_RETURN(cuda_device, coll::nccl_backend::DeviceFor(co));
+    co.device = cuda_device;
+  }
+  auto comm = coll::Make(cuda ? coll::Backend::kNccl : coll::Backend::kGloo, opts_.store, co);
+  if (!comm.ok()) {
+    return Status(comm.status().code(),
+                  "worker " + std::to_string(opts_.rank) +
+                      ": joining the other workers for the allreduce parameters failed: " +
+                      comm.status().message());
+  }
+  dense_ = std::make_unique<DenseSync>(std::move(comm).value(), coll::kDefaultFusionThreshold,
+                                       cuda_device);
+  return Status::Ok();
+}
+
+Status Runner::SyncDense(const std::vector<int>& params, Metrics* m) {
+  if (params.empty()) return Status::Ok();
+  auto t = Clock::now();
+  std::vector<Replica> replicas;
+  for (int p : params) {
+    DenseReplica& d = *dense_replicas_[p];
+    std::vector<float>& local = ex_->mutable_param(p);
+    replicas.push_back(Replica{local.data(), d.base.data(), local.size()});
+  }
+  const uint64_t before = dense_->bytes_reduced();
+  RIGEL_RETURN_IF_ERROR(dense_->Sync(replicas));
+  m->bytes["allreduce.collective"] += static_cast<double>(dense_->bytes_reduced() - before);
+  m->comm_s += Since(t);
+  return Status::Ok();
 }
 
 bool Runner::Handle(const transport::InMessage& msg) {
@@ -171,7 +258,7 @@ StatusOr<std::vector<std::vector<int64_t>>> Runner::Keys(int loop, const RunCont
 namespace {
 
 // How a parameter is kept in sync during one run.
-enum class Mode { kNone, kStepSync, kLocal, kRotate, kReplicated };
+enum class Mode { kNone, kStepSync, kLocal, kRotate, kReplicated, kAllReduce };
 
 struct ParamRun {
   Mode mode = Mode::kNone;
@@ -211,9 +298,11 @@ StatusOr<std::shared_ptr<Runner::Layout>> Runner::MakeLayout(
     r.strategy = analysis::StrategyName(pp.strategy);
     switch (pp.strategy) {
       case Strategy::kPs:
-      case Strategy::kAllreduce:
         r.mode = Mode::kStepSync;
         r.synchronous = !prog_.loops[loop].relaxed[pp.index];
+        break;
+      case Strategy::kAllreduce:
+        r.mode = Mode::kAllReduce;
         break;
       case Strategy::kLocal:
       case Strategy::kAccumulator:
@@ -330,17 +419,34 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     // deltas of a mini-batch act as one step batch * workers times as long,
     // which overshoots unless batches are small. Sparse rows rarely collide.
     const int64_t batch = job_.batch > 0 ? job_.batch : dense ? kDenseBatch : kSparseBatch;
-    int64_t most = 0;
-    for (int v = 0; v < P; ++v) {
-      most = std::max<int64_t>(most, static_cast<int64_t>(blocks->blocks[0][v].size()));
-    }
-    const std::vector<int64_t>& mine = blocks->blocks[0][w];
-    int64_t n = std::max<int64_t>(1, (most + batch - 1) / batch);
-    steps.resize(n);
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t lo = std::min<int64_t>(k * batch, mine.size());
-      int64_t hi = std::min<int64_t>(lo + batch, mine.size());
-      steps[k].assign(mine.begin() + lo, mine.begin() + hi);
+    if (dense) {
+      // Step k takes the k-th stretch of batch * workers elements of the
+      // serial order, each worker its own batch of it: the updates summed by
+      // a step are those the serial loop makes next to each other, so the run
+      // ends on the same elements as the serial one.
+      std::vector<int64_t> order;
+      for (int v = 0; v < P; ++v) {
+        order.insert(order.end(), blocks->blocks[0][v].begin(), blocks->blocks[0][v].end());
+      }
+      const int64_t stride = batch * P, total = static_cast<int64_t>(order.size());
+      steps.resize(std::max<int64_t>(1, (total + stride - 1) / stride));
+      for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
+        int64_t lo = std::min(total, k * stride + w * batch);
+        int64_t hi = std::min(total, lo + batch);
+        steps[k].assign(order.begin() + lo, order.begin() + hi);
+      }
+    } else {
+      int64_t most = 0;
+      for (int v = 0; v < P; ++v) {
+        most = std::max<int64_t>(most, static_cast<int64_t>(blocks->blocks[0][v].size()));
+      }
+      const std::vector<int64_t>& mine = blocks->blocks[0][w];
+      steps.resize(std::max<int64_t>(1, (most + batch - 1) / batch));
+      for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
+        int64_t lo = std::min<int64_t>(k * batch, mine.size());
+        int64_t hi = std::min<int64_t>(lo + batch, mine.size());
+        steps[k].assign(mine.begin() + lo, mine.begin() + hi);
+      }
     }
   } else {
     for (const auto& step : blocks->blocks) steps.push_back(step[w]);
@@ -384,7 +490,21 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
       RIGEL_RETURN_IF_ERROR(PullRows(pi, r.columns[last], true, &rotate_base[p], &m, r.strategy));
       if (last != w)
         RIGEL_RETURN_IF_ERROR(PullRows(pi, r.columns[w], true, nullptr, &m, r.strategy));
+    } else if (r.mode == Mode::kAllReduce) {
+      DenseReplica& d = *dense_replicas_[p];
+      if (!d.valid || d.generation != generation_[p]) {
+        // Every worker pulls the same values: the servers are quiet between runs.
+        d.rows.resize(static_cast<size_t>(ex_->bindings()[p].rows));
+        std::iota(d.rows.begin(), d.rows.end(), 0);
+        RIGEL_RETURN_IF_ERROR(PullRows(pi, d.rows, true, &d.server, &m, r.strategy));
+        d.base = ex_->param(pi);
+        d.valid = true;
+        d.generation = generation_[p];
+      }
     } else if (r.mode == Mode::kReplicated) {
+      // A current allreduce replica is the parameter's value already.
+      const DenseReplica& d = *dense_replicas_[p];
+      if (d.valid && d.generation == generation_[p]) continue;
       Held& h = *replicated_[p];
       bool fresh = h.rows == r.mine && h.generation == generation_[p] && h.loop >= 0;
       if (!fresh) {
@@ -402,6 +522,12 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   // computes: asked for one clock ahead, they still see every update the bound promises at the
   // clock they are used.
   const Kernel& kernel = ex_->kernel(loop);
+  std::vector<int> dense_written;  // allreduce parameters this loop writes
+  for (size_t p = 0; p < pr.size(); ++p) {
+    if (pr[p].mode == Mode::kAllReduce && pr[p].written)
+      dense_written.push_back(static_cast<int>(p));
+  }
+  const int64_t sync_every = std::max<int64_t>(1, job_.sync_every);
   bool any_sync = false, prefetch = opts_.staleness >= 1;
   for (const ParamRun& r : pr) {
     bool sync = r.mode == Mode::kStepSync || !r.shared.empty();
@@ -467,6 +593,10 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     auto tc = Clock::now();
     RIGEL_RETURN_IF_ERROR(kernel.RunElements(ctx, elems));
     m.compute_s += Since(tc);
+    // Every worker takes the same number of steps, so the collectives match.
+    if ((s + 1) % sync_every == 0 || s + 1 == static_cast<int64_t>(steps.size())) {
+      RIGEL_RETURN_IF_ERROR(SyncDense(dense_written, &m));
+    }
     for (size_t p = 0; p < pr.size(); ++p) {
       if (pr[p].mode == Mode::kRotate && s + 1 < static_cast<int64_t>(steps.size())) {
         int64_t q = (w + s) % P;
@@ -496,6 +626,9 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
       const int64_t last = (w + P - 1) % P;
       RIGEL_RETURN_IF_ERROR(
           PushDeltas(static_cast<int>(p), r.columns[last], &rotate_base[p], &m, r.strategy));
+    } else if (r.mode == Mode::kAllReduce && w == 0) {
+      DenseReplica& d = *dense_replicas_[p];
+      RIGEL_RETURN_IF_ERROR(PushDeltas(static_cast<int>(p), d.rows, &d.server, &m, r.strategy));
     }
   }
   {
@@ -507,6 +640,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     if (!pr[p].written) continue;
     ++generation_[p];
     if (pr[p].mode == Mode::kLocal) held_[p]->generation = generation_[p];
+    if (pr[p].mode == Mode::kAllReduce) dense_replicas_[p]->generation = generation_[p];
   }
 
   TaskResult out;
@@ -520,6 +654,11 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
                  {"wait_s", m.wait_s},
                  {"keys_s", keys_s}};
   for (const auto& [k, v] : m.bytes) out.metrics.emplace_back("bytes." + k, v);
+  for (int p : dense_written) {
+    const std::vector<float>& v = ex_->param(p);
+    out.metrics.emplace_back("replica_hash." + prog_.params[p].name,
+                             static_cast<double>(ReplicaHash(v.data(), v.size())));
+  }
   if (opts_.log) {
     *opts_.log << "loop " << loop << " run " << task.launch << ": " << all_mine.size()
                << " elements in " << steps.size() << " step(s), " << total << " s (compute "

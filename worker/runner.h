@@ -15,13 +15,22 @@
 //   - keys: the prefetch slice (worker/key_slice.h) lists the rows a set of
 //     elements touches without running the body.
 //   - per parameter, by strategy:
-//       ps, allreduce  before each step: pull the step's rows (bounded
+//       ps             before each step: pull the step's rows (bounded
 //                      staleness; with a bound >= 1 they are pulled while
 //                      the previous step computes); after: push the deltas
 //                      (new - pulled);
-//                      then every worker ticks its clock. (AllReduce
-//                      collectives are not built yet: dense parameters are
-//                      reduced through the servers, which sum the deltas.)
+//                      then every worker ticks its clock.
+//       allreduce      a replica on every worker (worker/dense_sync.h): after
+//                      every `sync_every` steps and at the end of the run the
+//                      workers' deltas are summed with a collective (Gloo, or
+//                      NCCL with device "cuda"), so all replicas stay bit for
+//                      bit equal; the servers are not used during the run.
+//                      Pulled from the servers only when something else wrote
+//                      the parameter; worker 0 pushes the run's delta to the
+//                      servers at the end (their copy stays authoritative for
+//                      other loops, prints and --save-params). Each run
+//                      reports the replicas' hashes ("replica_hash.<name>"),
+//                      which the scheduler compares across workers.
 //       local          rows only this worker touches are pulled at the start
 //                      (or kept from the previous run of the same loop when
 //                      nothing else wrote the parameter since) and their
@@ -61,7 +70,9 @@
 #include "analysis/plan.h"
 #include "common/status.h"
 #include "frontend/ir.h"
+#include "transport/collectives/store.h"
 #include "transport/transport.h"
+#include "worker/dense_sync.h"
 #include "worker/executor.h"
 #include "worker/key_slice.h"
 #include "worker/ps_client.h"
@@ -94,6 +105,13 @@ struct RunnerOptions {
   int workers = 1;
   int staleness = 0;
   std::ostream* log = nullptr;  // one line per run; null: none
+  // Rendezvous of the workers' collectives (allreduce parameters); must
+  // outlive Create. Null: a program with allreduce parameters is refused.
+  transport::collectives::Store* store = nullptr;
+  // The host name or address the collectives listen on, reachable by the
+  // other workers (Gloo); from the worker's transport address by default.
+  std::string collectives_host;
+  std::chrono::milliseconds collectives_timeout{60000};
 };
 
 class Runner {
@@ -101,7 +119,10 @@ class Runner {
   // Compiles `job.program`, validates its plan, loads the data, and makes
   // the parameter-server client on `transport` (which must outlive the
   // runner; servers are PeerId{kServer, s} per `map`). Errors name the
-  // program file and line, the plan or the data file.
+  // program file and line, the plan or the data file. With allreduce
+  // parameters it joins the other workers' communicator (blocks until all
+  // joined): Unavailable if they do not within the timeout, or when device
+  // "cuda" is asked and there is no GPU or no NCCL (saying which).
   static StatusOr<std::unique_ptr<Runner>> Create(const analysis::JobSpec& job,
                                                   transport::Transport* transport,
                                                   analysis::ShardMap map, RunnerOptions options);
@@ -123,6 +144,7 @@ class Runner {
  private:
   struct Layout;
   struct Held;
+  struct DenseReplica;
   // Counters of one run (TaskResult::metrics).
   struct Metrics {
     double compute_s = 0, comm_s = 0, wait_s = 0;
@@ -156,6 +178,10 @@ class Runner {
                     const char* strategy);
   void Gather(int p, const std::vector<int64_t>& keys, std::vector<float>* out) const;
   void Scatter(int p, const std::vector<int64_t>& keys, const float* rows);
+  // Joins the workers' communicator when some loop has allreduce parameters.
+  Status StartCollectives();
+  // Sums the deltas of the allreduce parameters `params` over every worker.
+  Status SyncDense(const std::vector<int>& params, Metrics* m);
   Status SendColumn(int loop, uint64_t launch, int64_t step, int p, int64_t column,
                     const std::vector<int64_t>& keys, Metrics* m);
   Status TakeColumn(int loop, uint64_t launch, int64_t step, int p, int64_t column,
@@ -175,6 +201,8 @@ class Runner {
   std::vector<uint64_t> generation_;         // per param: runs that wrote it
   std::vector<std::unique_ptr<Held>> held_;  // per param: local rows kept between runs
   std::vector<std::unique_ptr<Held>> replicated_;
+  std::unique_ptr<DenseSync> dense_;                           // null: no allreduce parameters
+  std::vector<std::unique_ptr<DenseReplica>> dense_replicas_;  // per param
 
   // Hand-offs received and not yet taken: (loop, launch, step, param).
   std::mutex mu_;

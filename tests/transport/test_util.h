@@ -202,6 +202,18 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       t.setError("");
       break;
     }
+    case MessageType::STORE_SET:
+    case MessageType::STORE_GET:
+    case MessageType::STORE_VALUE: {
+      auto e = type == MessageType::STORE_SET   ? b.initStoreSet()
+               : type == MessageType::STORE_GET ? b.initStoreGet()
+                                                : b.initStoreValue();
+      e.setKey("allreduce/rank_" + std::to_string(seed));
+      auto v = e.initValue(3);
+      for (unsigned k = 0; k < 3; ++k) v.set(k, static_cast<uint8_t>(seed + k));
+      e.setTimeoutMillis(1000);
+      break;
+    }
   }
   return m;
 }
@@ -333,6 +345,18 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(b.getTaskDone().getMetrics()[0].getValue(), 42);
       EXPECT_EQ(b.getTaskDone().getLaunch(), uint64_t(seed));
       break;
+    case MessageType::STORE_SET:
+    case MessageType::STORE_GET:
+    case MessageType::STORE_VALUE: {
+      auto e = type == MessageType::STORE_SET   ? b.getStoreSet()
+               : type == MessageType::STORE_GET ? b.getStoreGet()
+                                                : b.getStoreValue();
+      EXPECT_EQ(std::string(e.getKey().cStr()), "allreduce/rank_" + std::to_string(seed));
+      ASSERT_EQ(e.getValue().size(), 3u);
+      EXPECT_EQ(e.getValue()[2], static_cast<uint8_t>(seed + 2));
+      EXPECT_EQ(e.getTimeoutMillis(), 1000u);
+      break;
+    }
   }
   // Every field can be read in full.
   EXPECT_FALSE(Describe(in).empty());

@@ -232,6 +232,16 @@ struct TaskDone {
   error @4 :Text;
 }
 
+# worker -> scheduler (requests): the rendezvous store collectives bootstrap
+# through (transport/collectives/store.h): Gloo's pair addresses, NCCL's
+# unique id. `storeSet` is answered with `ack`; `storeGet` with `storeValue`
+# once some member has set the key, or an error after `timeoutMillis`.
+struct StoreEntry {
+  key @0 :Text;
+  value @1 :List(UInt8);
+  timeoutMillis @2 :UInt32;
+}
+
 struct Envelope {
   version @0 :UInt16;      # wireVersion
   kind @1 :Kind;
@@ -258,6 +268,9 @@ struct Envelope {
     peerDown @21 :PeerDown;
     task @23 :Task;
     taskDone @24 :TaskDone;
+    storeSet @25 :StoreEntry;
+    storeGet @26 :StoreEntry;
+    storeValue @27 :StoreEntry;
   }
   # Set by the transport, never by callers: the sizes of payload frames
   # 0..n-1 when they travel inside the header frame, right after this message,

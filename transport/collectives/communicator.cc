@@ -1,0 +1,29 @@
+#include "transport/collectives/communicator.h"
+
+#include "transport/collectives/gloo/communicator.h"
+#include "transport/collectives/nccl/communicator.h"
+
+namespace rigel::transport::collectives {
+
+const char* BackendName(Backend b) {
+  switch (b) {
+    case Backend::kGloo:
+      return "gloo";
+    case Backend::kNccl:
+      return "nccl";
+  }
+  return "unknown";
+}
+
+StatusOr<std::unique_ptr<Communicator>> Make(Backend backend, Store* store,
+                                             const CommunicatorOptions& o) {
+  switch (backend) {
+    case Backend::kGloo:
+      return gloo_backend::NewGlooCommunicator(store, o);
+    case Backend::kNccl:
+      return nccl_backend::NewNcclCommunicator(store, o);
+  }
+  return InvalidArgument("unknown collectives backend");
+}
+
+}  // namespace rigel::transport::collectives

@@ -1,0 +1,239 @@
+#include "transport/collectives/gloo/communicator.h"
+
+#include <fmt/format.h>
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace rigel::transport::collectives::gloo_backend {
+
+namespace {
+
+// Gloo writes to its sockets with writev(2), which raises SIGPIPE when the
+// peer has gone away (it cannot pass MSG_NOSIGNAL); SIGPIPE's default action
+// kills the process before Gloo can report the error. So the threads that run
+// Gloo code keep SIGPIPE blocked: the calling thread while this object lives,
+// and Gloo's device thread for good (it inherits the mask of the thread that
+// creates the device). A SIGPIPE raised while blocked is discarded here; the
+// write fails with EPIPE and Gloo reports the closed connection.
+class SigpipeBlocker {
+ public:
+  SigpipeBlocker() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+    sigset_t pending;
+    sigemptyset(&pending);
+    was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+  }
+  ~SigpipeBlocker() {
+    const int saved_errno = errno;
+    sigset_t pending;
+    sigemptyset(&pending);
+    if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      const timespec zero{0, 0};
+      while (sigtimedwait(&pipe, nullptr, &zero) == -1 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    errno = saved_errno;
+  }
+  SigpipeBlocker(const SigpipeBlocker&) = delete;
+  SigpipeBlocker& operator=(const SigpipeBlocker&) = delete;
+
+ private:
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
+// Gloo's store interface reports failure by throwing; ours returns Status.
+// The adapter throws gloo::IoException so Gloo's rendezvous unwinds cleanly,
+// and keeps the Status for the caller.
+class StoreAdapter : public ::gloo::rendezvous::Store {
+ public:
+  StoreAdapter(collectives::Store* store, std::string prefix, std::chrono::milliseconds timeout)
+      : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    Check(store_->Set(prefix_ + "/" + key, std::string(data.begin(), data.end())));
+  }
+  std::vector<char> get(const std::string& key) override {
+    auto v = store_->Get(prefix_ + "/" + key, timeout_);
+    Check(v.status());
+    return std::vector<char>(v->begin(), v->end());
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
+    for (const std::string& k : keys) Check(store_->Get(prefix_ + "/" + k, t).status());
+  }
+  const Status& error() const { return error_; }
+
+ private:
+  void Check(const Status& s) {
+    if (s.ok()) return;
+    error_ = s;
+    throw ::gloo::IoException(s.message());
+  }
+  collectives::Store* store_;
+  std::string prefix_;
+  std::chrono::milliseconds timeout_;
+  Status error_;
+};
+
+class GlooCommunicator : public Communicator {
+ public:
+  GlooCommunicator(std::shared_ptr<::gloo::transport::Device> device,
+                   std::shared_ptr<::gloo::Context> context, std::chrono::milliseconds timeout)
+      : device_(std::move(device)), context_(std::move(context)), timeout_(timeout) {}
+
+  int rank() const override { return context_->rank; }
+  int size() const override { return context_->size; }
+  const char* backend() const override { return "gloo"; }
+  Memory memory() const override { return Memory::kHost; }
+
+  Status AllReduce(float* data, size_t count, ReduceOp op) override {
+    return Guard(
+               "allreduce",
+               [&] {
+                 if (count == 0 || size() == 1) return;
+                 ::gloo::AllreduceOptions o(context_);
+                 o.setOutput(data, count);
+                 o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(
+                     &::gloo::sum<float>));
+                 o.setAlgorithm(::gloo::AllreduceOptions::Algorithm::RING);
+                 o.setTag(NextTag());
+                 o.setTimeout(timeout_);
+                 ::gloo::allreduce(o);
+               })
+        .and_then([&] {
+          if (op == ReduceOp::kMean) {
+            const float inv = 1.0f / static_cast<float>(size());
+            for (size_t i = 0; i < count; ++i) data[i] *= inv;
+          }
+        });
+  }
+
+  Status Broadcast(float* data, size_t count, int root) override {
+    if (root < 0 || root >= size()) {
+      return InvalidArgument(fmt::format("broadcast: root {} is not a rank of {}", root, size()));
+    }
+    return Guard("broadcast",
+                 [&] {
+                   if (count == 0 || size() == 1) return;
+                   ::gloo::BroadcastOptions o(context_);
+                   o.setOutput(data, count);
+                   o.setRoot(root);
+                   o.setTag(NextTag());
+                   o.setTimeout(timeout_);
+                   ::gloo::broadcast(o);
+                 })
+        .result;
+  }
+
+  Status AllGather(const float* in, size_t count, float* out) override {
+    return Guard("allgather",
+                 [&] {
+                   if (count == 0) return;
+                   if (size() == 1) {
+                     std::copy(in, in + count, out);
+                     return;
+                   }
+                   ::gloo::AllgatherOptions o(context_);
+                   o.setInput(const_cast<float*>(in), count);
+                   o.setOutput(out, count * static_cast<size_t>(size()));
+                   o.setTag(NextTag());
+                   o.setTimeout(timeout_);
+                   ::gloo::allgather(o);
+                 })
+        .result;
+  }
+
+  Status Barrier() override {
+    return Guard("barrier",
+                 [&] {
+                   if (size() == 1) return;
+                   ::gloo::BarrierOptions o(context_);
+                   o.setTag(NextTag());
+                   o.setTimeout(timeout_);
+                   ::gloo::barrier(o);
+                 })
+        .result;
+  }
+
+ private:
+  // The outcome of one guarded call; and_then runs `f` only after success.
+  struct Outcome {
+    Status result;
+    template <typename F>
+    Status and_then(F f) {
+      if (result.ok()) f();
+      return result;
+    }
+  };
+
+  // Runs one Gloo call, turning its exceptions into a sticky Unavailable.
+  template <typename F>
+  Outcome Guard(const char* what, F f) {
+    if (!failed_.ok()) return {failed_};
+    SigpipeBlocker no_sigpipe;
+    try {
+      f();
+      return {Status::Ok()};
+    } catch (const std::exception& e) {
+      failed_ = Unavailable(
+          fmt::format("gloo {} failed on rank {} of {}: {}", what, rank(), size(), e.what()));
+      return {failed_};
+    }
+  }
+
+  uint32_t NextTag() { return tag_++; }
+
+  std::shared_ptr<::gloo::transport::Device> device_;
+  std::shared_ptr<::gloo::Context> context_;
+  std::chrono::milliseconds timeout_;
+  uint32_t tag_ = 0;
+  Status failed_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Communicator>> NewGlooCommunicator(Store* store,
+                                                            const CommunicatorOptions& o) {
+  if (o.size < 1 || o.rank < 0 || o.rank >= o.size) {
+    return InvalidArgument(fmt::format("gloo: rank {} of {} is not a rank", o.rank, o.size));
+  }
+  StoreAdapter adapter(store, o.prefix, o.timeout);
+  // Also while the device (and so its thread) is created.
+  SigpipeBlocker no_sigpipe;
+  try {
+    ::gloo::transport::tcp::attr attr;
+    attr.hostname = o.host;
+    std::shared_ptr<::gloo::transport::Device> device = ::gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<::gloo::rendezvous::Context>(o.rank, o.size);
+    context->setTimeout(o.timeout);
+    if (o.size > 1) context->connectFullMesh(adapter, device);
+    return std::unique_ptr<Communicator>(
+        new GlooCommunicator(std::move(device), std::move(context), o.timeout));
+  } catch (const std::exception& e) {
+    if (!adapter.error().ok()) return adapter.error();
+    return Unavailable(fmt::format("gloo: rank {} of {} could not join on {}: {}", o.rank, o.size,
+                                   o.host, e.what()));
+  }
+}
+
+}  // namespace rigel::transport::collectives::gloo_backend
