@@ -144,7 +144,17 @@ class Runner {
  private:
   struct Layout;
   struct Held;
-  struct DenseReplica;
+  // An allreduce parameter's replica: `base` is its value after the last sync
+  // (the same bits on every worker), `server` what the servers hold (worker 0
+  // pushes the difference at the end of each run), `generation` the
+  // parameter's generation when the replica was last current.
+  struct DenseReplica {
+    bool valid = false;
+    uint64_t generation = 0;
+    std::vector<int64_t> rows;  // every row: the parameter is read and written whole
+    std::vector<float> base;
+    std::vector<float> server;
+  };
   // Counters of one run (TaskResult::metrics).
   struct Metrics {
     double compute_s = 0, comm_s = 0, wait_s = 0;

@@ -1,0 +1,83 @@
+// The runner's allreduce parameters: joining the workers' communicator and
+// summing the deltas (worker/dense_sync.h).
+#include "transport/collectives/communicator.h"
+#include "transport/collectives/nccl/communicator.h"
+#include "worker/runner.h"
+
+namespace rigel::worker {
+
+using analysis::Strategy;
+using Clock = std::chrono::steady_clock;
+
+Status Runner::StartCollectives() {
+  bool any = false;
+  for (const analysis::LoopPlan& lp : plan_.loops) {
+    for (const analysis::ParamPlan& pp : lp.params) {
+      any |= !pp.is_accum && pp.strategy == Strategy::kAllreduce;
+    }
+  }
+  if (!any) return Status::Ok();
+  namespace coll = transport::collectives;
+  const bool cuda = job_.device == "cuda";
+  if (cuda) {
+    if (Status s = coll::nccl_backend::Available(); !s.ok()) {
+      return Status(s.code(), "--device cuda: " + s.message());
+    }
+  } else if (job_.device != "cpu") {
+    return InvalidArgument("device '" + job_.device + "': expected cpu or cuda");
+  }
+  if (!opts_.store) {
+    return FailedPrecondition(
+        "the program has allreduce parameters but the worker has no "
+        "rendezvous store for its collectives");
+  }
+  coll::CommunicatorOptions co;
+  co.rank = opts_.rank;
+  co.size = opts_.workers;
+  co.prefix = "allreduce";
+  co.timeout = opts_.collectives_timeout;
+  co.host = opts_.collectives_host;
+  if (co.host.empty()) {
+    // tcp://HOST:PORT -> HOST; other transports (ipc, inproc) are local.
+    const std::string& a = transport_->address();
+    co.host = "127.0.0.1";
+    if (a.rfind("tcp://", 0) == 0) {
+      std::string host = a.substr(6, a.rfind(':') - 6);
+      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      if (!host.empty() && host != "*" && host != "0.0.0.0") co.host = host;
+    }
+  }
+  int cuda_device = -1;
+  if (cuda) {
+    RIGEL_ASSIGN_OR_RETURN(cuda_device, coll::nccl_backend::DeviceFor(co));
+    co.device = cuda_device;
+  }
+  auto comm = coll::Make(cuda ? coll::Backend::kNccl : coll::Backend::kGloo, opts_.store, co);
+  if (!comm.ok()) {
+    return Status(comm.status().code(),
+                  "worker " + std::to_string(opts_.rank) +
+                      ": joining the other workers for the allreduce parameters failed: " +
+                      comm.status().message());
+  }
+  dense_ = std::make_unique<DenseSync>(std::move(comm).value(), coll::kDefaultFusionThreshold,
+                                       cuda_device);
+  return Status::Ok();
+}
+
+Status Runner::SyncDense(const std::vector<int>& params, Metrics* m) {
+  if (params.empty()) return Status::Ok();
+  auto t = Clock::now();
+  std::vector<Replica> replicas;
+  for (int p : params) {
+    DenseReplica& d = *dense_replicas_[p];
+    std::vector<float>& local = ex_->mutable_param(p);
+    replicas.push_back(Replica{local.data(), d.base.data(), local.size()});
+  }
+  const uint64_t before = dense_->bytes_reduced();
+  RIGEL_RETURN_IF_ERROR(dense_->Sync(replicas));
+  m->bytes["allreduce.collective"] += static_cast<double>(dense_->bytes_reduced() - before);
+  m->comm_s += std::chrono::duration<double>(Clock::now() - t).count();
+  return Status::Ok();
+}
+
+}  // namespace rigel::worker
