@@ -1,5 +1,6 @@
 #include "worker/dense_sync.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/hash.h"
@@ -31,7 +32,7 @@ Status DenseSync::Sync(std::span<const Replica> replicas) {
   for (size_t i = 0; i < replicas.size(); ++i) {
     const Replica& r = replicas[i];
     for (size_t k = 0; k < r.count; ++k) r.base[k] += deltas_[i][k];
-    std::memcpy(r.local, r.base, r.count * sizeof(float));
+    std::copy_n(r.base, r.count, r.local);
   }
   return Status::Ok();
 }
@@ -69,8 +70,8 @@ Status DenseSync::SyncDevice(std::span<const Replica> replicas) {
     const float* from = staging_.data();
     for (size_t i = b.begin; i < b.end; ++i) {
       const Replica& r = replicas[i];
-      std::memcpy(r.base, from, r.count * sizeof(float));
-      std::memcpy(r.local, from, r.count * sizeof(float));
+      std::copy_n(from, r.count, r.base);
+      std::copy_n(from, r.count, r.local);
       from += r.count;
     }
   }
@@ -88,7 +89,7 @@ Status DenseSync::Broadcast(std::span<const Replica> replicas) {
     } else {
       RIGEL_RETURN_IF_ERROR(comm_->Broadcast(r.local, r.count, 0));
     }
-    std::memcpy(r.base, r.local, r.count * sizeof(float));
+    std::copy_n(r.local, r.count, r.base);
   }
   return Status::Ok();
 }

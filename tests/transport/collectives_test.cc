@@ -877,6 +877,7 @@ TEST(FusionTest, FusedAllReduceMatchesPerTensorOnGloo) {
         EXPECT_EQ(fused.calls(), k.calls) << "threshold " << k.threshold;
         for (auto& d : plain_data) ASSERT_TRUE(c.AllReduce(d.data(), d.size(), op).ok());
         for (size_t t = 0; t < sizes.size(); ++t) {
+          if (sizes[t] == 0) continue;  // memcmp takes no null pointers
           ASSERT_EQ(
               std::memcmp(fused_data[t].data(), plain_data[t].data(), sizes[t] * sizeof(float)), 0)
               << "tensor " << t << ", threshold " << k.threshold << ", rank " << c.rank();
