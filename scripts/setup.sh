@@ -15,6 +15,9 @@ PACKAGES=(
   # transport, server, collectives
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libtbb-dev
   libibverbs-dev librdmacm-dev libgloo-dev
+  # bench/allreduce's reference: mpirun and MPI_Allreduce (CMake builds
+  # bench/allreduce_mpi only when it finds MPI)
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

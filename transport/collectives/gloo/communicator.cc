@@ -20,6 +20,8 @@ namespace rigel::transport::collectives::gloo_backend {
 
 namespace {
 
+constexpr size_t kSegmentBytes = size_t{4} << 20;
+
 // Gloo writes to its sockets with writev(2), which raises SIGPIPE when the
 // peer has gone away (it cannot pass MSG_NOSIGNAL); SIGPIPE's default action
 // kills the process before Gloo can report the error. So the threads that run
@@ -116,6 +118,9 @@ class GlooCommunicator : public Communicator {
                  o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(
                      &::gloo::sum<float>));
                  o.setAlgorithm(::gloo::AllreduceOptions::Algorithm::RING);
+                 // Larger segments than Gloo's 1 MiB: 20-27% faster at 16 and
+                 // 64 MiB on loopback (bench/allreduce), the same below 2 MiB.
+                 o.setMaxSegmentSize(kSegmentBytes);
                  o.setTag(NextTag());
                  o.setTimeout(timeout_);
                  ::gloo::allreduce(o);
