@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
+#include <gloo/allreduce_ring_chunked.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
@@ -13,14 +14,31 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <map>
 
 namespace rigel::transport::collectives::gloo_backend {
 
 namespace {
 
+// AllReduce of up to kSyncMaxFloats runs on pairs in Gloo's sync mode: the
+// calling thread reads and writes the sockets itself, with no hand-off to
+// Gloo's device thread. Each hand-off is a thread wake-up, slow on loaded or
+// virtualised machines (bench/allreduce on the project's 2-core VM: 2.7x at
+// 1 MiB, 6x at 4 KiB). A sync send blocks until written, so two ranks sending
+// to each other at once must fit in the sockets' buffers: the buffer is
+// reduced in pieces of at most kPieceFloats (a 2-rank ring's chunks are a
+// quarter of a piece). Larger buffers go through Gloo's asynchronous ring
+// with 4 MiB segments, which was faster there from 16 MiB on (0.73 vs 0.63
+// of OpenMPI at 16 MiB).
+constexpr size_t kPieceFloats = size_t{1} << 20;    // 4 MiB
+constexpr size_t kSyncMaxFloats = size_t{2} << 20;  // 8 MiB
 constexpr size_t kSegmentBytes = size_t{4} << 20;
+// Ring algorithms kept per piece size before the cache is dropped (every
+// rank drops it at the same call, so they stay in step).
+constexpr size_t kMaxRings = 32;
 
 // Gloo writes to its sockets with writev(2), which raises SIGPIPE when the
 // peer has gone away (it cannot pass MSG_NOSIGNAL); SIGPIPE's default action
@@ -99,9 +117,16 @@ class StoreAdapter : public ::gloo::rendezvous::Store {
 
 class GlooCommunicator : public Communicator {
  public:
+  // `context` serves Broadcast, AllGather and Barrier (Gloo's unbound-buffer
+  // collectives, which need the device thread); `sync_context`, whose pairs
+  // are in sync mode, serves AllReduce.
   GlooCommunicator(std::shared_ptr<::gloo::transport::Device> device,
-                   std::shared_ptr<::gloo::Context> context, std::chrono::milliseconds timeout)
-      : device_(std::move(device)), context_(std::move(context)), timeout_(timeout) {}
+                   std::shared_ptr<::gloo::Context> context,
+                   std::shared_ptr<::gloo::Context> sync_context, std::chrono::milliseconds timeout)
+      : device_(std::move(device)),
+        context_(std::move(context)),
+        sync_context_(std::move(sync_context)),
+        timeout_(timeout) {}
 
   int rank() const override { return context_->rank; }
   int size() const override { return context_->size; }
@@ -109,22 +134,41 @@ class GlooCommunicator : public Communicator {
   Memory memory() const override { return Memory::kHost; }
 
   Status AllReduce(float* data, size_t count, ReduceOp op) override {
-    return Guard(
-               "allreduce",
-               [&] {
-                 if (count == 0 || size() == 1) return;
-                 ::gloo::AllreduceOptions o(context_);
-                 o.setOutput(data, count);
-                 o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(
-                     &::gloo::sum<float>));
-                 o.setAlgorithm(::gloo::AllreduceOptions::Algorithm::RING);
-                 // Larger segments than Gloo's 1 MiB: 20-27% faster at 16 and
-                 // 64 MiB on loopback (bench/allreduce), the same below 2 MiB.
-                 o.setMaxSegmentSize(kSegmentBytes);
-                 o.setTag(NextTag());
-                 o.setTimeout(timeout_);
-                 ::gloo::allreduce(o);
-               })
+    return Guard("allreduce",
+                 [&] {
+                   if (count == 0 || size() == 1) return;
+                   if (count > kSyncMaxFloats) {
+                     ::gloo::AllreduceOptions o(context_);
+                     o.setOutput(data, count);
+                     o.setReduceFunction(
+                         static_cast<void (*)(void*, const void*, const void*, size_t)>(
+                             &::gloo::sum<float>));
+                     o.setAlgorithm(::gloo::AllreduceOptions::Algorithm::RING);
+                     o.setMaxSegmentSize(kSegmentBytes);
+                     o.setTag(NextTag());
+                     o.setTimeout(timeout_);
+                     ::gloo::allreduce(o);
+                     return;
+                   }
+                   // Gloo's ring algorithms are bound to a buffer when made, so
+                   // pieces go through one scratch buffer and the algorithms
+                   // are kept per piece size: every rank makes them at the same
+                   // calls, which keeps Gloo's slot numbers in step.
+                   if (scratch_.empty()) scratch_.resize(kPieceFloats);
+                   for (size_t off = 0; off < count; off += kPieceFloats) {
+                     const size_t n = std::min(kPieceFloats, count - off);
+                     if (rings_.size() >= kMaxRings && !rings_.count(n)) rings_.clear();
+                     auto& ring = rings_[n];
+                     if (!ring) {
+                       ring = std::make_unique<::gloo::AllreduceRingChunked<float>>(
+                           sync_context_, std::vector<float*>{scratch_.data()},
+                           static_cast<int>(n));
+                     }
+                     std::copy_n(data + off, n, scratch_.data());
+                     ring->run();
+                     std::copy_n(scratch_.data(), n, data + off);
+                   }
+                 })
         .and_then([&] {
           if (op == ReduceOp::kMean) {
             const float inv = 1.0f / static_cast<float>(size());
@@ -210,7 +254,10 @@ class GlooCommunicator : public Communicator {
 
   std::shared_ptr<::gloo::transport::Device> device_;
   std::shared_ptr<::gloo::Context> context_;
+  std::shared_ptr<::gloo::Context> sync_context_;
   std::chrono::milliseconds timeout_;
+  std::vector<float> scratch_;
+  std::map<size_t, std::unique_ptr<::gloo::Algorithm>> rings_;
   uint32_t tag_ = 0;
   Status failed_;
 };
@@ -231,9 +278,23 @@ StatusOr<std::unique_ptr<Communicator>> NewGlooCommunicator(Store* store,
     std::shared_ptr<::gloo::transport::Device> device = ::gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<::gloo::rendezvous::Context>(o.rank, o.size);
     context->setTimeout(o.timeout);
-    if (o.size > 1) context->connectFullMesh(adapter, device);
-    return std::unique_ptr<Communicator>(
-        new GlooCommunicator(std::move(device), std::move(context), o.timeout));
+    auto sync_context = std::make_shared<::gloo::rendezvous::Context>(o.rank, o.size);
+    sync_context->setTimeout(o.timeout);
+    if (o.size > 1) {
+      context->connectFullMesh(adapter, device);
+      StoreAdapter sync_adapter(store, o.prefix + "/sync", o.timeout);
+      try {
+        sync_context->connectFullMesh(sync_adapter, device);
+      } catch (const std::exception&) {
+        if (!sync_adapter.error().ok()) return sync_adapter.error();
+        throw;
+      }
+      for (int r = 0; r < o.size; ++r) {
+        if (r != o.rank) sync_context->getPair(r)->setSync(true, false);
+      }
+    }
+    return std::unique_ptr<Communicator>(new GlooCommunicator(std::move(device), std::move(context),
+                                                              std::move(sync_context), o.timeout));
   } catch (const std::exception& e) {
     if (!adapter.error().ok()) return adapter.error();
     return Unavailable(fmt::format("gloo: rank {} of {} could not join on {}: {}", o.rank, o.size,

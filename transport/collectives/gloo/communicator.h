@@ -1,9 +1,12 @@
 // The Gloo backend: collectives over TCP on host memory (libgloo).
 // Joining: every rank opens a Gloo TCP device on CommunicatorOptions::host
 // and exchanges its pair addresses through the Store (Gloo's full-mesh
-// rendezvous), so each rank holds one connection to every other.
-// AllReduce uses Gloo's ring algorithm: each element is reduced at one rank
+// rendezvous) twice, so each rank holds two connections to every other: one
+// in Gloo's sync mode for AllReduce of up to 8 MiB (the caller's thread
+// reads the socket), one served by Gloo's device thread for the rest.
+// AllReduce uses Gloo's ring algorithms: each element is reduced at one rank
 // and the result copied to the others, so every rank gets the same bits.
+// Keeps a 4 MiB scratch buffer and the ring algorithms made per piece size.
 //
 // Errors, thread-safety: as collectives::Communicator.
 #ifndef RIGEL_TRANSPORT_COLLECTIVES_GLOO_COMMUNICATOR_H_
