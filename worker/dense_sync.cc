@@ -41,13 +41,13 @@ Status DenseSync::SyncDevice(std::span<const Replica> replicas) {
   std::vector<size_t> counts;
   for (const Replica& r : replicas) counts.push_back(r.count);
   const std::vector<coll::Bucket> buckets = coll::MakeBuckets(counts, fusion_bytes_);
-  if (device_.size() != buckets.size()) {
-    device_.clear();
-    for (const coll::Bucket& b : buckets) {
-      RIGEL_ASSIGN_OR_RETURN(auto buf,
-                             coll::nccl_backend::DeviceBuffer::Allocate(b.floats, cuda_device_));
-      device_.push_back(std::move(buf));
-    }
+  // Loops sync different sets of parameters: a bucket whose size changed
+  // gets a buffer of its new size.
+  device_.resize(buckets.size());
+  for (size_t j = 0; j < buckets.size(); ++j) {
+    if (device_[j].count() == buckets[j].floats) continue;
+    RIGEL_ASSIGN_OR_RETURN(
+        device_[j], coll::nccl_backend::DeviceBuffer::Allocate(buckets[j].floats, cuda_device_));
   }
   const bool first = comm_->rank() == 0;
   for (size_t j = 0; j < buckets.size(); ++j) {
