@@ -9,7 +9,7 @@ namespace rigel {
 // returning them on free. Servers and workers allocate and free a
 // message-sized buffer (megabytes) for every pull and push; with fresh pages
 // each time, the page faults cost more than the work (measured in
-// bench/ps: a 100k-row push of width 16 spent half its client time in page
+// bench/ps.cc: a 100k-row push of width 16 spent half its client time in page
 // faults). The price is that freed buffers stay in the process until exit.
 // Call once at the start of main, before other threads exist. Not
 // thread-safe; a no-op where malloc is not glibc's.

@@ -11,7 +11,7 @@
 //    depending on how full the tables are (tests/server measures it), with no
 //    allocation per row. Lookups run as a software pipeline that prefetches
 //    each key's slot and row a few keys ahead: rows are scattered, and
-//    waiting on memory is what a batch costs otherwise (bench/ps apply/...).
+//    waiting on memory is what a batch costs otherwise (bench/ps.cc, cases apply/...).
 // Either way a row's initial value comes from a RowInit, a pure function of
 // the row id, so it does not depend on which server holds the row or on how
 // many servers there are.
