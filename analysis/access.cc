@@ -135,6 +135,7 @@ class Walker {
     const frontend::ir::DataDecl& d = prog_.data[loop_.data];
     Space& sp = out_->space;
     int ndims = 1;
+    sp.repeats = d.kind == DataKind::kTriples;
     switch (d.kind) {
       case DataKind::kTriples:
       case DataKind::kGrid:

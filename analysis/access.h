@@ -72,6 +72,11 @@ struct Space {
       dims;  // (i, j) for triples and grid; (n) libsvm/dense_csv; (t) tokens; (i) range
   std::vector<int64_t> extent;  // per dim; -1 when it depends on data or driver values
   std::string what;             // "train (triples)", "grid(512, 512)"
+  // Two elements may have the same coordinates: a triples file may list an
+  // (i, j) pair on several lines (one line per event), so (i, j) names a
+  // point of the space, not an iteration. Grid, range, and the sample or
+  // position numbers of the other kinds are distinct per element.
+  bool repeats = false;
 };
 
 struct LoopAccesses {

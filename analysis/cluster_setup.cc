@@ -57,6 +57,8 @@ std::string SetupToJson(const ClusterSetup& s) {
                 {"device", s.job->device}};
     job["sets"] = json::array();
     for (const auto& [k, v] : s.job->sets) job["sets"].push_back({k, v});
+    job["data"] = json::array();
+    for (const auto& [k, v] : s.job->data) job["data"].push_back({k, v});
     j["job"] = std::move(job);
   }
   return j.dump();
@@ -152,6 +154,14 @@ StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string&
           return bad("job.sets", "expected [name, value] pairs of strings");
         }
         job.sets.emplace_back(kv[0], kv[1]);
+      }
+    }
+    if (jj.contains("data")) {
+      for (const json& kv : jj["data"]) {
+        if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
+          return bad("job.data", "expected [name, digest] pairs of strings");
+        }
+        job.data.emplace_back(kv[0], kv[1]);
       }
     }
     s.job = std::move(job);

@@ -47,6 +47,10 @@ struct JobSpec {
   // (NCCL, the replicas in GPU memory).
   int64_t sync_every = 1;
   std::string device = "cpu";
+  // (data set name, frontend::DatasetDigest) of every data set read from a
+  // file, as the scheduler loaded it: every worker loads its own copy and
+  // refuses the job when its digest differs (elements are named by number).
+  std::vector<std::pair<std::string, std::string>> data;
 };
 
 struct ClusterSetup {

@@ -1,5 +1,6 @@
 #include "analysis/dependence.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -247,8 +248,19 @@ std::string JoinDims(const std::vector<std::string>& names) {
   return s;
 }
 
-std::string Relation(const Dependence& dep, const PairTest& t, const Space& space) {
+std::string Relation(const Program& prog, const LoopAccesses& acc, const Dependence& dep,
+                     const PairTest& t) {
+  const Space& space = acc.space;
   if (dep.always) return "in any two iterations, since " + dep.always_why;
+  const ParamAccess& pa = acc.accesses[dep.a];
+  const ParamAccess& pb = acc.accesses[dep.b];
+  auto fixed = [](const ParamAccess& p) {
+    return std::all_of(p.subs.begin(), p.subs.end(),
+                       [](const Subscript& s) { return s.IsInvariant(); });
+  };
+  if (fixed(pa) && fixed(pb)) {
+    return "in any two iterations: every iteration names " + FormatAccess(prog, pa);
+  }
   bool all_constant = !dep.distances.empty();
   for (const Distance& d : dep.distances) all_constant &= d.Constant();
   if (all_constant) {
@@ -279,12 +291,64 @@ std::string Relation(const Dependence& dep, const PairTest& t, const Space& spac
   for (size_t k = 0; k < dep.needs_equal.size(); ++k) {
     if (dep.needs_equal[k]) equal.push_back(space.dims[k]);
   }
+  if (dep.same_point) {
+    std::string point;
+    for (const std::string& d : space.dims) point += (point.empty() ? "" : ", ") + d;
+    return "when " + JoinDims(equal) + " are equal: two lines of the file with the same (" + point +
+           ")";
+  }
   if (!equal.empty()) {
     return "when " + JoinDims(equal) + (equal.size() == 1 ? " is equal" : " are equal");
   }
   std::string s = "when ";
   for (size_t k = 0; k < t.equations().size(); ++k) s += (k ? " and " : "") + t.equations()[k];
   return s + " (primed: the other iteration)";
+}
+
+bool SameSubscripts(const ParamAccess& a, const ParamAccess& b) {
+  if (a.subs.size() != b.subs.size()) return false;
+  for (size_t k = 0; k < a.subs.size(); ++k) {
+    const Subscript& x = a.subs[k];
+    const Subscript& y = b.subs[k];
+    if (x.kind != y.kind) return false;
+    if (x.kind != Subscript::kAffine ? x.text != y.text
+                                     : x.coef != y.coef || x.c != y.c || x.sym != y.sym) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Dependence::carries for the pair (a, b). A recurrence is named first: it
+// says more than the assignment that usually comes with it.
+void Classify(const Program& prog, const ParamAccess& a, const ParamAccess& b, Dependence* dep) {
+  for (auto [r, w] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    if (r->kind != AccessKind::kRead || w->kind == AccessKind::kRead) continue;
+    if (r->subs.empty() || SameSubscripts(*r, *w) || r->subs.size() != w->subs.size()) continue;
+    bool known = true, moves = false;
+    for (size_t k = 0; k < r->subs.size(); ++k) {
+      known =
+          known && r->subs[k].kind == Subscript::kAffine && w->subs[k].kind == Subscript::kAffine;
+      moves = moves || !r->subs[k].IsInvariant() || !w->subs[k].IsInvariant();
+    }
+    if (!known || !moves) continue;
+    dep->carries = Dependence::kRecurrence;
+    dep->carries_why = "one iteration writes " + FormatAccess(prog, *w) + " (line " +
+                       std::to_string(w->loc.line) + ") and another reads that element as " +
+                       FormatAccess(prog, *r) + " (line " + std::to_string(r->loc.line) +
+                       "): a value carried from iteration to iteration (a recurrence), which a " +
+                       "stale read would change";
+    return;
+  }
+  for (const ParamAccess* w : {&a, &b}) {
+    if (w->kind != AccessKind::kWrite) continue;
+    dep->carries = Dependence::kOverwrite;
+    dep->carries_why = FormatAccess(prog, *w) + " is assigned with = (line " +
+                       std::to_string(w->loc.line) +
+                       "), not updated: relaxed updates are merged as deltas, which would add " +
+                       "the assignments of different iterations together";
+    return;
+  }
 }
 
 }  // namespace
@@ -327,11 +391,17 @@ std::vector<Dependence> ComputeDependences(const Program& prog, const LoopAccess
         any |= pos || neg;
       }
       if (!any) {
-        if (independent) {
-          independent->push_back(pair_name +
-                                 ": only within one iteration (every loop variable equal)");
+        // Equal coordinates are one iteration only where points are
+        // iterations; a triples file may repeat a pair, and nothing here may
+        // assume it does not.
+        if (!acc.space.repeats || !t.MayExist({})) {
+          if (independent) {
+            independent->push_back(pair_name +
+                                   ": only within one iteration (every loop variable equal)");
+          }
+          continue;
         }
-        continue;
+        dep.same_point = true;
       }
       dep.needs_either.assign(d, std::vector<bool>(d, false));
       for (int k1 = 0; k1 < d; ++k1) {
@@ -353,7 +423,8 @@ std::vector<Dependence> ComputeDependences(const Program& prog, const LoopAccess
       Distances(&t, dep.a, dep.b, 1, &dep.distances);
       if (b != a) Distances(&t, dep.b, dep.a, -1, &dep.distances);
       dep.exact = !t.inexact();
-      dep.relation = Relation(dep, t, acc.space);
+      dep.relation = Relation(prog, acc, dep, t);
+      Classify(prog, pa, pb, &dep);
       out.push_back(std::move(dep));
     }
   }

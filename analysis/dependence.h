@@ -9,9 +9,13 @@
 //     at y, per subscript position (GCD test over the integers, intsolve.h);
 //   - bounds: 0 <= x_d, y_d < extent_d when the extent is a number, and
 //     subscripts inside the parameter's rows (and width) when those are;
-//   - x != y: iterations are distinct points of their space (triples entries
-//     have distinct (i, j)), so a pair that needs every coordinate equal is an
-//     iteration with itself and no dependence.
+//   - x != y where the space's points are its iterations (grid, range, the
+//     sample or position number of libsvm, dense_csv and tokens): a pair that
+//     needs every coordinate equal is an iteration with itself and no
+//     dependence. A triples file may list the same (i, j) on several lines
+//     (Space::repeats), so there two iterations may share every coordinate:
+//     such a pair is a dependence between elements at one point (same_point),
+//     never assumed away.
 // Subscripts that are not affine (indirect, non-affine) or that differ in a
 // driver value constrain nothing: such a pair conflicts for every x, y.
 // Parameters the loop relaxes still get their dependences computed (the
@@ -51,6 +55,9 @@ struct Dependence {
   bool exact = true;
   // No subscript position constrained the pair: any two iterations conflict.
   bool always = false;
+  // Only elements with every coordinate equal conflict (repeated triples
+  // pairs): needs_equal is true for every dimension, distances is empty.
+  bool same_point = false;
   std::string always_why;  // which subscript made it so
   // needs_equal[d]: every conflicting pair has equal coordinate d.
   std::vector<bool> needs_equal;
@@ -58,6 +65,21 @@ struct Dependence {
   std::vector<std::vector<bool>> needs_either;
   std::vector<Distance> distances;  // lexicographically positive classes
   std::string relation;             // "when i is equal", "distance (1, 0)", ...
+  // Whether relaxing the parameter would change what the pair computes, not
+  // only when it sees updates (`relax` merges updates as deltas: new value
+  // minus the value read):
+  //   kOverwrite   one access assigns the element (=) without reading it, so
+  //                merged deltas would add assignments together;
+  //   kRecurrence  one iteration reads an element another writes at another
+  //                place (affine subscripts that differ, at least one
+  //                following a loop variable: P[i] read, P[i + 1] written),
+  //                a value carried from iteration to iteration.
+  // kNone: updates of elements read in place (W[i] read and W[i] updated),
+  // shared by iterations that happen to meet (SGD); relaxing only makes
+  // reads stale.
+  enum Carries : uint8_t { kNone, kOverwrite, kRecurrence };
+  Carries carries = kNone;
+  std::string carries_why;  // plain words for kOverwrite / kRecurrence
 };
 
 // The two accesses of `d` as text: "W[i] (write, 16:5) and W[i] (read,

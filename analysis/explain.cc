@@ -88,6 +88,23 @@ std::string HowItRuns(const LoopPlan& lp, int workers) {
 
 }  // namespace
 
+std::vector<std::string> RelaxWarnings(const Program& prog, const LoopPlan& lp) {
+  std::vector<std::string> out;
+  std::vector<int> seen;
+  for (const Dependence& d : lp.dependences) {
+    if (!d.relaxed || d.carries == Dependence::kNone) continue;
+    if (std::find(seen.begin(), seen.end(), d.param) != seen.end()) continue;
+    seen.push_back(d.param);
+    const std::string& name = prog.params[d.param].name;
+    out.push_back("loop " + std::to_string(lp.id) + " (line " + std::to_string(lp.loc.line) +
+                  ") relaxes " + name + ", but " + d.carries_why +
+                  "; a run on several workers gives a different result from the serial run. "
+                  "Remove " +
+                  name + " from the relax clause to keep the loop's meaning");
+  }
+  return out;
+}
+
 std::string Explain(const Program& prog, const Plan& plan) {
   std::ostringstream o;
   for (const LoopPlan& lp : plan.loops) {
@@ -164,9 +181,15 @@ std::string Explain(const Program& prog, const Plan& plan) {
       o << "  suggestion: to run it as " << ScheduleKindName(lp.suggestion_kind)
         << ", accept stale values with `" << lp.suggestion << "`:\n    "
         << WithRelax(Header(prog, lp), lp.suggestion) << "\n";
+      if (!lp.no_relax.empty()) o << "    not relaxed: " << lp.no_relax << "\n";
+    } else if (lp.schedule.kind == ScheduleKind::kSerial && !lp.no_relax.empty()) {
+      o << "  suggestion: none; relaxing would change what the loop computes, not only how "
+           "fresh its reads are: "
+        << lp.no_relax << "\n";
     } else if (lp.schedule.kind == ScheduleKind::kSerial) {
       o << "  suggestion: none; no relax clause makes this loop parallel\n";
     }
+    for (const std::string& w : RelaxWarnings(prog, lp)) o << "  warning: " << w << "\n";
     o << "  parameters:\n";
     size_t width = 0;
     for (const ParamPlan& p : lp.params) width = std::max(width, p.name.size());

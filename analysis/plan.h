@@ -84,6 +84,9 @@ struct LoopPlan {
   // empty if none does) and the schedule it would then get.
   std::string suggestion;
   ScheduleKind suggestion_kind = ScheduleKind::kSerial;
+  // serial: the parameters left out of the suggestion because relaxing them
+  // would change the result, with why ("P: one iteration writes P[i + 1] ...").
+  std::string no_relax;
   // What the choice was made from (not read back from JSON).
   LoopAccesses accesses;
   std::vector<Dependence> dependences;
@@ -126,6 +129,11 @@ StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path);
 // "plan.json: loop 0 (mf.rgl:13): data_parallel would break a dependence:
 // W[i] (write, 16:5) and W[i] (read, 14:24) conflict when i is equal".
 StatusOr<Plan> ValidatePlan(const frontend::ir::Program& prog, Plan plan, const std::string& path);
+
+// One line per parameter that loop `lp` relaxes although relaxing changes
+// what it computes (a recurrence, or an assignment merged as a delta; see
+// Dependence::carries), for `rigel explain` and distributed runs to warn.
+std::vector<std::string> RelaxWarnings(const frontend::ir::Program& prog, const LoopPlan& lp);
 
 // Plain-words report of every loop: accesses, dependences, schedule with the
 // rejected ones and why, strategies, and suggestions.

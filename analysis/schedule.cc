@@ -281,6 +281,27 @@ bool AllAffineRows(const LoopAccesses& acc, int param) {
   return true;
 }
 
+// Every row subscript of `param` is the same in every iteration (w0[0]).
+bool FixedRows(const LoopAccesses& acc, int param) {
+  for (const ParamAccess& a : acc.accesses) {
+    if (a.param == param && (a.subs.empty() || !a.subs[0].IsInvariant())) return false;
+  }
+  return true;
+}
+
+// "w0[0], w0[1]": the distinct accesses of `param`, for FixedRows messages.
+std::string FixedRowsText(const Program& prog, const LoopAccesses& acc, size_t param) {
+  std::vector<std::string> seen;
+  for (const ParamAccess& a : acc.accesses) {
+    if (a.param != static_cast<int>(param)) continue;
+    std::string t = FormatAccess(prog, a);
+    if (std::find(seen.begin(), seen.end(), t) == seen.end()) seen.push_back(t);
+  }
+  std::string out;
+  for (const std::string& t : seen) out += (out.empty() ? "" : ", ") + t;
+  return out;
+}
+
 void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
                 const std::vector<bool>& relaxed, LoopPlan* out) {
   const std::vector<std::string>& dims = acc.space.dims;
@@ -333,10 +354,21 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
       pp.strategy = Strategy::kPs;
       bool range = AllAffineRows(acc, static_cast<int>(p));
       pp.shard = range ? "range" : "hash";
+      std::string rows;
+      if (!range) {
+        rows = "a hash of the row (rows are indirect)";
+      } else if (FixedRows(acc, static_cast<int>(p))) {
+        rows = "row ranges (the loop names fixed rows: " + FixedRowsText(prog, acc, p) + ")";
+      } else {
+        rows = "row ranges (rows follow a loop variable)";
+      }
+      const bool one_row = acc.param_rows[p] == 1;
       pp.why = std::string(relaxed[p] ? "relaxed; " : "no conflicts; ") +
-               "rows touched one at a time (sparse): sharded on the parameter servers by " +
-               (range ? "row ranges (rows follow a loop variable)"
-                      : "a hash of the row (rows are indirect)");
+               (one_row ? "a one-row parameter, on one parameter server"
+                        : "rows touched one at a time (sparse): sharded on the parameter "
+                          "servers by " +
+                              rows) +
+               (relaxed[p] && written ? "; workers' updates are merged there as deltas" : "");
     }
     out->params.push_back(std::move(pp));
   }
@@ -376,12 +408,25 @@ LoopPlan PlanLoop(const Program& prog, int loop, int workers, const std::vector<
   if (c.schedule.kind != ScheduleKind::kSerial) return lp;
   // The smallest set of extra relaxed parameters that gives a parallel
   // schedule (fewest names first; among equals, the earliest schedule kind).
+  // Only parameters whose dependences relaxing keeps the loop's meaning
+  // (Dependence::carries) are candidates: a recurrence or an assignment
+  // merged as a delta would compute something else, not the same thing with
+  // stale reads.
   std::vector<int> cand;
+  std::set<int> refused;
   for (const Dependence& d : lp.dependences) {
-    if (!relaxed[d.param] && std::find(cand.begin(), cand.end(), d.param) == cand.end()) {
-      cand.push_back(d.param);
+    if (relaxed[d.param]) continue;
+    if (d.carries != Dependence::kNone) {
+      if (refused.insert(d.param).second) {
+        lp.no_relax +=
+            (lp.no_relax.empty() ? "" : "; ") + prog.params[d.param].name + ": " + d.carries_why;
+      }
+      continue;
     }
+    if (std::find(cand.begin(), cand.end(), d.param) == cand.end()) cand.push_back(d.param);
   }
+  cand.erase(std::remove_if(cand.begin(), cand.end(), [&](int p) { return refused.count(p); }),
+             cand.end());
   std::sort(cand.begin(), cand.end());
   int n = static_cast<int>(cand.size());
   if (n > 12) n = 12;  // 4096 subsets at most; more names than this need no search

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/plan.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
 #include "frontend/compile.h"
@@ -223,6 +224,17 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       }
     }
     if (distributed) {
+      // A relaxed recurrence is the program's choice but rarely what was
+      // meant: warn before the cluster starts.
+      analysis::PlanOptions po;
+      po.workers = args->workers;
+      if (auto plan = analysis::MakePlan(*prog, po); plan.ok()) {
+        for (const analysis::LoopPlan& lp : plan->loops) {
+          for (const std::string& w : analysis::RelaxWarnings(*prog, lp)) {
+            std::cerr << prog->path << ":" << lp.loc.line << ": warning: " << w << "\n";
+          }
+        }
+      }
       *exit_code = RunDistributed(*args);
       return;
     }

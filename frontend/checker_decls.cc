@@ -174,6 +174,7 @@ void Checker::Data(const Stmt& s) {
     auto ov = path_overrides_.find(d.name);
     if (ov != path_overrides_.end()) {
       d.path = ov->second;  // relative to the current directory, as typed on the command line
+      d.path_from_set = true;
       path_overrides_.erase(ov);
     } else {
       d.path = ResolveRelativeTo(source_->path(), *path);

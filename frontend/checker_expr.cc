@@ -271,6 +271,15 @@ Val Checker::Lower(const ast::Expr& e, std::vector<Inst>* out) {
           out->push_back(in);
           return {in.dst, loop_->regs[in.dst].type};
         }
+        for (auto it = body_scopes_.rbegin(); it != body_scopes_.rend(); ++it) {
+          if (!it->count(obj.str)) continue;
+          // A local whose declaration failed was reported there; one more
+          // error about it would only repeat that one.
+          if (local < 0) return {};
+          Error(obj.loc, "'" + obj.str + "' is a local value, not a data set or a row; only " +
+                             "those have attributes (." + e.str + ")");
+          return {};
+        }
       }
       int id = DExprOf(e);
       if (id < 0) return {};

@@ -2,7 +2,13 @@
 // The file loaders live in load_*.cc.
 #include "frontend/dataset.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,6 +114,7 @@ Dataset EmptyPartOf(const Dataset& d) {
   Dataset p;
   p.kind = d.kind;
   p.path = d.path;
+  p.origin = d.origin;
   p.rows = d.rows;
   p.cols = d.cols;
   p.dim = d.dim;
@@ -171,6 +178,54 @@ void ReserveElements(DataKind kind, int64_t n, int64_t feats, int64_t dim, Datas
 
 }  // namespace
 
+std::vector<int64_t> OrderedElements(const Dataset& d) {
+  if (d.kind != DataKind::kTriples) return {};
+  auto before = [&](int64_t a, int64_t b) {
+    return d.ti[a] != d.ti[b] ? d.ti[a] < d.ti[b] : d.tj[a] < d.tj[b];
+  };
+  bool sorted = true;
+  for (int64_t e = 1; e < d.count && sorted; ++e) sorted = !before(e, e - 1);
+  if (sorted) return {};
+  std::vector<int64_t> order(static_cast<size_t>(d.count));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  std::stable_sort(order.begin(), order.end(), before);
+  return order;
+}
+
+std::string DatasetDigest(const Dataset& d) {
+  XXH64_state_t* st = XXH64_createState();
+  XXH64_reset(st, 0);
+  auto add = [st](const auto& v) {
+    if (!v.empty()) XXH64_update(st, v.data(), v.size() * sizeof(v[0]));
+  };
+  const int64_t shape[] = {static_cast<int64_t>(d.kind), d.count, d.rows, d.cols, d.dim, d.vocab};
+  XXH64_update(st, shape, sizeof shape);
+  add(d.ti);
+  add(d.tj);
+  add(d.tv);
+  add(d.labels);
+  add(d.feat_offset);
+  add(d.feat_index);
+  add(d.feat_value);
+  add(d.x);
+  add(d.tokens);
+  add(d.word_counts);
+  for (const std::string& w : d.words) XXH64_update(st, w.c_str(), w.size() + 1);
+  const uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "xxh64:%016llx, ", static_cast<unsigned long long>(h));
+  return buf + std::to_string(d.count) + " elements";
+}
+
+bool InTestPart(uint64_t seed, int64_t e, double test_fraction) {
+  return UnitDouble(HashCoords(seed, static_cast<uint64_t>(e))) < test_fraction;
+}
+
+int64_t TokensTestCount(int64_t count, double test_fraction) {
+  return std::llround(static_cast<double>(count) * test_fraction);
+}
+
 StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test_fraction,
                                                    uint64_t seed) {
   if (!(test_fraction >= 0.0 && test_fraction <= 1.0)) {
@@ -179,11 +234,13 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
   }
   Dataset train = EmptyPartOf(d);
   Dataset test = EmptyPartOf(d);
+  train.origin.splits.push_back({0, test_fraction, seed, d.count});
+  test.origin.splits.push_back({1, test_fraction, seed, d.count});
   switch (d.kind) {
     case DataKind::kTokens: {
       // Contiguous tail: skip-gram windows need their neighbours, so the test
       // part is the last round(count * test_fraction) positions.
-      const int64_t n_test = std::llround(static_cast<double>(d.count) * test_fraction);
+      const int64_t n_test = TokensTestCount(d.count, test_fraction);
       const int64_t cut = d.count - n_test;
       train.tokens.assign(d.tokens.begin(), d.tokens.begin() + cut);
       test.tokens.assign(d.tokens.begin() + cut, d.tokens.end());
@@ -203,7 +260,7 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
   std::vector<uint8_t> in_test(static_cast<size_t>(d.count));
   int64_t n_test = 0, feats_test = 0;
   for (int64_t e = 0; e < d.count; ++e) {
-    in_test[e] = UnitDouble(HashCoords(seed, static_cast<uint64_t>(e))) < test_fraction;
+    in_test[e] = InTestPart(seed, e, test_fraction);
     if (in_test[e]) {
       ++n_test;
       if (d.kind == DataKind::kLibsvm) feats_test += d.feat_offset[e + 1] - d.feat_offset[e];

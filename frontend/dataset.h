@@ -43,6 +43,24 @@ class NegativeSampler {
   std::vector<int32_t> alias_;  // alias token per bucket
 };
 
+// Where a data set's elements came from, so that a message about element e
+// can name the file and line it was read from (frontend/element_origin.h).
+// Filled by the loaders and SplitDataset; costs nothing per element.
+struct DataOrigin {
+  // triples, dense_csv: the file's first non-blank line is a header.
+  bool header = false;
+  // One entry per split that made this data set, in the order applied:
+  // element e of the result is the e-th element of the data set before the
+  // split that SplitDataset put in part `part` (0 train, 1 test).
+  struct Split {
+    int part = 0;
+    double test = 0;
+    uint64_t seed = 0;
+    int64_t parent_count = 0;
+  };
+  std::vector<Split> splits;
+};
+
 // One loaded (or implicit) data set. Only the columns of its kind are filled.
 // Split parts keep the shape attributes (rows, cols, dim, vocab) of the data
 // set they were split from, so parameters sized by the parent fit both parts.
@@ -50,6 +68,7 @@ struct Dataset {
   DataKind kind = DataKind::kRange;
   std::string path;   // file it came from; empty for grid/range
   int64_t count = 0;  // number of elements (iterations)
+  DataOrigin origin;  // for messages that name an element's line
 
   // triples: element e is (ti[e], tj[e], tv[e]); rows = max i + 1, cols = max j + 1.
   // grid(N, M): rows = N, cols = M, count = N * M, no columns.
@@ -123,6 +142,26 @@ Dataset MakeRange(int64_t n);
 // stream, since windows need neighbours). Returns {train, test}.
 StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test_fraction,
                                                    uint64_t seed);
+
+// The order of an `ordered` loop over `d`: lexicographic in the element's
+// coordinates, elements with equal coordinates in file order. Only triples
+// can be out of that order (a file need not be sorted; the other kinds'
+// coordinates are their element numbers): for them, the permutation (a
+// stable sort by (i, j)), or an empty vector when the file is already in
+// order; empty for every other kind. O(count log count).
+std::vector<int64_t> OrderedElements(const Dataset& d);
+
+// A fingerprint of a loaded data set's contents: "xxh64:<16 hex digits>,
+// <count> elements", over its kind, shape attributes and every column. Two
+// processes that read the same file with the same options get the same
+// string; processes of one job compare them (they index elements by number).
+std::string DatasetDigest(const Dataset& d);
+
+// The split's rules, for code that must retrace a split (element_origin.h):
+// element e of a triples, libsvm or dense_csv data set goes to the test part
+// iff InTestPart; a tokens test part is the last TokensTestCount positions.
+bool InTestPart(uint64_t seed, int64_t e, double test_fraction);
+int64_t TokensTestCount(int64_t count, double test_fraction);
 
 }  // namespace rigel::frontend
 

@@ -67,6 +67,7 @@ struct DataDecl {
   Loc loc;
   std::string path;          // resolved path (relative to the program file)
   std::string path_as_written;
+  bool path_from_set = false;  // `path` came from --set NAME.path=FILE
   // Loader options (only those of `kind` matter).
   char sep = ',';
   int64_t base = 0;

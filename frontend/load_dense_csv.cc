@@ -24,6 +24,7 @@ StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
   Dataset d;
   d.kind = DataKind::kDenseCsv;
   d.path = path;
+  d.origin.header = opts.skip_header;
   const size_t max_rows = sc.CountByte('\n') + 1;
   d.labels.reserve(max_rows);
 

@@ -102,6 +102,7 @@ StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
   Dataset d;
   d.kind = DataKind::kTriples;
   d.path = path;
+  d.origin.header = opts.skip_header;
   // Every entry ends a line, so the line count bounds the entry count.
   const size_t max_entries = sc.CountByte('\n') + 1;
   d.ti.reserve(max_entries);

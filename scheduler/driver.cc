@@ -114,6 +114,12 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   job.batch = o.batch;
   job.sync_every = o.sync_every;
   job.device = o.device;
+  for (size_t k = 0; k < d->prog_->data.size(); ++k) {
+    const frontend::Dataset& data = d->ex_->data(static_cast<int>(k));
+    if (!data.path.empty()) {
+      job.data.emplace_back(d->prog_->data[k].name, frontend::DatasetDigest(data));
+    }
+  }
   s.job = std::move(job);
   d->epoch_ = std::make_unique<Epoch>();
   if (!o.log_json.empty()) {

@@ -25,6 +25,28 @@ Status SerialExecutor::ErrorAt(frontend::Loc loc, const std::string& msg) const 
   return InvalidArgument(frontend::FormatDiagnostic(*prog_.source, loc, msg));
 }
 
+namespace {
+
+// One side of a width check as a user reads it: "train.dim = 10", or for a
+// number the const it came from ("D = 12", when exactly one const has that
+// value; consts are folded to numbers before this runs), or just "12".
+std::string WidthText(const ir::Program& prog, int expr, int64_t value) {
+  const std::string text = ir::PrintExpr(prog, expr);
+  const std::string number = std::to_string(value);
+  if (text != number) return text + " = " + number;
+  std::string name;
+  int matches = 0;
+  for (const auto& [n, v] : prog.consts) {
+    if (v == static_cast<double>(value)) {
+      name = n;
+      ++matches;
+    }
+  }
+  return matches == 1 ? name + " = " + number : number;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Program& prog,
                                                                  const ExecutorOptions& opts) {
   std::unique_ptr<SerialExecutor> ex(new SerialExecutor(prog, opts));
@@ -37,9 +59,7 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
     RIGEL_ASSIGN_OR_RETURN(Value b, ex->Eval(c.b));
     if (a.i != b.i) {
       return ex->ErrorAt(c.loc, "vector width mismatch in " + c.what + ": " +
-                                    ir::PrintExpr(prog, c.a) + " = " + std::to_string(a.i) +
-                                    " vs " + ir::PrintExpr(prog, c.b) + " = " +
-                                    std::to_string(b.i));
+                                    WidthText(prog, c.a, a.i) + " vs " + WidthText(prog, c.b, b.i));
     }
   }
   RIGEL_RETURN_IF_ERROR(ex->InitParams());
@@ -111,14 +131,22 @@ Status SerialExecutor::LoadData() {
       }
     }
     if (!loaded.ok()) {
-      std::string hint;
-      if (loaded.status().code() == StatusCode::kNotFound) {
-        hint =
-            " (the examples' data are made by the build, or by `rigel gen`; see "
-            "examples/README.md)";
+      const bool missing = loaded.status().code() == StatusCode::kNotFound;
+      const std::string what =
+          "cannot load data set '" + d.name + "': " + loaded.status().message();
+      // A path from the command line is the command line's error: no caret
+      // under the program's own (overridden) path.
+      if (d.path_from_set) {
+        return InvalidArgument(
+            "--set " + d.name + ".path=" + d.path + ": " + what +
+            (missing ? " (a relative path given with --set is taken from the current directory)"
+                     : ""));
       }
-      return ErrorAt(d.loc,
-                     "cannot load data set '" + d.name + "': " + loaded.status().message() + hint);
+      const bool example = d.path.find("examples/data/") != std::string::npos;
+      return ErrorAt(
+          d.loc, what + (missing && example ? " (the examples' data are made by the build, or by "
+                                              "`rigel gen`; see examples/README.md)"
+                                            : ""));
     }
     data_[k] = std::make_shared<Dataset>(std::move(loaded).value());
     if (opts_.log && !d.path.empty()) {
@@ -396,6 +424,16 @@ Status SerialExecutor::RunLoop(int loop) {
   if (opts_.order) {
     RIGEL_ASSIGN_OR_RETURN(order, opts_.order(loop, *data_ptrs_[l.data]));
     if (!order.empty()) RIGEL_RETURN_IF_ERROR(CheckPermutation(order, count, l));
+  }
+  if (order.empty() && l.ordered) {
+    // `ordered` promises lexicographic order of the loop variables, and a
+    // triples file need not be sorted: file order is not that order.
+    const frontend::Dataset* d = data_ptrs_[l.data];
+    auto cached = ordered_.find(d);
+    if (cached == ordered_.end()) {
+      cached = ordered_.emplace(d, frontend::OrderedElements(*d)).first;
+    }
+    order = cached->second;
   }
   if (!order.empty()) {
     // Runs of consecutive elements go to the kernel as one range.

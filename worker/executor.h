@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -124,6 +125,9 @@ class SerialExecutor {
   std::vector<Value> slots_;
   std::vector<Kernel> kernels_;
   std::vector<uint64_t> launches_;
+  // Per data set an ordered loop ran over: its lexicographic order
+  // (frontend::OrderedElements; empty when the file is in that order).
+  std::map<const frontend::Dataset*, std::vector<int64_t>> ordered_;
 };
 
 }  // namespace rigel::worker

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "common/hash.h"
+#include "frontend/element_origin.h"
 #include "frontend/param_init.h"
 #include "worker/kernel_impl.h"
 #include "worker/vec_ops.h"
@@ -81,15 +82,19 @@ __attribute__((always_inline)) inline void VecMap(float* d, N n, F f) {
 }
 
 // Error paths are cold and out of line so they cost the hot loop nothing.
-__attribute__((noinline, cold)) Status RunError(const Kernel::Impl& K, const VOp* o,
-                                                const std::string& msg) {
+// A run-time error names the program position and, after it, the data line
+// of the element that failed: bad indices usually come from the data.
+__attribute__((noinline, cold)) Status RunError(const Kernel::Impl& K, const Dataset& data,
+                                                int64_t e, const VOp* o, const std::string& msg) {
   frontend::Loc loc = o->loc >= 0 ? K.locs[o->loc] : frontend::Loc{};
-  return OutOfRange(frontend::FormatDiagnostic(*K.prog->source, loc, msg));
+  return OutOfRange(frontend::FormatDiagnostic(*K.prog->source, loc, msg) +
+                    frontend::ElementNote(data, K.prog->data[K.data].name, e, "while running"));
 }
 
-__attribute__((noinline, cold)) Status IndexError(const Kernel::Impl& K, const VOp* o, int64_t idx,
+__attribute__((noinline, cold)) Status IndexError(const Kernel::Impl& K, const Dataset& data,
+                                                  int64_t e, const VOp* o, int64_t idx,
                                                   int64_t limit, const char* what) {
-  return RunError(K, o,
+  return RunError(K, data, e, o,
                   "index " + std::to_string(idx) + " out of range for " + what + " of '" +
                       K.prog->params[o->aux].name + "' (" + std::to_string(limit) + ")");
 }
@@ -149,9 +154,12 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
   // per parameter (KeySlice::Run sizes it).
   std::vector<int64_t>* key_out = keys ? keys->data() : nullptr;
 
-  auto fail = [&](const VOp* o, const std::string& msg) { return RunError(K, o, msg); };
+  int64_t current = -1;  // the element being run, for error notes
+  auto fail = [&](const VOp* o, const std::string& msg) {
+    return RunError(K, data, current, o, msg);
+  };
   auto bad_index = [&](const VOp* o, int64_t idx, int64_t limit, const char* what) {
-    return IndexError(K, o, idx, limit, what);
+    return IndexError(K, data, current, o, idx, limit, what);
   };
 
   // Direct threading: every handler ends in its own indirect jump, which the
@@ -205,6 +213,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
 
   for (int64_t k = begin; k < end; ++k) {
     const int64_t e = list ? list[k] : k;
+    current = e;
     // A listed block visits the data set out of order: without a prefetch
     // the loads below miss the cache for nearly every element, and in a key
     // slice (key_slice.h) those misses are most of the time per element.

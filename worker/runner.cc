@@ -72,6 +72,32 @@ Runner::Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOpt
 
 Runner::~Runner() = default;
 
+namespace {
+
+// The scheduler cut the data into blocks from its own copy and names
+// elements by number: a worker that read different data would run other
+// elements than the plan says, and nothing else would notice.
+Status CheckSameData(const frontend::ir::Program& prog, const SerialExecutor& ex,
+                     const analysis::JobSpec& job) {
+  for (const auto& [name, digest] : job.data) {
+    for (size_t k = 0; k < prog.data.size(); ++k) {
+      if (prog.data[k].name != name) continue;
+      const frontend::Dataset& d = ex.data(static_cast<int>(k));
+      std::string mine = frontend::DatasetDigest(d);
+      if (mine != digest) {
+        return FailedPrecondition("data set '" + name + "' (" + d.path +
+                                  ") differs from the scheduler's copy: here " + mine +
+                                  ", at the scheduler " + digest +
+                                  "; every process of a job must read the same file (did it "
+                                  "change after the job started, or differ between hosts?)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
                                                  transport::Transport* transport,
                                                  analysis::ShardMap map, RunnerOptions options) {
@@ -89,6 +115,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
   ExecutorOptions eo;
   eo.seed = job.seed;
   RIGEL_ASSIGN_OR_RETURN(r->ex_, SerialExecutor::Create(r->prog_, eo));
+  RIGEL_RETURN_IF_ERROR(CheckSameData(r->prog_, *r->ex_, job));
   const SerialExecutor* ex = r->ex_.get();
   WidthFn widths = [ex](int expr) { return ex->EvalInt(expr); };
   for (size_t l = 0; l < r->prog_.loops.size(); ++l) {

@@ -29,6 +29,7 @@ param w: f32[s.dim] = zeros()
 param e: f32[c.vocab, K] = zeros()
 param x: f32[d.dim] = zeros()
 accum q: f32
+param one: f32[1] = zeros()
 )";
 
 struct Case {
@@ -49,7 +50,11 @@ const Case kCases[] = {
      ""},
     {"own_element_2d_grid", "parallel for (i, j) in grid(N, M) { A[i, j] = A[i, j] + 1 }",
      "data_parallel", "A=ps/range", ""},
-    {"two_loop_vars_triples", "parallel for (i, j, v) in r { A[i, j] += v }", "data_parallel",
+    // A triples file may list an (i, j) twice: equal coordinates are two
+    // iterations there, not one.
+    {"two_loop_vars_triples", "parallel for (i, j, v) in r { A[i, j] += v }", "model_parallel_1d",
+     "A=local", "two lines of the file with the same (i, j)"},
+    {"two_loop_vars_grid", "parallel for (i, j) in grid(N, M) { A[i, j] += 1 }", "data_parallel",
      "A=ps/range", "only within one iteration"},
     {"relaxed_indirect",
      "parallel for (n, row) in s relax w { for (f, val) in row.features { w[f] += val } }",
@@ -175,14 +180,35 @@ const Case kCases[] = {
      "(1, *)"},
     {"driver_value_write", "for ep in 0..3 { parallel for i in range(N) { b[ep] += 1 } }", "serial",
      "b=local", ""},
+    // A recurrence: relaxing W would change the result, so it is not suggested.
     {"neighbouring_rows_written", "parallel for (i, j, v) in r { W[i + 1] = W[i] * 0.5 }", "serial",
-     "W=local", "relax W"},
+     "W=local", "suggestion: none; relaxing would change what the loop computes"},
     {"smallest_relax_keeps_2d", R"(parallel for (i, j, v) in r {
   b[i] += v
   u[j] += v
   A[0, 0] += 1
 })",
      "serial", "b=local u=local A=local", "`relax A`"},
+    // ---- relax only where it keeps the loop's meaning
+    {"prefix_sum_ordered", "parallel ordered for i in range(N) { b[i + 1] = b[i] + u[i] }",
+     "serial", "u=replicated b=local", "a value carried from iteration to iteration"},
+    {"prefix_sum_unordered", "parallel for i in range(N) { b[i + 1] = b[i] + u[i] }", "serial",
+     "u=replicated b=local", "a value carried from iteration to iteration"},
+    {"prefix_sum_by_update", "parallel for i in range(N) { b[i + 1] += b[i] }", "serial", "b=local",
+     "a value carried from iteration to iteration"},
+    {"assignment_not_relaxed", "parallel for i in range(N) { b[0] = i }", "serial", "b=local",
+     "b[0] is assigned with = (line 18), not updated"},
+    {"shared_update_relaxed", "parallel for i in range(N) { b[0] += i * b[0] }", "serial",
+     "b=local", "accept stale values with `relax b`"},
+    {"relaxed_recurrence_warns", "parallel for i in range(N) relax b { b[i + 1] = b[i] + 1 }",
+     "data_parallel", "b=ps/range", "warning: loop 0 (line 18) relaxes b, but one iteration"},
+    // ---- fixed elements read as such
+    {"constant_element", "parallel for (i, j, v) in r relax b { b[0] += v - b[0] }",
+     "data_parallel", "b=ps/range", "in any two iterations: every iteration names b[0]"},
+    {"constant_rows_named", "parallel for (i, j, v) in r relax b { b[0] += v - b[1] }",
+     "data_parallel", "b=ps/range", "row ranges (the loop names fixed rows: b[1], b[0])"},
+    {"one_row_parameter", "parallel for (i, j, v) in r relax one { one[0] += v - one[0] }",
+     "data_parallel", "one=ps/range", "relaxed; a one-row parameter, on one parameter server"},
 };
 
 class ScheduleTable : public ::testing::TestWithParam<Case> {};
@@ -247,6 +273,29 @@ INSTANTIATE_TEST_SUITE_P(Loops, ScheduleTable, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return info.param.name;
                          });
+
+// The whole advice for a prefix sum, ordered or not: no relax clause, and
+// why in words a user can check against the program.
+TEST(ScheduleTable, RecurrenceGetsNoRelaxSuggestion) {
+  for (const char* loop : {"parallel ordered for i in range(N) { b[i + 1] = b[i] + u[i] }",
+                           "parallel for i in range(N) { b[i + 1] = b[i] + u[i] }"}) {
+    std::string text = std::string(kDecls) + loop + "\n";
+    auto prog = frontend::CompileText(text, "t.rgl", {});
+    ASSERT_TRUE(prog.ok()) << prog.status().message();
+    auto plan = MakePlan(*prog, {4});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->loops[0].suggestion, "");
+    std::string report = Explain(*prog, *plan);
+    EXPECT_NE(report.find("  suggestion: none; relaxing would change what the loop computes, not "
+                          "only how fresh its reads are: b: one iteration writes b[i + 1] (line "
+                          "18) and another reads that element as b[i] (line 18): a value carried "
+                          "from iteration to iteration (a recurrence), which a stale read would "
+                          "change\n"),
+              std::string::npos)
+        << report;
+    EXPECT_EQ(report.find("relax b"), std::string::npos) << report;
+  }
+}
 
 TEST(ScheduleTable, HasAtLeastFortyLoops) { EXPECT_GE(std::size(kCases), 40u); }
 

@@ -30,8 +30,6 @@
 #include "worker/executor.h"
 #include "worker/param_file.h"
 
-extern char** environ;
-
 namespace rigel {
 namespace {
 
@@ -41,49 +39,14 @@ using testing::Slurp;
 
 std::string TempDir() { return testing::MakeTempDir("rigel-distributed-test"); }
 
-struct Result {
-  int rc = -1;
-  std::string out, err;
-};
+using Result = testing::RigelResult;
 
 // Runs RIGEL_BIN_DIR/rigel with `args`.
 Result Rigel(const std::vector<std::string>& args, const std::string& dir) {
-  std::vector<std::string> all = {std::string(RIGEL_BIN_DIR) + "/rigel"};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (dir + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_addopen(&fa, 2, (dir + "/err").c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  pid_t pid;
-  Result r;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  r.out = Slurp(dir + "/out");
-  r.err = Slurp(dir + "/err");
-  return r;
+  return testing::RunRigel(args, dir);
 }
 
-// The numbers printed, in order.
-std::vector<double> Numbers(const std::string& text) {
-  std::vector<double> out;
-  std::istringstream in(text);
-  std::string tok;
-  while (in >> tok) {
-    char* end = nullptr;
-    double v = std::strtod(tok.c_str(), &end);
-    if (end && *end == '\0' && end != tok.c_str()) out.push_back(v);
-  }
-  return out;
-}
+using testing::PrintedNumbers;
 
 struct Serial {
   std::string out;
@@ -157,7 +120,7 @@ void ExpectEquivalent(const std::string& example, int workers,
   ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
   Serial s = RunSerial(program, sets, workers);
   // Prints: the same numbers (each within 1e-5 relative; prints have 6 digits).
-  std::vector<double> got = Numbers(r.out), want = Numbers(s.out);
+  std::vector<double> got = PrintedNumbers(r.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size()) << r.out << "\nvs serial\n" << s.out;
   ASSERT_FALSE(want.empty());
   for (size_t k = 0; k < got.size(); ++k) {
@@ -197,7 +160,7 @@ TEST(Distributed, MatrixFactorisationRmseWithinOnePercentOfFileOrder) {
   Result r = RunDistributed(kExamples + "mf.rgl", {}, 2, dir, dir + "/params");
   ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
   Serial s = RunSerial(kExamples + "mf.rgl", {}, 0);
-  std::vector<double> got = Numbers(r.out), want = Numbers(s.out);
+  std::vector<double> got = PrintedNumbers(r.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size());
   // "epoch N test_rmse X": every second number is an RMSE. The first two
   // epochs follow a different SGD order and differ by about 2%; from epoch 2
@@ -227,7 +190,7 @@ void ExpectClose(const std::string& example, const std::vector<std::string>& set
   Result r = RunDistributed(program, sets, 2, dir, dir + "/params", run_flags);
   ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
   Serial s = RunSerial(program, sets, 0);
-  std::vector<double> got = Numbers(r.out), want = Numbers(s.out);
+  std::vector<double> got = PrintedNumbers(r.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size()) << r.out << "\nvs serial\n" << s.out;
   for (size_t pos : metric_positions) {
     size_t k = got.size() - pos;
@@ -277,7 +240,7 @@ TEST(Distributed, DenseLogisticRegressionOnGlooWithinOnePercentAccuracy) {
   DenseRun d = RunDense(2, {});
   ASSERT_EQ(d.result.rc, 0) << d.result.err;
   Serial s = RunSerial(kExamples + "dense_lr.rgl", {}, 0);
-  std::vector<double> got = Numbers(d.result.out), want = Numbers(s.out);
+  std::vector<double> got = PrintedNumbers(d.result.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size()) << d.result.out << "\nvs serial\n" << s.out;
   const size_t acc = got.size() - 1, loss = got.size() - 3;
   EXPECT_LE(std::fabs(got[acc] - want[acc]), 0.01 * want[acc]) << d.result.out;
@@ -316,7 +279,7 @@ TEST(Distributed, DenseOnCudaRunsOrSaysWhyNot) {
   }
   ASSERT_EQ(d.result.rc, 0) << d.result.err;
   Serial s = RunSerial(kExamples + "dense_lr.rgl", {}, 0);
-  std::vector<double> got = Numbers(d.result.out), want = Numbers(s.out);
+  std::vector<double> got = PrintedNumbers(d.result.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size());
   EXPECT_LE(std::fabs(got.back() - want.back()), 0.01 * want.back()) << d.result.out;
   for (const nlohmann::json& e : d.epochs) {

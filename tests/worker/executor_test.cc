@@ -361,3 +361,42 @@ parallel for (n, row) in d { s += dot(w, row.x) }
 
 }  // namespace
 }  // namespace rigel::worker
+
+namespace rigel::worker {
+namespace {
+
+// `ordered` means lexicographic order of (i, j), not the file's order; lines
+// with the same (i, j) keep the file's order.
+TEST(Executor, OrderedLoopOverUnsortedTriplesRunsInLexicographicOrder) {
+  WriteData("unsorted.csv", "2,0,1\n0,1,2\n0,0,3\n2,0,4\n");
+  const std::string decls =
+      "data r = triples(\"unsorted.csv\")\nparam s0: f32[1] = zeros()\naccum out: f32\n";
+  const std::string print = "parallel for k in range(1) { out += s0[k] }\nprint(out)\n";
+  Ran ordered = RunProgram(
+      decls + "parallel ordered for (i, j, v) in r { s0[0] = s0[0] * 10 + v }\n" + print);
+  ASSERT_TRUE(ordered.status.ok()) << ordered.status.message();
+  EXPECT_EQ(ordered.out, "3214\n");
+  Ran unordered =
+      RunProgram(decls + "parallel for (i, j, v) in r { s0[0] = s0[0] * 10 + v }\n" + print);
+  ASSERT_TRUE(unordered.status.ok()) << unordered.status.message();
+  EXPECT_EQ(unordered.out, "1234\n");
+}
+
+// A run-time error names the data line of the element that failed.
+TEST(Executor, IndexErrorNamesTheDataLine) {
+  WriteData("bad_row.csv", "0,0,1\n\n1,1,2\n5,0,3\n");
+  Ran r = RunProgram(
+      "data r = triples(\"bad_row.csv\")\nparam b: f32[2] = zeros()\n"
+      "parallel for (i, j, v) in r { b[i] += v }\n");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("index 5 out of range for the rows of 'b' (2)"),
+            std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find(
+                "bad_row.csv:4: note: while running element 2 of data set 'r': 5,0,3\n"),
+            std::string::npos)
+      << r.status.message();
+}
+
+}  // namespace
+}  // namespace rigel::worker
