@@ -31,20 +31,23 @@
 // Request made on the receive thread (from a handler or callback) never waits
 // for a window slot, since only that thread can free one. Respond never waits:
 // the requester's window keeps what a peer owes it within the responder's
-// queue, so a response is dropped (and counted) only when that queue is full
-// anyway: the requester stopped reading (one-way messages to it share the
-// queue), is gone, or has a window larger than half our queue. Its request
-// then times out. On the receive side the receive
+// queue, so a response is dropped (counted, and logged once per requester)
+// only when that queue is full anyway: the requester stopped reading (one-way
+// messages to it share the queue), is gone, or has a window larger than half
+// our queue. Its request then times out. On the receive side the receive
 // thread runs the handler inline, so a slow handler stops reading; the kernel
 // and ZeroMQ buffers fill and the senders' Sends start to time out: the
 // slowness is pushed back to the senders.
 //
 // Errors. Every call returns a Status. kUnavailable: peer unreachable, queue
-// full, request timed out, connection refused or transport closed; the
-// message says which. kInvalidArgument: a malformed outgoing message or a bad
-// address. kFailedPrecondition: use after Close(). A peer's `error` response
-// arrives as the Status it carries. A connection whose authentication was
-// refused stays failed and keeps returning its error.
+// full, request timed out ("... to X timed out after N ms (deadline exceeded
+// ...)"), connection refused or transport closed; the message says which. A
+// response that comes after its request timed out is counted in
+// late_responses (logged once per peer) and never delivered.
+// kInvalidArgument: a malformed outgoing message or a bad address.
+// kFailedPrecondition: use after Close(). A peer's `error` response arrives as
+// the Status it carries. A connection whose authentication was refused stays
+// failed and keeps returning its error.
 //
 // Received messages that fail validation (codec.h) are dropped, counted in
 // stats().dropped and logged once per peer; they never reach the handler.

@@ -1,6 +1,7 @@
 // The ZeroMQ backend in one process: every message type over tcp, ipc and
 // inproc, 64 MiB messages, many requests in flight, back-pressure, peers that
 // come back at a new address, options and plain-mode rules.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -167,6 +168,14 @@ TEST(ZmqTest, ManyRequestsInFlightFromSeveralThreads) {
   ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
   constexpr int kThreads = 2, kPerThread = 1500;
   std::atomic<int> good{0}, bad{0};
+  // Why requests went bad (the first few), so a failure says what happened.
+  std::mutex why_mu;
+  std::vector<std::string> why;
+  auto fail = [&](std::string reason) {
+    ++bad;
+    std::lock_guard<std::mutex> lock(why_mu);
+    if (why.size() < 8) why.push_back(std::move(reason));
+  };
   Closer closer{server.get(), worker.get()};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -177,18 +186,143 @@ TEST(ZmqTest, ManyRequestsInFlightFromSeveralThreads) {
         auto p = m.header().getBody().initPullRequest();
         m.SetKeys(p.initKeys(), Buffer::FromVector(std::vector<uint64_t>{key}));
         Status st = worker->Request(kServer, std::move(m), [&, key](StatusOr<InMessage> r) {
-          bool ok = r.ok() &&
-                    r->Rows(r->header().getBody().getPullReply().getRows()).values[0] == float(key);
-          ++(ok ? good : bad);
+          if (!r.ok()) return fail(fmt::format("key {}: callback: {}", key, r.status().ToString()));
+          float v = r->Rows(r->header().getBody().getPullReply().getRows()).values[0];
+          if (v != float(key)) return fail(fmt::format("key {}: response carries {}", key, v));
+          ++good;
         });
-        if (!st.ok()) ++bad;
+        if (!st.ok()) fail(fmt::format("key {}: Request: {}", key, st.ToString()));
       }
     });
   }
   for (auto& t : threads) t.join();
-  ASSERT_TRUE(WaitFor([&] { return good + bad == kThreads * kPerThread; }, Millis(20000)));
-  EXPECT_EQ(good.load(), kThreads * kPerThread);
+  ASSERT_TRUE(WaitFor([&] { return good + bad == kThreads * kPerThread; }, Millis(20000)))
+      << good << " good, " << bad << " bad";
+  TransportStats ws = worker->stats(), ss = server->stats();
+  std::lock_guard<std::mutex> lock(why_mu);
+  EXPECT_EQ(good.load(), kThreads * kPerThread)
+      << bad << " bad; first: " << fmt::format("{}", fmt::join(why, " | "))
+      << fmt::format(
+             "\nworker: requests_sent {} timed_out {} late_responses {} send_queue_full {}"
+             "\nserver: messages_received {} responses_dropped {} send_queue_full {}",
+             ws.requests_sent, ws.requests_timed_out, ws.late_responses, ws.send_queue_full,
+             ss.messages_received, ss.responses_dropped, ss.send_queue_full);
+  EXPECT_EQ(ss.responses_dropped, 0u);
+}
+
+// Round trips faster than libzmq looks at a socket's commands: libzmq's send
+// reads the socket's command mailbox, where the I/O thread reports what it
+// has written out, at most about once a millisecond, so a queue it has drained
+// can still look full to a non-blocking send. A requester whose window fits
+// the responder's queue must still never lose a response to that.
+TEST(ZmqTest, FastRoundTripsAtTheWindowLimitLoseNoResponse) {
+  ZmqOptions so = Options(kServer);
+  so.send_hwm = 2;  // the smallest queue that holds a window of 1 (transport.h)
+  auto server = Make(so);
+  ZmqOptions wo = Options(kWorker);
+  wo.max_in_flight = 1;
+  auto worker = Make(wo);
+  Echo echo(*server);
+  Closer closer{server.get(), worker.get()};
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  constexpr int kCalls = 2000;
+  int answered = 0;
+  Status first_error;
+  for (; answered < kCalls; ++answered) {
+    auto r = worker->Call(kServer, MakeAckMessage(), {.timeout = Millis(3000)});
+    if (!r.ok()) {
+      first_error = r.status();
+      break;
+    }
+  }
+  EXPECT_EQ(answered, kCalls) << "call " << answered << ": " << first_error.ToString();
   EXPECT_EQ(server->stats().responses_dropped, 0u);
+}
+
+// A requester that stops reading while it has more responses owed than the
+// responder's queue holds: the responses that do not fit are dropped, and
+// nothing is lost silently. Respond says so, and each such request ends in a
+// timeout that names the peer and the deadline; every request has one outcome.
+TEST(ZmqTest, ResponsesToARequesterThatStopsReadingAreAccountedFor) {
+  ZmqOptions so = Options(kServer);
+  so.send_hwm = 2;
+  auto server = Make(so);
+  ZmqOptions wo = Options(kWorker);
+  wo.recv_hwm = 2;
+  wo.max_in_flight = 64;  // far more than half the server's queue
+  auto worker = Make(wo);
+  std::mutex mu;
+  std::vector<Status> responds, outcomes;
+  server->SetHandler([&](InMessage m) {
+    if (!m.is_request()) return;
+    OutMessage r;  // 1 MiB, so that the kernel's buffers fill quickly
+    r.SetRows(r.header().getBody().initPullReply().initRows(),
+              Buffer::FromVector(std::vector<float>(size_t{1} << 18, 1.0f)), 256);
+    Status st = server->Respond(m, std::move(r));
+    std::lock_guard<std::mutex> lock(mu);
+    responds.push_back(st);
+  });
+  auto gate = std::make_shared<Gate>();
+  std::atomic<bool> stopped{false};
+  worker->SetHandler([&, gate](InMessage) {
+    stopped = true;
+    gate->Wait();  // the worker stops reading
+  });
+  Closer closer{server.get(), worker.get()};
+  GateOpener opener{gate};  // after the closer: opens before Close joins
+  ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
+  ASSERT_TRUE(worker->Call(kServer, MakeAckMessage()).ok());  // the server learns our address
+  ASSERT_TRUE(server->Send(kWorker, MakeAckMessage()).ok());
+  ASSERT_TRUE(WaitFor([&] { return stopped.load(); }));
+  constexpr int kRequests = 64;
+  constexpr Millis kTimeout{3000};
+  for (int i = 0; i < kRequests; ++i) {
+    OutMessage m;
+    m.SetKeys(m.header().getBody().initPullRequest().initKeys(),
+              Buffer::FromVector(std::vector<uint64_t>{uint64_t(i)}));
+    ASSERT_TRUE(worker
+                    ->Request(kServer, std::move(m),
+                              [&](StatusOr<InMessage> r) {
+                                std::lock_guard<std::mutex> lock(mu);
+                                outcomes.push_back(r.status());
+                              },
+                              {.timeout = kTimeout})
+                    .ok());
+  }
+  ASSERT_TRUE(WaitFor([&] { return server->stats().responses_dropped > 0; }, Millis(10000)));
+  gate->Open();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return outcomes.size() == kRequests && responds.size() == kRequests + 1;
+      },
+      Millis(20000)));
+  std::lock_guard<std::mutex> lock(mu);
+  uint64_t dropped = 0, timed_out = 0;
+  for (const Status& st : responds) {
+    if (st.ok()) continue;
+    ++dropped;
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+    EXPECT_NE(st.message().find("send queue to worker:0 is full"), std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("dropped"), std::string::npos) << st.message();
+  }
+  for (const Status& st : outcomes) {
+    if (st.ok()) continue;
+    ++timed_out;
+    EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+    EXPECT_NE(st.message().find("to server:0 timed out after 3000 ms (deadline exceeded"),
+              std::string::npos)
+        << st.message();
+  }
+  EXPECT_EQ(server->stats().responses_dropped, dropped);
+  EXPECT_EQ(worker->stats().requests_timed_out, timed_out);
+  // Each dropped response surfaced as a timeout; the other timed-out
+  // requests' responses come late, and are counted instead of delivered.
+  ASSERT_GE(timed_out, dropped);
+  EXPECT_TRUE(WaitFor([&] { return worker->stats().late_responses == timed_out - dropped; }))
+      << worker->stats().late_responses << " late responses, " << timed_out << " timed out, "
+      << dropped << " dropped";
 }
 
 // Blocking calls from several threads, asynchronous requests and one-way

@@ -117,7 +117,15 @@ void Core::Deliver(InMessage msg) {
       }
     }
     if (!done) {
+      // Usually the request timed out first: say so once per peer, so that a
+      // timeout is not mistaken for a lost response.
       counters_.late_responses.fetch_add(1, std::memory_order_relaxed);
+      WarnOnce(
+          "late:" + msg.from().ToString(),
+          fmt::format("{}: response to request #{} ({}) from {} matches no pending request "
+                      "(it timed out, was answered already or went to another peer); "
+                      "dropped, further ones are counted in late_responses",
+                      name_, msg.request_id(), MessageTypeName(msg.type()), msg.from().ToString()));
       return;
     }
     if (msg.type() == MessageType::ERROR) {
@@ -170,8 +178,10 @@ Clock::time_point Core::ExpireDue(Clock::time_point now) {
       Pending& p = it->second;
       expired.emplace_back(
           std::move(p.done),
-          Unavailable(fmt::format("request #{} ({}) to {} timed out after {} ms", id,
-                                  MessageTypeName(p.type), p.to.ToString(), p.timeout.count())));
+          Unavailable(fmt::format("{}: request #{} ({}) to {} timed out after {} ms (deadline "
+                                  "exceeded: no response; a late one is counted in late_responses)",
+                                  name_, id, MessageTypeName(p.type), p.to.ToString(),
+                                  p.timeout.count())));
       ReleaseSlot(p.to);
       pending_.erase(it);
     }

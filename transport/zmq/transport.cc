@@ -43,6 +43,29 @@ class OutgoingParts {
   zmq_msg_t* parts_;
 };
 
+// Sends `part` without blocking, waiting up to `wait` for room in the queue
+// (0: not at all). Returns zmq_msg_send's result; -1 with EAGAIN: still full.
+int SendWithin(void* socket, zmq_msg_t* part, int flags, Millis wait) {
+  int rc = zmq_msg_send(part, socket, ZMQ_DONTWAIT | flags);
+  if (rc >= 0 || zmq_errno() != EAGAIN) return rc;
+  // EAGAIN from a send may be stale: libzmq's send reads the socket's command
+  // mailbox, where the I/O thread reports how much of the queue it has written
+  // out, at most about once a millisecond. Fast round trips thus see a drained
+  // queue as full, and Respond, which does not wait, would drop responses the
+  // requester's window has room for. zmq_poll reads the mailbox unthrottled,
+  // so every retry follows a poll, even with no time to wait: only a queue
+  // that is full after that is really full.
+  Clock::time_point deadline = Clock::now() + wait;
+  for (;;) {
+    auto left =
+        std::max<int64_t>(0, std::chrono::duration_cast<Millis>(deadline - Clock::now()).count());
+    zmq_pollitem_t item{socket, 0, ZMQ_POLLOUT, 0};
+    zmq_poll(&item, 1, static_cast<long>(left));
+    rc = zmq_msg_send(part, socket, ZMQ_DONTWAIT | flags);
+    if (rc >= 0 || zmq_errno() != EAGAIN || left == 0) return rc;
+  }
+}
+
 }  // namespace
 
 std::string ZmqError(const std::string& what) {
@@ -245,8 +268,9 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
     p = FindPeer(to);
   }
   if (p == nullptr) {
-    if (is_response) c.responses_dropped.fetch_add(1, std::memory_order_relaxed);
-    return Unavailable(fmt::format("{}: no address known for {}", self_.ToString(), to.ToString()));
+    std::string why = fmt::format("no address known for {}", to.ToString());
+    if (is_response) return DropResponse(to, id, why);
+    return Unavailable(fmt::format("{}: {}", self_.ToString(), why));
   }
   RIGEL_RETURN_IF_ERROR(ValidateOutgoing(msg, opts_.limits));
   msg.header().setKind(kind);
@@ -289,26 +313,15 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
       result = p->failed;
     } else {
       const int more = parts.size() > 1 ? ZMQ_SNDMORE : 0;
-      int rc = zmq_msg_send(parts[0], p->socket, ZMQ_DONTWAIT | more);
-      if (rc < 0 && zmq_errno() == EAGAIN && wait.count() > 0) {
-        // The queue is full: wait for room, but only until the deadline.
-        Clock::time_point deadline = Clock::now() + wait;
-        while (rc < 0 && zmq_errno() == EAGAIN) {
-          auto left = std::chrono::duration_cast<Millis>(deadline - Clock::now()).count();
-          if (left <= 0) break;
-          zmq_pollitem_t item{p->socket, 0, ZMQ_POLLOUT, 0};
-          zmq_poll(&item, 1, left);
-          rc = zmq_msg_send(parts[0], p->socket, ZMQ_DONTWAIT | more);
-        }
-      }
+      int rc = SendWithin(p->socket, parts[0], more, wait);
       if (rc < 0) {
         if (zmq_errno() != EAGAIN) {
           result = Unavailable(
               ZmqError(fmt::format("{}: sending to {}", self_.ToString(), to.ToString())));
         } else if (is_response) {
-          c.responses_dropped.fetch_add(1, std::memory_order_relaxed);
-          result = Unavailable(fmt::format("{}: send queue to {} is full; response dropped",
-                                           self_.ToString(), to.ToString()));
+          result = DropResponse(
+              to, id,
+              fmt::format("send queue to {} is full ({} messages)", to.ToString(), opts_.send_hwm));
         } else {
           c.send_queue_full.fetch_add(1, std::memory_order_relaxed);
           result =
@@ -330,6 +343,19 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
   c.messages_sent.fetch_add(1, std::memory_order_relaxed);
   c.bytes_sent.fetch_add(bytes, std::memory_order_relaxed);
   return Status::Ok();
+}
+
+Status ZmqTransport::DropResponse(const PeerId& to, uint64_t id, const std::string& why) {
+  core_.counters().responses_dropped.fetch_add(1, std::memory_order_relaxed);
+  Status st =
+      Unavailable(fmt::format("{}: {}; response to request #{} dropped, the requester "
+                              "will time out",
+                              self_.ToString(), why, id));
+  // Handlers usually ignore Respond's Status and the requester sees only its
+  // timeout, so the reason is logged here.
+  core_.WarnOnce("response-dropped:" + to.ToString(),
+                 st.message() + " (further drops are counted in responses_dropped)");
+  return st;
 }
 
 Status ZmqTransport::Request(const PeerId& to, OutMessage msg, ResponseCallback done,
