@@ -39,6 +39,7 @@
 #include <fnmatch.h>
 #include <glob.h>
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cctype>
@@ -503,8 +504,10 @@ TEST(DocPaths, EveryPathNamedInTheDocsExists) {
 class DocPathsScanner : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(testing::TempDir()) / "doc_paths_repo";
-    fs::remove_all(root_);
+    // Its own folder: ctest -j runs this fixture's tests in parallel processes.
+    std::string tmpl = (fs::path(testing::TempDir()) / "doc_paths_repo-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
     for (const char* dir :
          {"worker", "server", "docs", "scripts", "tests/worker", "tests/cli", "examples"}) {
       fs::create_directories(root_ / dir);

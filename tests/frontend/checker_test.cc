@@ -17,8 +17,8 @@ std::string Errors(const std::string& text, const CompileOptions& opts = {}) {
 // Asserts that compiling `text` fails with `message` at line:col.
 void ExpectError(const std::string& text, int line, int col, const std::string& message) {
   std::string errs = Errors(text);
-  std::string want = "t.rgl:" + std::to_string(line) + ":" + std::to_string(col) +
-                     ": error: " + message;
+  std::string want =
+      "t.rgl:" + std::to_string(line) + ":" + std::to_string(col) + ": error: " + message;
   EXPECT_NE(errs.find(want), std::string::npos) << "want: " << want << "\ngot:\n" << errs;
 }
 
@@ -148,8 +148,9 @@ TEST(Check, ErrorShowsSourceLineAndCaret) {
 }
 
 TEST(Check, MoreErrorClasses) {
-  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { parallel for (a, c, d) in r { } }\n",
-              7, 31, "parallel for cannot be nested");
+  ExpectError(
+      std::string(kDecls) + "parallel for (i, j, v) in r { parallel for (a, c, d) in r { } }\n", 7,
+      31, "parallel for cannot be nested");
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { K = 2 }\n", 7, 31,
               "cannot assign to 'K': it is a constant");
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += W[i] }\n", 7, 37,
@@ -276,6 +277,23 @@ TEST(Check, DeepButLegalNestingCompilesAndPrints) {
   EXPECT_NE(ir::Print(*prog).find("write b["), std::string::npos);
 }
 
+// A declaration whose value fails is reported once; using the name later,
+// even with an attribute, adds nothing. An attribute of a local that did
+// not fail says what the local is.
+TEST(Check, NoFollowOnErrorsAfterAFailedDeclaration) {
+  std::string errs = Errors(std::string(kDecls) +
+                            "parallel for (i, j, v) in r {\n"
+                            "  let k = nosuch(v)\n"
+                            "  let n = k.count\n"
+                            "  sq += n + k\n"
+                            "}\n");
+  EXPECT_NE(errs.find("t.rgl:8:11: error: unknown function 'nosuch'"), std::string::npos) << errs;
+  EXPECT_NE(errs.find("1 error in t.rgl"), std::string::npos) << errs;
+  ExpectError(
+      std::string(kDecls) + "parallel for (i, j, v) in r {\n  let k = 3\n  sq += k.count\n}\n", 9,
+      9, "'k' is a local value, not a data set or a row; only those have attributes (.count)");
+}
+
 TEST(Check, ConstantFoldingOverflowIsAnError) {
   const std::string msg = "integer overflow in constant expression";
   ExpectError("const a = 9223372036854775807 + 1\n", 1, 31, msg);
@@ -299,7 +317,8 @@ TEST(Check, ConstantFoldingOverflowIsAnError) {
 
 TEST(Lexer, NumbersRangesAndComments) {
   auto prog = CompileText(
-      "const a = 1e-3 # comment\nconst b = 2.5e+4; const c = 0.5\nfor k in 0..3 { print(a, b, c, \"q\\\"x\\\\\") }\n",
+      "const a = 1e-3 # comment\nconst b = 2.5e+4; const c = 0.5\nfor k in 0..3 { print(a, b, c, "
+      "\"q\\\"x\\\\\") }\n",
       "t.rgl", {});
   ASSERT_TRUE(prog.ok()) << prog.status().message();
   EXPECT_DOUBLE_EQ(prog->consts[0].second, 1e-3);

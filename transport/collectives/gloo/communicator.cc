@@ -7,17 +7,13 @@
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/common/error.h>
+#include <gloo/context.h>
 #include <gloo/math.h>
-#include <gloo/rendezvous/context.h>
-#include <gloo/rendezvous/store.h>
-#include <gloo/transport/tcp/device.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <ctime>
 #include <map>
+
+#include "transport/collectives/gloo/mesh.h"
 
 namespace rigel::transport::collectives::gloo_backend {
 
@@ -39,81 +35,6 @@ constexpr size_t kSegmentBytes = size_t{4} << 20;
 // Ring algorithms kept per piece size before the cache is dropped (every
 // rank drops it at the same call, so they stay in step).
 constexpr size_t kMaxRings = 32;
-
-// Gloo writes to its sockets with writev(2), which raises SIGPIPE when the
-// peer has gone away (it cannot pass MSG_NOSIGNAL); SIGPIPE's default action
-// kills the process before Gloo can report the error. So the threads that run
-// Gloo code keep SIGPIPE blocked: the calling thread while this object lives,
-// and Gloo's device thread for good (it inherits the mask of the thread that
-// creates the device). A SIGPIPE raised while blocked is discarded here; the
-// write fails with EPIPE and Gloo reports the closed connection.
-class SigpipeBlocker {
- public:
-  SigpipeBlocker() {
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
-    sigset_t pending;
-    sigemptyset(&pending);
-    was_pending_ = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
-  }
-  ~SigpipeBlocker() {
-    const int saved_errno = errno;
-    sigset_t pending;
-    sigemptyset(&pending);
-    if (!was_pending_ && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
-      sigset_t pipe;
-      sigemptyset(&pipe);
-      sigaddset(&pipe, SIGPIPE);
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe, nullptr, &zero) == -1 && errno == EINTR) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-    errno = saved_errno;
-  }
-  SigpipeBlocker(const SigpipeBlocker&) = delete;
-  SigpipeBlocker& operator=(const SigpipeBlocker&) = delete;
-
- private:
-  sigset_t old_;
-  bool was_pending_ = false;
-};
-
-// Gloo's store interface reports failure by throwing; ours returns Status.
-// The adapter throws gloo::IoException so Gloo's rendezvous unwinds cleanly,
-// and keeps the Status for the caller.
-class StoreAdapter : public ::gloo::rendezvous::Store {
- public:
-  StoreAdapter(collectives::Store* store, std::string prefix, std::chrono::milliseconds timeout)
-      : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
-
-  void set(const std::string& key, const std::vector<char>& data) override {
-    Check(store_->Set(prefix_ + "/" + key, std::string(data.begin(), data.end())));
-  }
-  std::vector<char> get(const std::string& key) override {
-    auto v = store_->Get(prefix_ + "/" + key, timeout_);
-    Check(v.status());
-    return std::vector<char>(v->begin(), v->end());
-  }
-  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
-    for (const std::string& k : keys) Check(store_->Get(prefix_ + "/" + k, t).status());
-  }
-  const Status& error() const { return error_; }
-
- private:
-  void Check(const Status& s) {
-    if (s.ok()) return;
-    error_ = s;
-    throw ::gloo::IoException(s.message());
-  }
-  collectives::Store* store_;
-  std::string prefix_;
-  std::chrono::milliseconds timeout_;
-  Status error_;
-};
 
 class GlooCommunicator : public Communicator {
  public:
@@ -269,37 +190,9 @@ StatusOr<std::unique_ptr<Communicator>> NewGlooCommunicator(Store* store,
   if (o.size < 1 || o.rank < 0 || o.rank >= o.size) {
     return InvalidArgument(fmt::format("gloo: rank {} of {} is not a rank", o.rank, o.size));
   }
-  StoreAdapter adapter(store, o.prefix, o.timeout);
-  // Also while the device (and so its thread) is created.
-  SigpipeBlocker no_sigpipe;
-  try {
-    ::gloo::transport::tcp::attr attr;
-    attr.hostname = o.host;
-    std::shared_ptr<::gloo::transport::Device> device = ::gloo::transport::tcp::CreateDevice(attr);
-    auto context = std::make_shared<::gloo::rendezvous::Context>(o.rank, o.size);
-    context->setTimeout(o.timeout);
-    auto sync_context = std::make_shared<::gloo::rendezvous::Context>(o.rank, o.size);
-    sync_context->setTimeout(o.timeout);
-    if (o.size > 1) {
-      context->connectFullMesh(adapter, device);
-      StoreAdapter sync_adapter(store, o.prefix + "/sync", o.timeout);
-      try {
-        sync_context->connectFullMesh(sync_adapter, device);
-      } catch (const std::exception&) {
-        if (!sync_adapter.error().ok()) return sync_adapter.error();
-        throw;
-      }
-      for (int r = 0; r < o.size; ++r) {
-        if (r != o.rank) sync_context->getPair(r)->setSync(true, false);
-      }
-    }
-    return std::unique_ptr<Communicator>(new GlooCommunicator(std::move(device), std::move(context),
-                                                              std::move(sync_context), o.timeout));
-  } catch (const std::exception& e) {
-    if (!adapter.error().ok()) return adapter.error();
-    return Unavailable(fmt::format("gloo: rank {} of {} could not join on {}: {}", o.rank, o.size,
-                                   o.host, e.what()));
-  }
+  RIGEL_ASSIGN_OR_RETURN(Mesh m, JoinMesh(store, o));
+  return std::unique_ptr<Communicator>(new GlooCommunicator(
+      std::move(m.device), std::move(m.context), std::move(m.sync_context), o.timeout));
 }
 
 }  // namespace rigel::transport::collectives::gloo_backend
