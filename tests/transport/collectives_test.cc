@@ -1,11 +1,14 @@
 // Tests of the collectives layer: the rendezvous stores, the Gloo backend with
 // ranks as threads of this process and as forked processes that die or hang,
 // and tensor fusion.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -578,18 +581,63 @@ TEST(GlooJoinTest, BadRankOrSizeIsInvalidArgument) {
   }
 }
 
-// A store that miswires the first attempt: rank 1's published pair
-// addresses are swapped, so ranks 0 and 2 reach rank 1's pairs meant for
-// each other (as if a stray connection had been taken for a peer). Later
-// attempts' keys pass untouched.
+// A stray TCP peer: listens on 127.0.0.1 below the ephemeral port range
+// (so a Gloo pair told to reach it has the larger port and connects), and
+// closes every connection it accepts, as a ZeroMQ socket or a port scan
+// that reached a Gloo port would.
+class StrayListener {
+ public:
+  StrayListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (port_ = 20000; port_ < 30000; ++port_) {
+      a.sin_port = htons(static_cast<uint16_t>(port_));
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
+    }
+    EXPECT_EQ(::listen(fd_, 16), 0) << std::strerror(errno);
+    thread_ = std::thread([this] {
+      for (;;) {
+        int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;  // shut down
+        ++accepted;
+        ::close(c);
+      }
+    });
+  }
+  ~StrayListener() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  int port() const { return port_; }
+  std::atomic<int> accepted{0};
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// A store that sends the first attempt's connections from ranks 0 and 2 to
+// rank 1 to a stray listener instead: rank 1's published pair addresses
+// (Gloo's tcp::Address, a sockaddr_storage and a sequence number each) get
+// the listener's port. Later attempts' keys pass untouched.
 class MiswiringStore : public Store {
  public:
+  explicit MiswiringStore(int port) : port_(port) {}
   Status Set(const std::string& key, const std::string& value) override {
     std::string v = value;
-    if (key == "test/1" && v.size() % 2 == 0) {  // two equal-size addresses
-      const size_t half = v.size() / 2;
-      v = v.substr(half) + v.substr(0, half);
-      ++miswired;
+    if (key == "test/1" && v.size() % 2 == 0) {  // rank 1's two pair addresses
+      for (size_t chunk = 0; chunk < 2; ++chunk) {
+        sockaddr_in a;
+        std::memcpy(&a, v.data() + chunk * v.size() / 2, sizeof a);
+        if (a.sin_family != AF_INET) continue;
+        a.sin_port = htons(static_cast<uint16_t>(port_));
+        std::memcpy(v.data() + chunk * v.size() / 2, &a, sizeof a);
+        ++miswired;
+      }
     }
     return inner_.Set(key, v);
   }
@@ -599,14 +647,15 @@ class MiswiringStore : public Store {
   std::atomic<int> miswired{0};
 
  private:
+  int port_;
   MemoryStore inner_;
 };
 
-// Every pair is checked after joining, and a failed attempt is made again by
-// every rank: the miswired first attempt does not end the join, and the
-// communicator that results reduces correctly.
-TEST(GlooJoinTest, MiswiredPairsAreFoundAndTheJoinIsRetried) {
-  MiswiringStore store;
+// A first attempt whose pairs reached a stray peer fails on some rank; every
+// rank joins again, and the communicator that results reduces correctly.
+TEST(GlooJoinTest, PairsThatReachAStrayPeerAreFoundAndTheJoinIsRetried) {
+  StrayListener stray;
+  MiswiringStore store(stray.port());
   std::vector<std::thread> threads;
   std::vector<Status> result(3);
   for (int r = 0; r < 3; ++r) {
@@ -622,7 +671,8 @@ TEST(GlooJoinTest, MiswiredPairsAreFoundAndTheJoinIsRetried) {
     });
   }
   for (auto& t : threads) t.join();
-  EXPECT_EQ(store.miswired.load(), 1);
+  EXPECT_EQ(store.miswired.load(), 2);
+  EXPECT_GE(stray.accepted.load(), 1);
   for (int r = 0; r < 3; ++r) EXPECT_TRUE(result[r].ok()) << r << ": " << result[r].ToString();
   // The first attempt's outcomes name a failure; the second one's are ok.
   bool some_failed = false;

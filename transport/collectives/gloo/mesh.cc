@@ -8,7 +8,9 @@
 #include <gloo/transport/unbound_buffer.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -100,11 +102,19 @@ void CheckPairs(::gloo::Context& context, int attempt, std::chrono::milliseconds
     recvs.push_back(context.createUnboundBuffer(&got[r], sizeof got[r]));
     recvs.back()->recv(r, slot);
   }
+  // One deadline for the whole check, so that an attempt's length has a
+  // bound the other ranks can wait out (JoinMesh).
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
   for (auto& b : sends) {
-    if (!b->waitSend(timeout)) throw ::gloo::IoException("a pair check send was aborted");
+    if (!b->waitSend(left())) throw ::gloo::IoException("a pair check send was aborted");
   }
   for (auto& b : recvs) {
-    if (!b->waitRecv(timeout)) throw ::gloo::IoException("a pair check receive was aborted");
+    if (!b->waitRecv(left())) throw ::gloo::IoException("a pair check receive was aborted");
   }
   for (int r = 0; r < n; ++r) {
     if (r != me && got[r] != Token(r, attempt)) {
@@ -172,12 +182,15 @@ StatusOr<Mesh> JoinMesh(Store* store, const CommunicatorOptions& o) {
     // keep this mesh or all make a new one.
     RIGEL_RETURN_IF_ERROR(store->Set(fmt::format("{}/joined/{}", prefix, o.rank),
                                      mesh.ok() ? "ok" : mesh.status().message()));
+    // A rank that failed fast waits for peers that may still be waiting out
+    // their pairs: Gloo waits up to o.timeout per pair and mesh, the check
+    // o.timeout per mesh. Waiting that long only happens when all ranks are
+    // alive (a missing one ends the join in JoinOnce).
+    const auto longest_attempt = (2 * (o.size - 1) + 3) * o.timeout;
     bool all = true;
     for (int r = 0; r < o.size; ++r) {
-      // A failed rank may have failed fast while its peers still wait out
-      // their pairs (up to o.timeout to connect, as long again to check).
       RIGEL_ASSIGN_OR_RETURN(std::string outcome,
-                             store->Get(fmt::format("{}/joined/{}", prefix, r), 3 * o.timeout));
+                             store->Get(fmt::format("{}/joined/{}", prefix, r), longest_attempt));
       if (outcome == "ok") continue;
       all = false;
       if (first_failure.empty()) {
