@@ -5,12 +5,12 @@
 
 namespace rigel::analysis {
 
-using frontend::DataKind;
-using frontend::ir::Access;
-using frontend::ir::Inst;
-using frontend::ir::Op;
-using frontend::ir::Program;
-using frontend::ir::Type;
+using data::DataKind;
+using ir::Access;
+using ir::Inst;
+using ir::Op;
+using ir::Program;
+using ir::Type;
 
 bool Subscript::IsConstant() const { return IsInvariant() && sym.empty(); }
 
@@ -65,7 +65,7 @@ std::string FormatAffine(const Program& prog, const std::vector<std::string>& di
   for (size_t d = 0; d < dims.size(); ++d) {
     if (s.coef[d] != 0) terms.push_back({s.coef[d], dims[d] + suffix});
   }
-  for (const auto& [id, k] : s.sym) terms.push_back({k, frontend::ir::PrintExpr(prog, id)});
+  for (const auto& [id, k] : s.sym) terms.push_back({k, ir::PrintExpr(prog, id)});
   if (terms.empty()) return std::to_string(s.c);
   std::string out;
   bool lead_const = s.c != 0 && terms[0].k < 0;
@@ -132,13 +132,13 @@ class Walker {
   }
 
   void InitSpace() {
-    const frontend::ir::DataDecl& d = prog_.data[loop_.data];
+    const ir::DataDecl& d = prog_.data[loop_.data];
     Space& sp = out_->space;
     int ndims = 1;
-    sp.repeats = d.kind == DataKind::kTriples;
+    sp.repeats = d.kind == data::DataKind::kTriples;
     switch (d.kind) {
-      case DataKind::kTriples:
-      case DataKind::kGrid:
+      case data::DataKind::kTriples:
+      case data::DataKind::kGrid:
         ndims = 2;
         break;
       default:
@@ -154,28 +154,28 @@ class Walker {
     }
     auto extent_of = [&](int expr) -> int64_t {
       if (expr < 0 || d.sized_at_launch) return -1;
-      const frontend::ir::DExpr& e = prog_.exprs[expr];
-      return e.kind == frontend::ir::DExpr::kInt ? e.ival : -1;
+      const ir::DExpr& e = prog_.exprs[expr];
+      return e.kind == ir::DExpr::kInt ? e.ival : -1;
     };
-    if (d.kind == DataKind::kGrid) {
+    if (d.kind == data::DataKind::kGrid) {
       sp.extent = {extent_of(d.grid_n), extent_of(d.grid_m)};
-      sp.what = "grid(" + frontend::ir::PrintExpr(prog_, d.grid_n) + ", " +
-                frontend::ir::PrintExpr(prog_, d.grid_m) + ")";
-    } else if (d.kind == DataKind::kRange) {
+      sp.what =
+          "grid(" + ir::PrintExpr(prog_, d.grid_n) + ", " + ir::PrintExpr(prog_, d.grid_m) + ")";
+    } else if (d.kind == data::DataKind::kRange) {
       sp.extent = {extent_of(d.grid_n)};
-      sp.what = "range(" + frontend::ir::PrintExpr(prog_, d.grid_n) + ")";
+      sp.what = "range(" + ir::PrintExpr(prog_, d.grid_n) + ")";
     } else {
       sp.extent.assign(ndims, -1);
-      sp.what = d.name + " (" + frontend::DataKindName(d.kind) + ")";
+      sp.what = d.name + " (" + data::DataKindName(d.kind) + ")";
     }
-    if (d.kind == DataKind::kTokens && loop_.vars.size() > 1) {
+    if (d.kind == data::DataKind::kTokens && loop_.vars.size() > 1) {
       int w = loop_.vars[1];
       vals_[w] = Opaque(Subscript::kIndirect, loop_.regs[w].name,
                         "the token id at position " + sp.dims[0] + ", a data value");
     }
-    for (const frontend::ir::ParamDecl& p : prog_.params) {
-      const frontend::ir::DExpr& e = prog_.exprs[p.rows];
-      out_->param_rows.push_back(e.kind == frontend::ir::DExpr::kInt ? e.ival : -1);
+    for (const ir::ParamDecl& p : prog_.params) {
+      const ir::DExpr& e = prog_.exprs[p.rows];
+      out_->param_rows.push_back(e.kind == ir::DExpr::kInt ? e.ival : -1);
     }
   }
 
@@ -232,18 +232,18 @@ class Walker {
   Subscript BinaryValue(const Inst& in) {
     const Subscript& a = vals_[in.a];
     const Subscript& b = vals_[in.b];
-    std::string text = NameOr(in.dst, a.text + " " + frontend::ir::BinOpName(in.fn) + " " + b.text);
+    std::string text = NameOr(in.dst, a.text + " " + ir::BinOpName(in.fn) + " " + b.text);
     if (a.kind != Subscript::kAffine || b.kind != Subscript::kAffine) return Blend(a, b, text);
     Subscript r;
     bool ok = true;
     switch (in.fn) {
-      case frontend::ir::kAdd:
+      case ir::kAdd:
         ok = AddScaled(a, b, 1, &r);
         break;
-      case frontend::ir::kSub:
+      case ir::kSub:
         ok = AddScaled(a, b, -1, &r);
         break;
-      case frontend::ir::kMul:
+      case ir::kMul:
         if (b.IsConstant()) {
           ok = AddScaled(Affine(0), a, b.c, &r);
         } else if (a.IsConstant()) {
@@ -254,21 +254,20 @@ class Walker {
                             b.text + ")");
         }
         break;
-      case frontend::ir::kDiv:
-      case frontend::ir::kMin:
-      case frontend::ir::kMax:
-        if (a.IsConstant() && b.IsConstant() && !(in.fn == frontend::ir::kDiv && b.c == 0)) {
-          int64_t v = in.fn == frontend::ir::kDiv   ? a.c / b.c
-                      : in.fn == frontend::ir::kMin ? std::min(a.c, b.c)
-                                                    : std::max(a.c, b.c);
+      case ir::kDiv:
+      case ir::kMin:
+      case ir::kMax:
+        if (a.IsConstant() && b.IsConstant() && !(in.fn == ir::kDiv && b.c == 0)) {
+          int64_t v = in.fn == ir::kDiv   ? a.c / b.c
+                      : in.fn == ir::kMin ? std::min(a.c, b.c)
+                                          : std::max(a.c, b.c);
           r = Affine(v);
           break;
         }
         return Opaque(Subscript::kNonAffine, text,
-                      in.fn == frontend::ir::kDiv
-                          ? "an integer division"
-                          : std::string("a ") + frontend::ir::BinOpName(in.fn) +
-                                "() of loop-dependent values");
+                      in.fn == ir::kDiv ? "an integer division"
+                                        : std::string("a ") + ir::BinOpName(in.fn) +
+                                              "() of loop-dependent values");
       default:
         return Opaque(Subscript::kNonAffine, text, "a comparison");
     }
@@ -289,7 +288,7 @@ class Walker {
           if (IsInt(in.dst)) {
             Subscript s;
             s.sym = {{in.index, 1}};
-            s.text = frontend::ir::PrintExpr(prog_, in.index);
+            s.text = ir::PrintExpr(prog_, in.index);
             vals_[in.dst] = s;
           }
           break;
@@ -308,7 +307,7 @@ class Walker {
           if (IsInt(in.dst)) {
             const Subscript& a = vals_[in.a];
             Subscript r;
-            if (in.fn == frontend::ir::kNeg && a.kind == Subscript::kAffine &&
+            if (in.fn == ir::kNeg && a.kind == Subscript::kAffine &&
                 AddScaled(Affine(0), a, -1, &r)) {
               r.text = Format(r);
               vals_[in.dst] = r;
@@ -372,8 +371,7 @@ class Walker {
     if (in.op == Op::kRead) {
       a.kind = AccessKind::kRead;
     } else {
-      a.kind =
-          in.fn == frontend::ir::kPlainAssign ? AccessKind::kWrite : AccessKind::kReadModifyWrite;
+      a.kind = in.fn == ir::kPlainAssign ? AccessKind::kWrite : AccessKind::kReadModifyWrite;
     }
     if (in.mode != Access::kWhole) {
       if (in.a >= 0) a.subs.push_back(vals_[in.a]);
@@ -397,7 +395,7 @@ class Walker {
   }
 
   const Program& prog_;
-  const frontend::ir::Loop& loop_;
+  const ir::Loop& loop_;
   LoopAccesses* out_;
   std::vector<Subscript> vals_;
   std::map<int, int> moves_;

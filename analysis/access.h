@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "frontend/diagnostics.h"
-#include "frontend/ir.h"
+#include "ir/ir.h"
+#include "ir/source.h"
 
 namespace rigel::analysis {
 
@@ -53,9 +53,9 @@ const char* AccessKindName(AccessKind k);  // "read", "write", "read-modify-writ
 struct ParamAccess {
   int param = -1;
   AccessKind kind = AccessKind::kRead;
-  frontend::ir::Access mode = frontend::ir::Access::kElement;
+  ir::Access mode = ir::Access::kElement;
   std::vector<Subscript> subs;  // none (whole), one (row, or 1-D element) or two (2-D element)
-  frontend::Loc loc;
+  ir::Loc loc;
   bool conditional = false;    // under an `if`
   bool in_inner_loop = false;  // inside a for / row.features / window loop
   int count = 1;               // identical accesses (same kind, mode, subscripts) merged into one
@@ -63,7 +63,7 @@ struct ParamAccess {
 
 struct AccumUpdate {
   int accum = -1;
-  frontend::Loc loc;
+  ir::Loc loc;
 };
 
 // The iteration space of a loop: the loop variables that number its points.
@@ -89,17 +89,17 @@ struct LoopAccesses {
 };
 
 // Analyses loop `loop` of `prog` (a checked program).
-LoopAccesses AnalyzeAccesses(const frontend::ir::Program& prog, int loop);
+LoopAccesses AnalyzeAccesses(const ir::Program& prog, int loop);
 
 // "element", "row" or "whole".
-const char* AccessModeName(frontend::ir::Access m);
+const char* AccessModeName(ir::Access m);
 
 // "W[i + 1, k]", "w" (whole), "emb[w]".
-std::string FormatAccess(const frontend::ir::Program& prog, const ParamAccess& a);
+std::string FormatAccess(const ir::Program& prog, const ParamAccess& a);
 
 // An affine subscript as text over `dims` (each suffixed with `suffix`, e.g.
 // "'" for the other iteration of a pair): "i + 1", "2 - i'", "ep".
-std::string FormatAffine(const frontend::ir::Program& prog, const std::vector<std::string>& dims,
+std::string FormatAffine(const ir::Program& prog, const std::vector<std::string>& dims,
                          const Subscript& s, const std::string& suffix);
 
 // Classification word used in reports and plans: "affine", "constant",

@@ -8,7 +8,7 @@
 
 namespace rigel::analysis {
 
-using frontend::ir::Program;
+using ir::Program;
 
 bool Distance::Constant() const {
   for (bool f : fixed) {
@@ -355,7 +355,7 @@ void Classify(const Program& prog, const ParamAccess& a, const ParamAccess& b, D
 
 std::vector<Dependence> ComputeDependences(const Program& prog, const LoopAccesses& acc,
                                            std::vector<std::string>* independent) {
-  const frontend::ir::Loop& loop = prog.loops[acc.loop];
+  const ir::Loop& loop = prog.loops[acc.loop];
   int d = static_cast<int>(acc.space.dims.size());
   std::vector<Dependence> out;
   for (size_t a = 0; a < acc.accesses.size(); ++a) {

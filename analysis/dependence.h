@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "analysis/access.h"
-#include "frontend/ir.h"
+#include "ir/ir.h"
 
 namespace rigel::analysis {
 
@@ -85,14 +85,12 @@ struct Dependence {
 // The two accesses of `d` as text: "W[i] (write, 16:5) and W[i] (read,
 // 14:24)", or "W[i] (write, 16:5) in two iterations" for an access paired
 // with itself.
-std::string DescribePair(const frontend::ir::Program& prog, const LoopAccesses& acc,
-                         const Dependence& d);
+std::string DescribePair(const ir::Program& prog, const LoopAccesses& acc, const Dependence& d);
 
 // Every dependence of loop `acc.loop`. Pairs that cannot conflict are left
 // out; `independent` (optional) receives one line per such pair with the
 // reason ("W[0] and W[1] never name the same row"), for reports.
-std::vector<Dependence> ComputeDependences(const frontend::ir::Program& prog,
-                                           const LoopAccesses& acc,
+std::vector<Dependence> ComputeDependences(const ir::Program& prog, const LoopAccesses& acc,
                                            std::vector<std::string>* independent = nullptr);
 
 }  // namespace rigel::analysis

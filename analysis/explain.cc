@@ -6,7 +6,7 @@
 
 namespace rigel::analysis {
 
-using frontend::ir::Program;
+using ir::Program;
 
 namespace {
 

@@ -8,24 +8,24 @@
 
 namespace rigel::analysis {
 
-using frontend::DataKind;
-using frontend::Dataset;
+using data::DataKind;
+using data::Dataset;
 
-std::vector<int64_t> SpaceExtent(const Dataset& data) {
+std::vector<int64_t> SpaceExtent(const data::Dataset& data) {
   switch (data.kind) {
-    case DataKind::kTriples:
-    case DataKind::kGrid:
+    case data::DataKind::kTriples:
+    case data::DataKind::kGrid:
       return {data.rows, data.cols};
     default:
       return {data.count};
   }
 }
 
-std::vector<int64_t> ElementCoords(const Dataset& data, int64_t e) {
+std::vector<int64_t> ElementCoords(const data::Dataset& data, int64_t e) {
   switch (data.kind) {
-    case DataKind::kTriples:
+    case data::DataKind::kTriples:
       return {data.ti[e], data.tj[e]};
-    case DataKind::kGrid:
+    case data::DataKind::kGrid:
       return {e / data.cols, e % data.cols};
     default:
       return {e};
@@ -78,13 +78,14 @@ Placement Place(const LoopPlan& loop, int workers, const std::vector<int64_t>& e
 }
 
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
-                                             const Dataset& data) {
+                                             const data::Dataset& data) {
   std::vector<int64_t> extent = SpaceExtent(data);
   RIGEL_RETURN_IF_ERROR(CheckScheduleFits(loop, workers, extent.size()));
   return ScheduleOrder(loop, EqualCuts(loop, workers, extent, data.count), data);
 }
 
-StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts, const Dataset& data) {
+StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
+                                    const data::Dataset& data) {
   RIGEL_RETURN_IF_ERROR(CheckCuts(loop, cuts, SpaceExtent(data), data.count));
   const bool lexicographic = loop.ordered || loop.schedule.kind == ScheduleKind::kWavefront;
   StepBlocks out;
@@ -130,7 +131,7 @@ StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts, cons
 }
 
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
-                                             const Dataset& data) {
+                                             const data::Dataset& data) {
   RIGEL_ASSIGN_OR_RETURN(StepBlocks b, MakeStepBlocks(loop, cuts, data));
   std::vector<int64_t> order;
   order.reserve(static_cast<size_t>(data.count));

@@ -24,7 +24,7 @@
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "common/status.h"
-#include "frontend/dataset.h"
+#include "data/dataset.h"
 
 namespace rigel::analysis {
 
@@ -36,7 +36,7 @@ struct Placement {
 };
 
 // Coordinates of element `e` of `data` in its space (i, j) / (n) / (t).
-std::vector<int64_t> ElementCoords(const frontend::Dataset& data, int64_t e);
+std::vector<int64_t> ElementCoords(const data::Dataset& data, int64_t e);
 
 // Where the schedule of `loop` runs element `e` with coordinates `coords`
 // when its blocks are cut by `cuts`: worker and block from the part of each
@@ -58,7 +58,7 @@ Placement Place(const LoopPlan& loop, int workers, const std::vector<int64_t>& e
 
 // The extent of each dimension of `data`'s space: (rows, cols) for triples and
 // grid, (count) otherwise.
-std::vector<int64_t> SpaceExtent(const frontend::Dataset& data);
+std::vector<int64_t> SpaceExtent(const data::Dataset& data);
 
 // Every element of `data` (0 .. count-1) once, in the order a run of the
 // schedule completes them: by step, then worker, then (within a block) in
@@ -67,14 +67,14 @@ std::vector<int64_t> SpaceExtent(const frontend::Dataset& data);
 // InvalidArgument if workers < 1 or the data set does not fit the loop's
 // space (a 2-D schedule over 1-D data; see CheckScheduleFits).
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
-                                             const frontend::Dataset& data);
+                                             const data::Dataset& data);
 
 // The same with the blocks cut by `cuts` (P = cuts.workers), e.g. the
 // balanced cuts of MakeCuts(loop, P, data): the order a distributed run with
 // these cuts is compared with. InvalidArgument if the cuts do not fit the
 // loop and the data set (CheckCuts).
 StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& cuts,
-                                             const frontend::Dataset& data);
+                                             const data::Dataset& data);
 
 // The elements each worker runs on each step of a schedule with the blocks
 // cut by `cuts`: blocks[step][worker], each in the order ScheduleOrder gives
@@ -87,7 +87,7 @@ struct StepBlocks {
 };
 // InvalidArgument if the cuts do not fit the loop and the data (CheckCuts).
 StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
-                                    const frontend::Dataset& data);
+                                    const data::Dataset& data);
 
 }  // namespace rigel::analysis
 

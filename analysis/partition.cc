@@ -10,7 +10,7 @@
 
 namespace rigel::analysis {
 
-using frontend::Dataset;
+using data::Dataset;
 using json = nlohmann::ordered_json;
 
 int64_t AxisCuts::Part(int64_t x) const {
@@ -269,7 +269,7 @@ Cuts EqualCuts(const LoopPlan& loop, int workers, const std::vector<int64_t>& ex
   return c;
 }
 
-StatusOr<Cuts> MakeCuts(const LoopPlan& loop, int workers, const Dataset& data) {
+StatusOr<Cuts> MakeCuts(const LoopPlan& loop, int workers, const data::Dataset& data) {
   std::vector<int64_t> extent = SpaceExtent(data);
   RIGEL_RETURN_IF_ERROR(CheckScheduleFits(loop, workers, extent.size()));
   const Schedule& s = loop.schedule;
@@ -452,7 +452,8 @@ StatusOr<Cuts> CutsFromJson(const std::string& text, const std::string& what) {
   return c;
 }
 
-StatusOr<Imbalance> MeasureImbalance(const LoopPlan& loop, const Cuts& cuts, const Dataset& data) {
+StatusOr<Imbalance> MeasureImbalance(const LoopPlan& loop, const Cuts& cuts,
+                                     const data::Dataset& data) {
   std::vector<int64_t> extent = SpaceExtent(data);
   RIGEL_RETURN_IF_ERROR(CheckCuts(loop, cuts, extent, data.count));
   Imbalance m;

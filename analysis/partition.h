@@ -49,7 +49,7 @@
 
 #include "analysis/plan.h"
 #include "common/status.h"
-#include "frontend/dataset.h"
+#include "data/dataset.h"
 
 namespace rigel::analysis {
 
@@ -137,7 +137,7 @@ Cuts EqualCuts(const LoopPlan& loop, int workers, const std::vector<int64_t>& ex
 // data set does not fit the loop's space (a 2-D schedule over 1-D data), or
 // the schedule names a dimension the space lacks or has a skew or blocks of
 // the wrong shape (CheckScheduleFits).
-StatusOr<Cuts> MakeCuts(const LoopPlan& loop, int workers, const frontend::Dataset& data);
+StatusOr<Cuts> MakeCuts(const LoopPlan& loop, int workers, const data::Dataset& data);
 
 // OK when `cuts` can place the elements of a space of `extent` holding
 // `count` elements under `loop`'s schedule: same schedule kind, the axes that
@@ -181,7 +181,7 @@ struct Imbalance {
 // the ratios above (all 1 for an empty data set). Errors as CheckCuts and
 // ScheduleOrder.
 StatusOr<Imbalance> MeasureImbalance(const LoopPlan& loop, const Cuts& cuts,
-                                     const frontend::Dataset& data);
+                                     const data::Dataset& data);
 
 }  // namespace rigel::analysis
 

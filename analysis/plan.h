@@ -28,7 +28,7 @@
 #include "analysis/access.h"
 #include "analysis/dependence.h"
 #include "common/status.h"
-#include "frontend/ir.h"
+#include "ir/ir.h"
 
 namespace rigel::analysis {
 
@@ -72,7 +72,7 @@ struct Schedule {
 
 struct LoopPlan {
   int id = -1;
-  frontend::Loc loc;
+  ir::Loc loc;
   bool ordered = false;
   std::string data;                  // the iterated data set ("train", "grid(N, M)")
   std::vector<std::string> relaxed;  // relaxed parameter names
@@ -107,15 +107,14 @@ struct PlanOptions {
 
 // Analyses every parallel loop of a checked program and chooses its
 // schedule and strategies. Returns InvalidArgument if workers < 1.
-StatusOr<Plan> MakePlan(const frontend::ir::Program& prog, const PlanOptions& opts);
+StatusOr<Plan> MakePlan(const ir::Program& prog, const PlanOptions& opts);
 
 // The analysis of one loop with a given set of relaxed parameters (used for
 // `relax` suggestions and by tests).
-LoopPlan PlanLoop(const frontend::ir::Program& prog, int loop, int workers,
-                  const std::vector<bool>& relaxed);
+LoopPlan PlanLoop(const ir::Program& prog, int loop, int workers, const std::vector<bool>& relaxed);
 
 // JSON text of the plan (pretty-printed, stable key order).
-std::string PlanToJson(const frontend::ir::Program& prog, const Plan& plan);
+std::string PlanToJson(const ir::Program& prog, const Plan& plan);
 
 // Reads a plan document. Errors (InvalidArgument) name `path` and the
 // offending key: "plan.json: loops[0].schedule.kind: unknown schedule 'fast'
@@ -128,19 +127,19 @@ StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path);
 // is InvalidArgument naming the loop and the conflicting accesses, e.g.
 // "plan.json: loop 0 (mf.rgl:13): data_parallel would break a dependence:
 // W[i] (write, 16:5) and W[i] (read, 14:24) conflict when i is equal".
-StatusOr<Plan> ValidatePlan(const frontend::ir::Program& prog, Plan plan, const std::string& path);
+StatusOr<Plan> ValidatePlan(const ir::Program& prog, Plan plan, const std::string& path);
 
 // One line per parameter that loop `lp` relaxes although relaxing changes
 // what it computes (a recurrence, or an assignment merged as a delta; see
 // Dependence::carries), for `rigel explain` and distributed runs to warn.
-std::vector<std::string> RelaxWarnings(const frontend::ir::Program& prog, const LoopPlan& lp);
+std::vector<std::string> RelaxWarnings(const ir::Program& prog, const LoopPlan& lp);
 
 // Plain-words report of every loop: accesses, dependences, schedule with the
 // rejected ones and why, strategies, and suggestions.
-std::string Explain(const frontend::ir::Program& prog, const Plan& plan);
+std::string Explain(const ir::Program& prog, const Plan& plan);
 
 // "xxh64:<16 hex digits>" of a program's source text.
-std::string ProgramHash(const frontend::ir::Program& prog);
+std::string ProgramHash(const ir::Program& prog);
 
 }  // namespace rigel::analysis
 

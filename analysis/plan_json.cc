@@ -5,7 +5,7 @@
 
 namespace rigel::analysis {
 
-using frontend::ir::Program;
+using ir::Program;
 using json = nlohmann::ordered_json;
 
 namespace {
@@ -53,7 +53,7 @@ json SubscriptJson(const Program& prog, const std::vector<std::string>& dims, co
     for (size_t d = 0; d < dims.size(); ++d) {
       if (s.coef[d] != 0) coef[dims[d]] = s.coef[d];
     }
-    for (const auto& [id, k] : s.sym) coef[frontend::ir::PrintExpr(prog, id)] = k;
+    for (const auto& [id, k] : s.sym) coef[ir::PrintExpr(prog, id)] = k;
     j["coef"] = coef;
     j["const"] = s.c;
   } else {

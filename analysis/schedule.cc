@@ -11,7 +11,7 @@
 
 namespace rigel::analysis {
 
-using frontend::ir::Program;
+using ir::Program;
 
 const char* ScheduleKindName(ScheduleKind k) {
   switch (k) {
@@ -311,7 +311,7 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
       if (a.param != static_cast<int>(p)) continue;
       touched = true;
       written |= a.kind != AccessKind::kRead;
-      whole |= a.mode == frontend::ir::Access::kWhole;
+      whole |= a.mode == ir::Access::kWhole;
     }
     if (!touched) continue;
     ParamPlan pp;
@@ -389,7 +389,7 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
 }  // namespace
 
 LoopPlan PlanLoop(const Program& prog, int loop, int workers, const std::vector<bool>& relaxed) {
-  const frontend::ir::Loop& l = prog.loops[loop];
+  const ir::Loop& l = prog.loops[loop];
   LoopPlan lp;
   lp.id = loop;
   lp.loc = l.loc;

@@ -55,8 +55,8 @@
 #include <vector>
 
 #include "bench/allreduce_common.h"
-#include "transport/collectives/communicator.h"
-#include "transport/collectives/store.h"
+#include "collectives/communicator.h"
+#include "collectives/store.h"
 
 #ifndef RIGEL_ALLREDUCE_HAVE_MPI
 #define RIGEL_ALLREDUCE_HAVE_MPI 0
@@ -64,7 +64,7 @@
 
 namespace {
 
-namespace coll = rigel::transport::collectives;
+namespace coll = rigel::collectives;
 namespace fs = std::filesystem;
 using rigel::bench::allreduce::CheckSum;
 using rigel::bench::allreduce::FillInput;

@@ -15,7 +15,7 @@
 
 #include "examples/generators.h"
 #include "frontend/compile.h"
-#include "worker/executor.h"
+#include "exec/executor.h"
 
 namespace {
 
@@ -92,13 +92,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "interp_mf: %s\n", prog.status().message().c_str());
     return 1;
   }
-  auto ex = rigel::worker::SerialExecutor::Create(*prog, {});
+  auto ex = rigel::exec::SerialExecutor::Create(*prog, {});
   fs::remove_all(dir);
   if (!ex.ok()) {
     std::fprintf(stderr, "interp_mf: %s\n", ex.status().message().c_str());
     return 1;
   }
-  const rigel::frontend::Dataset& d = (*ex)->data(0);
+  const rigel::data::Dataset& d = (*ex)->data(0);
   std::vector<float> W0 = (*ex)->param(0), H0 = (*ex)->param(1);
   // Many short trials, each timing one epoch of both loops back to back (in
   // alternating order), and the median of the per-trial ratios: machine
@@ -138,7 +138,8 @@ int main(int argc, char** argv) {
   // the executor's fused (reassociated) row updates.
   double max_diff = 0;
   const std::vector<float>& Wx = (*ex)->param(0);
-  for (size_t k = 0; k < W.size(); ++k) max_diff = std::max(max_diff, double(std::fabs(W[k] - Wx[k])));
+  for (size_t k = 0; k < W.size(); ++k)
+    max_diff = std::max(max_diff, double(std::fabs(W[k] - Wx[k])));
   double ours = d.count / median(ours_t), ref = d.count / median(ref_t);
   double ratio = median(ratios);
   std::fprintf(stderr, "interp_mf: %lld ratings, K=16, %d alternating one-epoch trials, medians\n",

@@ -20,11 +20,11 @@
 
 #include "common/file.h"
 #include "common/hash.h"
-#include "frontend/dataset.h"
+#include "data/dataset.h"
 
 namespace {
 
-using rigel::frontend::Dataset;
+using rigel::data::Dataset;
 
 constexpr double kMB = 1e6;
 constexpr uint64_t kSeed = 20240601;
@@ -163,8 +163,8 @@ void PrintFigure(const char* name, double ours, double ref, const char* ref_name
 void RunCase(const char* name, const std::string& text, bool libsvm, bool with_floor) {
   const std::string path = std::string("<") + name + ">";
   auto ours_parse = [&]() -> int64_t {
-    auto r = libsvm ? rigel::frontend::ParseLibsvm(text, path, {})
-                    : rigel::frontend::ParseTriples(text, path, {.base = 1});
+    auto r = libsvm ? rigel::data::ParseLibsvm(text, path, {})
+                    : rigel::data::ParseTriples(text, path, {.base = 1});
     if (!r.ok()) {
       std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
       return -1;

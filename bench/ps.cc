@@ -1,5 +1,5 @@
-// bench/ps: the parameter servers and worker client (server/ps_service.h,
-// worker/ps_client.h) against the transport alone moving the same bytes.
+// bench/ps: the parameter servers and worker client (ps/service.h,
+// ps/client.h) against the transport alone moving the same bytes.
 //
 //  - sparse push and pull of Zipf(1.1)-distributed distinct keys over 10^6
 //    rows, widths 16 and 64, batches of 1k, 10k and 100k keys, 1 and 2
@@ -30,10 +30,10 @@
 #include <vector>
 
 #include "common/memory.h"
-#include "server/ps_service.h"
-#include "server/row_store.h"
+#include "ps/client.h"
+#include "ps/row_store.h"
+#include "ps/service.h"
 #include "transport/zmq/transport.h"
-#include "worker/ps_client.h"
 
 namespace {
 
@@ -83,7 +83,7 @@ struct Bench {
   Bench(int servers, int workers, int64_t width, bool hash) {
     setup.servers = servers;
     setup.workers = workers;
-    analysis::ParamSpec p;
+    cluster::ParamSpec p;
     p.decl.name = "p";
     p.decl.width = width;
     p.rows = hash ? kRows : std::max<int64_t>(1, (int64_t{64} << 20) / (width * 4));
@@ -91,8 +91,8 @@ struct Bench {
     setup.params = {p};
     for (int s = 0; s < servers; ++s) {
       auto t = transport::CreateZmqTransport(Opts({Role::kServer, s})).value();
-      auto svc = server::PsService::Create(t.get(), s, setup).value();
-      server::PsService* raw = svc.get();
+      auto svc = ps::PsService::Create(t.get(), s, setup).value();
+      ps::PsService* raw = svc.get();
       t->SetHandler([raw](transport::InMessage m) { raw->Handle(m); });
       // The reference server: same messages, no work.
       auto r = transport::CreateZmqTransport(Opts({Role::kServer, s})).value();
@@ -125,11 +125,10 @@ struct Bench {
         (void)t->Connect({Role::kServer, s}, server_addr[s]);
         (void)r->Connect({Role::kServer, s}, raw_addr[s]);
       }
-      worker::PsClientOptions co;
+      ps::PsClientOptions co;
       co.cache = false;
       co.call.timeout = transport::Millis(60000);
-      clients.push_back(
-          std::make_unique<worker::PsClient>(t.get(), setup.MakeShardMap().value(), co));
+      clients.push_back(std::make_unique<ps::PsClient>(t.get(), setup.MakeShardMap().value(), co));
       workers_t.push_back(std::move(t));
       raw_workers.push_back(std::move(r));
     }
@@ -197,11 +196,11 @@ struct Bench {
     }
   }
 
-  analysis::ClusterSetup setup;
+  cluster::ClusterSetup setup;
   std::vector<std::string> server_addr, raw_addr;
   std::vector<std::unique_ptr<transport::Transport>> servers_t, raw_t, workers_t, raw_workers;
-  std::vector<std::unique_ptr<server::PsService>> services;
-  std::vector<std::unique_ptr<worker::PsClient>> clients;
+  std::vector<std::unique_ptr<ps::PsService>> services;
+  std::vector<std::unique_ptr<ps::PsClient>> clients;
 };
 
 // Ours and the reference alternately, kTrials times each; the median rate
@@ -304,8 +303,7 @@ void Dense(int64_t mib, double secs) {
 }
 
 void Memory() {
-  auto store =
-      server::NewHashStore(64, [](int64_t, float* out) { std::fill(out, out + 64, 0.0f); });
+  auto store = ps::NewHashStore(64, [](int64_t, float* out) { std::fill(out, out + 64, 0.0f); });
   std::vector<int64_t> keys(kRows);
   for (int64_t k = 0; k < kRows; ++k) keys[k] = (k * 2654435761LL) % (int64_t{1} << 40);
   std::vector<float> out(keys.size() * 64);
@@ -324,12 +322,12 @@ void Memory() {
 // The hash shard alone (no transport): Push (add) and Pull of one batch of
 // Zipf keys, the server's share of a sparse request.
 void Apply(int64_t width, size_t batch, double secs) {
-  auto store = server::NewHashStore(
-      width, [width](int64_t, float* out) { std::fill(out, out + width, 0.0f); });
+  auto store =
+      ps::NewHashStore(width, [width](int64_t, float* out) { std::fill(out, out + width, 0.0f); });
   std::vector<int64_t> keys = ZipfKeys(batch, 5);
   std::sort(keys.begin(), keys.end());
   std::vector<float> rows(batch * width, 0.5f);
-  server::UpdateOptions add;
+  ps::UpdateOptions add;
   for (bool push : {true, false}) {
     auto start = Clock::now();
     size_t ops = 0;

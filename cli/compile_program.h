@@ -7,16 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "frontend/ir.h"
+#include "ir/ir.h"
 
 namespace rigel::cli {
 
 // Compiles `path` with the `--set NAME=VALUE` overrides in `sets`. On error
 // prints the diagnostics (or the file error) to stderr, sets *exit_code (2
 // for a malformed --set, 1 otherwise) and returns null.
-std::unique_ptr<frontend::ir::Program> CompileProgram(const std::string& path,
-                                                      const std::vector<std::string>& sets,
-                                                      int* exit_code);
+std::unique_ptr<ir::Program> CompileProgram(const std::string& path,
+                                            const std::vector<std::string>& sets, int* exit_code);
 
 }  // namespace rigel::cli
 

@@ -39,7 +39,7 @@ void PrintError(const Status& st) {
 
 // The plan for `args`: made by the analysis, or read from --plan and checked
 // against the program. Null (with the error printed) on failure.
-std::unique_ptr<analysis::Plan> GetPlan(const frontend::ir::Program& prog, const PlanArgs& args,
+std::unique_ptr<analysis::Plan> GetPlan(const ir::Program& prog, const PlanArgs& args,
                                         bool workers_given, int* exit_code) {
   StatusOr<analysis::Plan> plan = InvalidArgument("");
   if (args.plan_path.empty()) {

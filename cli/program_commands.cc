@@ -13,9 +13,9 @@
 #include "analysis/plan.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
+#include "exec/executor.h"
+#include "exec/param_file.h"
 #include "frontend/compile.h"
-#include "worker/executor.h"
-#include "worker/param_file.h"
 
 extern char** environ;
 
@@ -114,9 +114,8 @@ void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
 
 }  // namespace
 
-std::unique_ptr<frontend::ir::Program> CompileProgram(const std::string& path,
-                                                      const std::vector<std::string>& sets,
-                                                      int* exit_code) {
+std::unique_ptr<ir::Program> CompileProgram(const std::string& path,
+                                            const std::vector<std::string>& sets, int* exit_code) {
   frontend::CompileOptions opts;
   for (const std::string& s : sets) {
     auto kv = frontend::ParseSetFlag(s);
@@ -136,7 +135,7 @@ std::unique_ptr<frontend::ir::Program> CompileProgram(const std::string& path,
     if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";
     return nullptr;
   }
-  return std::make_unique<frontend::ir::Program>(std::move(prog).value());
+  return std::make_unique<ir::Program>(std::move(prog).value());
 }
 
 void AddCheckCommand(CLI::App& app, int* exit_code) {
@@ -161,9 +160,9 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
-    std::cout << frontend::ir::Print(*prog);
+    std::cout << ir::Print(*prog);
     if (!args->bytecode) return;
-    auto ex = worker::SerialExecutor::Create(*prog, {});
+    auto ex = exec::SerialExecutor::Create(*prog, {});
     if (!ex.ok()) {
       std::cerr << ex.status().message();
       *exit_code = 1;
@@ -238,20 +237,20 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       *exit_code = RunDistributed(*args);
       return;
     }
-    worker::ExecutorOptions opts;
+    exec::ExecutorOptions opts;
     opts.seed = args->seed;
     opts.log = args->verbose ? &std::cerr : nullptr;
     // Progress lines rewrite themselves with '\r': only on a terminal.
     if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
-    auto ex = worker::SerialExecutor::Create(*prog, opts);
+    auto ex = exec::SerialExecutor::Create(*prog, opts);
     Status st = ex.ok() ? (*ex)->Run() : ex.status();
     if (st.ok() && !args->save_params.empty()) {
-      std::vector<worker::SavedParam> out;
+      std::vector<exec::SavedParam> out;
       for (size_t p = 0; p < prog->params.size(); ++p) {
         const auto& b = (*ex)->bindings()[p];
         out.push_back({prog->params[p].name, b.rows, b.width, (*ex)->param(static_cast<int>(p))});
       }
-      st = worker::WriteParams(args->save_params, out);
+      st = exec::WriteParams(args->save_params, out);
     }
     if (!st.ok()) {
       std::cerr << st.message();

@@ -194,16 +194,19 @@ void Checker::Const(const Stmt& s) {
 
 int Checker::DataAttr(int data, const std::string& attr, Loc loc) {
   const ir::DataDecl& d = prog_.data[data];
-  static const std::map<DataKind, std::vector<std::string>> kAttrs = {
-      {DataKind::kTriples, {"rows", "cols", "count"}}, {DataKind::kLibsvm, {"count", "dim"}},
-      {DataKind::kTokens, {"count", "vocab"}},         {DataKind::kDenseCsv, {"count", "dim"}},
-      {DataKind::kGrid, {"rows", "cols", "count"}},    {DataKind::kRange, {"count"}},
+  static const std::map<data::DataKind, std::vector<std::string>> kAttrs = {
+      {data::DataKind::kTriples, {"rows", "cols", "count"}},
+      {data::DataKind::kLibsvm, {"count", "dim"}},
+      {data::DataKind::kTokens, {"count", "vocab"}},
+      {data::DataKind::kDenseCsv, {"count", "dim"}},
+      {data::DataKind::kGrid, {"rows", "cols", "count"}},
+      {data::DataKind::kRange, {"count"}},
   };
   const auto& ok = kAttrs.at(d.kind);
   if (std::find(ok.begin(), ok.end(), attr) == ok.end()) {
     std::string list;
     for (const auto& a : ok) list += (list.empty() ? "." : ", .") + a;
-    Error(loc, "data set '" + d.name + "' (" + DataKindName(d.kind) + ") has no attribute '" +
+    Error(loc, "data set '" + d.name + "' (" + data::DataKindName(d.kind) + ") has no attribute '" +
                    attr + "'; it has " + list);
     return -1;
   }

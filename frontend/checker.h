@@ -10,7 +10,7 @@
 #include "frontend/ast.h"
 #include "frontend/compile.h"
 #include "frontend/diagnostics.h"
-#include "frontend/ir.h"
+#include "ir/ir.h"
 
 namespace rigel::frontend {
 

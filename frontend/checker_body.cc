@@ -16,19 +16,19 @@ struct SpaceVars {
   const char* names;
 };
 
-SpaceVars VarsOf(DataKind k) {
+SpaceVars VarsOf(data::DataKind k) {
   switch (k) {
-    case DataKind::kTriples:
+    case data::DataKind::kTriples:
       return {{Type::kInt, Type::kInt, Type::kF32}, "(i, j, v)"};
-    case DataKind::kLibsvm:
+    case data::DataKind::kLibsvm:
       return {{Type::kInt, Type::kRow}, "(n, row)"};
-    case DataKind::kTokens:
+    case data::DataKind::kTokens:
       return {{Type::kInt, Type::kInt}, "(t, w)"};
-    case DataKind::kDenseCsv:
+    case data::DataKind::kDenseCsv:
       return {{Type::kInt, Type::kRow}, "(n, row)"};
-    case DataKind::kGrid:
+    case data::DataKind::kGrid:
       return {{Type::kInt, Type::kInt}, "(i, j)"};
-    case DataKind::kRange:
+    case data::DataKind::kRange:
       return {{Type::kInt}, "i"};
   }
   return {};
@@ -74,7 +74,7 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
       return;
     }
     ir::DataDecl d;
-    d.kind = grid ? DataKind::kGrid : DataKind::kRange;
+    d.kind = grid ? data::DataKind::kGrid : data::DataKind::kRange;
     d.name = space.str + "@" + std::to_string(space.loc.line);
     d.loc = space.loc;
     d.grid_n = DExprOf(*space.args[0]);
@@ -110,7 +110,7 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
   body_scopes_.assign(1, {});
   SpaceVars sv = VarsOf(prog_.data[data].kind);
   if (s.names.size() != sv.types.size()) {
-    Error(s.name_locs[0], std::string("iterating ") + DataKindName(prog_.data[data].kind) +
+    Error(s.name_locs[0], std::string("iterating ") + data::DataKindName(prog_.data[data].kind) +
                               " binds " + std::to_string(sv.types.size()) + " variable" +
                               (sv.types.size() == 1 ? " " : "s ") + sv.names + ", got " +
                               std::to_string(s.names.size()));
@@ -228,7 +228,7 @@ void Checker::BodyFor(const Stmt& s, std::vector<Inst>* out) {
   } else if (it.kind == Expr::kAttr && it.str == "features" && it.args[0]->kind == Expr::kName) {
     int row = FindLocal(it.args[0]->str);
     if (row < 0 || loop_->regs[row].type != Type::kRow ||
-        prog_.data[loop_->regs[row].row_data].kind != DataKind::kLibsvm) {
+        prog_.data[loop_->regs[row].row_data].kind != data::DataKind::kLibsvm) {
       Error(it.loc, "only a libsvm row has .features");
       return;
     }
@@ -243,7 +243,7 @@ void Checker::BodyFor(const Stmt& s, std::vector<Inst>* out) {
       return;
     }
     const Global* g = it.args[0]->kind == Expr::kName ? FindGlobal(it.args[0]->str) : nullptr;
-    if (!g || g->kind != Global::kData || prog_.data[g->index].kind != DataKind::kTokens) {
+    if (!g || g->kind != Global::kData || prog_.data[g->index].kind != data::DataKind::kTokens) {
       Error(it.args[0]->loc, "window expects a tokens data set as its first argument");
       return;
     }

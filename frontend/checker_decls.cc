@@ -67,10 +67,10 @@ std::optional<std::string> Checker::StringArg(const Expr* e, const char* what) {
 
 void Checker::Data(const Stmt& s) {
   const Expr& call = *s.value;
-  static const std::map<std::string, DataKind> kLoaders = {
-      {"triples", DataKind::kTriples}, {"libsvm", DataKind::kLibsvm},
-      {"tokens", DataKind::kTokens},   {"dense_csv", DataKind::kDenseCsv},
-      {"grid", DataKind::kGrid},       {"range", DataKind::kRange}};
+  static const std::map<std::string, data::DataKind> kLoaders = {
+      {"triples", data::DataKind::kTriples}, {"libsvm", data::DataKind::kLibsvm},
+      {"tokens", data::DataKind::kTokens},   {"dense_csv", data::DataKind::kDenseCsv},
+      {"grid", data::DataKind::kGrid},       {"range", data::DataKind::kRange}};
   if (call.kind != Expr::kCall || (call.str != "split" && !kLoaders.count(call.str))) {
     Error(call.loc,
           "expected a data loader: triples(...), libsvm(...), tokens(...), "
@@ -97,8 +97,8 @@ void Checker::Data(const Stmt& s) {
       return;
     }
     const ir::DataDecl parent = prog_.data[g->index];  // a copy: push_back below reallocates
-    if (parent.kind == DataKind::kGrid || parent.kind == DataKind::kRange) {
-      Error(src->loc, "cannot split " + std::string(DataKindName(parent.kind)) + " data");
+    if (parent.kind == data::DataKind::kGrid || parent.kind == data::DataKind::kRange) {
+      Error(src->loc, "cannot split " + std::string(data::DataKindName(parent.kind)) + " data");
       return;
     }
     auto frac = ConstNumberOf(*(*args)[1], "test");
@@ -129,31 +129,31 @@ void Checker::Data(const Stmt& s) {
   d.kind = kLoaders.at(call.str);
   std::optional<std::vector<const Expr*>> args;
   switch (d.kind) {
-    case DataKind::kTriples:
+    case data::DataKind::kTriples:
       args = BindArgs(call, {"path", "sep", "base", "skip_header"}, 1);
       break;
-    case DataKind::kLibsvm:
+    case data::DataKind::kLibsvm:
       args = BindArgs(call, {"path", "base"}, 1);
       d.base = 1;
       break;
-    case DataKind::kTokens:
+    case data::DataKind::kTokens:
       args = BindArgs(call, {"path", "min_count"}, 1);
       break;
-    case DataKind::kDenseCsv:
+    case data::DataKind::kDenseCsv:
       args = BindArgs(call, {"path", "label", "sep", "skip_header"}, 1);
       break;
-    case DataKind::kGrid:
+    case data::DataKind::kGrid:
       args = BindArgs(call, {"N", "M"}, 2);
       break;
-    case DataKind::kRange:
+    case data::DataKind::kRange:
       args = BindArgs(call, {"N"}, 1);
       break;
   }
   if (!args) return;
   const auto& a = *args;
-  if (d.kind == DataKind::kGrid || d.kind == DataKind::kRange) {
+  if (d.kind == data::DataKind::kGrid || d.kind == data::DataKind::kRange) {
     d.grid_n = DExprOf(*a[0]);
-    d.grid_m = d.kind == DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
+    d.grid_m = d.kind == data::DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
     if (d.grid_n < 0 || d.grid_m < 0) return;
     CheckGridSize(d);
     if (UsesDriverState(d.grid_n) || UsesDriverState(d.grid_m)) {
@@ -325,8 +325,10 @@ void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
       d.kind = ir::DStmt::kFor;
       d.a = DExprOf(*s.value);
       d.b = DExprOf(*s.value2);
-      if (d.a >= 0 && !prog_.exprs[d.a].is_int) Error(s.value->loc, "range bounds must be integers");
-      if (d.b >= 0 && !prog_.exprs[d.b].is_int) Error(s.value2->loc, "range bounds must be integers");
+      if (d.a >= 0 && !prog_.exprs[d.a].is_int)
+        Error(s.value->loc, "range bounds must be integers");
+      if (d.b >= 0 && !prog_.exprs[d.b].is_int)
+        Error(s.value2->loc, "range bounds must be integers");
       driver_scopes_.emplace_back();
       d.slot = NewSlot(s.names[0], s.name_locs[0], true, false);
       slot_is_loop_[d.slot] = true;

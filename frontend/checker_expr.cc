@@ -249,23 +249,23 @@ Val Checker::Lower(const ast::Expr& e, std::vector<Inst>* out) {
         int local = FindLocal(obj.str);
         if (local >= 0 && loop_->regs[local].type == Type::kRow) {
           const ir::Reg& row = loop_->regs[local];
-          DataKind kind = prog_.data[row.row_data].kind;
+          data::DataKind kind = prog_.data[row.row_data].kind;
           in.a = local;
           in.index = row.row_data;
           if (e.str == "label") {
             in.op = Op::kRowLabel;
             in.dst = NewReg(Type::kF32);
-          } else if (e.str == "x" && kind == DataKind::kDenseCsv) {
+          } else if (e.str == "x" && kind == data::DataKind::kDenseCsv) {
             in.op = Op::kRowX;
             in.dst = NewReg(Type::kVec, DataAttr(row.row_data, "dim", e.loc));
-          } else if (e.str == "features" && kind == DataKind::kLibsvm) {
+          } else if (e.str == "features" && kind == data::DataKind::kLibsvm) {
             Error(e.loc, "row.features can only be iterated: for (f, x) in " + obj.str +
                              ".features { ... }");
             return {};
           } else {
-            Error(e.loc, std::string("a ") + DataKindName(kind) + " row has no attribute '" +
+            Error(e.loc, std::string("a ") + data::DataKindName(kind) + " row has no attribute '" +
                              e.str + "'; it has .label and " +
-                             (kind == DataKind::kLibsvm ? ".features" : ".x"));
+                             (kind == data::DataKind::kLibsvm ? ".features" : ".x"));
             return {};
           }
           out->push_back(in);
@@ -373,7 +373,7 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   if (f == "negative") {
     const ast::Expr& c = *e.args[0];
     const Global* g = c.kind == Expr::kName ? FindGlobal(c.str) : nullptr;
-    if (!g || g->kind != Global::kData || prog_.data[g->index].kind != DataKind::kTokens) {
+    if (!g || g->kind != Global::kData || prog_.data[g->index].kind != data::DataKind::kTokens) {
       Error(c.loc, "negative expects a tokens data set");
       return {};
     }

@@ -15,7 +15,7 @@ namespace rigel::frontend::internal {
 // What a global name refers to.
 struct Global {
   enum Kind { kConst, kData, kParam, kAccum } kind;
-  int index = -1;  // const: DExpr id; data/param/accum: declaration index
+  int index = -1;  // const: DExpr id; data set, param or accum: declaration index
 };
 
 // A typed value during body lowering; reg < 0 means an error was reported.

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "frontend/ir.h"
+#include "ir/ir.h"
 
 namespace rigel::frontend {
 

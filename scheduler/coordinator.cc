@@ -135,7 +135,7 @@ void Coordinator::End(Status result) {
 }
 
 void Coordinator::Handle(const InMessage& msg) {
-  auto now = Clock::now();
+  auto now = cluster::Clock::now();
   if (rendezvous_.Handle(msg)) return;
   switch (msg.type()) {
     case transport::MessageType::REGISTER: {
@@ -162,7 +162,7 @@ void Coordinator::Handle(const InMessage& msg) {
       (void)transport_->Respond(msg, std::move(reply));  // Respond never waits
       if (complete) {
         Log("every member registered; sending the setup");
-        std::string json = analysis::SetupToJson(opts_.setup);
+        std::string json = cluster::SetupToJson(opts_.setup);
         std::vector<std::pair<PeerId, OutMessage>> lists;
         {
           std::lock_guard<std::mutex> l(mu_);
@@ -230,13 +230,13 @@ void Coordinator::Timer() {
       cv_.wait_for(l, opts_.heartbeat / 10, [this] { return ended_; });
       if (ended_) return;
     }
-    std::vector<Member> dead;
+    std::vector<cluster::Member> dead;
     {
       std::lock_guard<std::mutex> l(mu_);
-      dead = members_.Expire(Clock::now());
+      dead = members_.Expire(cluster::Clock::now());
     }
-    rendezvous_.Expire(Clock::now());
-    for (const Member& d : dead) {
+    rendezvous_.Expire(cluster::Clock::now());
+    for (const cluster::Member& d : dead) {
       double secs = std::chrono::duration<double>(members_.dead_after()).count();
       std::string why = fmt::format("{} died: no heartbeat for {:.3g} s (from {})", d.id.ToString(),
                                     secs, d.address);

@@ -5,7 +5,7 @@
 //  - register (request) -> registerReply with the rank and every member known
 //    so far; once every expected server and worker has registered, each gets
 //    the full member list (a registerReply sent one-way), then the `plan`
-//    message carrying the ClusterSetup JSON (analysis/cluster_setup.h): as a
+//    message carrying the ClusterSetup JSON (cluster/setup.h): as a
 //    request to each server, answered once its shards exist, and only then
 //    one-way to the workers, so no worker reaches a server that is not ready.
 //  - heartbeat (one-way) from members keeps them alive; one silent for
@@ -14,7 +14,7 @@
 //  - step{finished} (one-way) from a worker: when all workers finished, every
 //    member gets `shutdown` and the job ends successfully.
 //  - storeSet/storeGet (requests) from workers: the rendezvous store their
-//    collectives bootstrap through (scheduler/rendezvous.h).
+//    collectives bootstrap through (cluster/rendezvous.h).
 //  - Stop(reason): `shutdown` to every member (SIGINT/SIGTERM); Fail(status)
 //    the same for a failed job.
 //  - anything else goes to `on_message` (the program driver's messages).
@@ -33,15 +33,15 @@
 #include <string>
 #include <thread>
 
-#include "analysis/cluster_setup.h"
-#include "scheduler/membership.h"
-#include "scheduler/rendezvous.h"
+#include "cluster/membership.h"
+#include "cluster/rendezvous.h"
+#include "cluster/setup.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
 
 struct CoordinatorOptions {
-  analysis::ClusterSetup setup;
+  cluster::ClusterSetup setup;
   std::chrono::milliseconds heartbeat{500};
   int dead_after = 3;
   std::ostream* log = nullptr;  // one line per event; null: none
@@ -87,8 +87,8 @@ class Coordinator {
   std::shared_ptr<Guard> guard_ = std::make_shared<Guard>();
   std::mutex mu_;
   std::condition_variable cv_;
-  Membership members_;
-  Rendezvous rendezvous_;
+  cluster::Membership members_;
+  cluster::Rendezvous rendezvous_;
   bool plan_sent_ = false;
   std::set<int32_t> finished_workers_;
   bool ended_ = false;

@@ -10,14 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file.h"
+#include "exec/param_file.h"
 #include "frontend/compile.h"
+#include "ps/client.h"
 #include "transport/message.h"
-#include "worker/param_file.h"
-#include "worker/ps_client.h"
 
 namespace rigel::scheduler {
 
-namespace ir = frontend::ir;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using transport::PeerId;
@@ -81,21 +80,21 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   }
   d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
 
-  worker::ExecutorOptions eo;
+  exec::ExecutorOptions eo;
   eo.seed = o.seed;
   eo.out = o.out;
   eo.allocate_params = false;
   Driver* self = d.get();
-  eo.remote = [self](const worker::RemoteRun& run) { return self->RunRemote(run); };
+  eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
   eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { self->OnEpoch(i, lo, hi); };
-  RIGEL_ASSIGN_OR_RETURN(d->ex_, worker::SerialExecutor::Create(*d->prog_, eo));
+  RIGEL_ASSIGN_OR_RETURN(d->ex_, exec::SerialExecutor::Create(*d->prog_, eo));
 
-  analysis::ClusterSetup& s = d->setup_;
+  cluster::ClusterSetup& s = d->setup_;
   s.servers = o.servers;
   s.workers = o.workers;
   s.staleness = o.staleness;
   for (size_t p = 0; p < d->prog_->params.size(); ++p) {
-    analysis::ParamSpec spec;
+    cluster::ParamSpec spec;
     spec.decl = d->prog_->params[p];
     spec.rows = d->ex_->bindings()[p].rows;
     for (const analysis::LoopPlan& lp : d->plan_.loops) {
@@ -106,7 +105,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     }
     s.params.push_back(std::move(spec));
   }
-  analysis::JobSpec job;
+  cluster::JobSpec job;
   job.program = o.program;
   job.sets = o.sets;
   job.seed = o.seed;
@@ -115,9 +114,9 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   job.sync_every = o.sync_every;
   job.device = o.device;
   for (size_t k = 0; k < d->prog_->data.size(); ++k) {
-    const frontend::Dataset& data = d->ex_->data(static_cast<int>(k));
+    const data::Dataset& data = d->ex_->data(static_cast<int>(k));
     if (!data.path.empty()) {
-      job.data.emplace_back(d->prog_->data[k].name, frontend::DatasetDigest(data));
+      job.data.emplace_back(d->prog_->data[k].name, data::DatasetDigest(data));
     }
   }
   s.job = std::move(job);
@@ -177,7 +176,7 @@ Status Driver::WaitReady() {
   return FirstWorkerError(done_);
 }
 
-Status Driver::RunRemote(const worker::RemoteRun& run) {
+Status Driver::RunRemote(const exec::RemoteRun& run) {
   const ir::Loop& l = prog_->loops[run.loop];
   const ir::DataDecl& space = prog_->data[l.data];
   auto it = cuts_.find(run.loop);
@@ -314,13 +313,13 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
 }
 
 Status Driver::SaveParams() {
-  RIGEL_ASSIGN_OR_RETURN(analysis::ShardMap map, setup_.MakeShardMap());
-  worker::PsClientOptions po;
+  RIGEL_ASSIGN_OR_RETURN(cluster::ShardMap map, setup_.MakeShardMap());
+  ps::PsClientOptions po;
   po.cache = false;
-  worker::PsClient client(transport_, std::move(map), po);
-  std::vector<worker::SavedParam> out;
+  ps::PsClient client(transport_, std::move(map), po);
+  std::vector<exec::SavedParam> out;
   for (size_t p = 0; p < setup_.params.size(); ++p) {
-    worker::SavedParam sp;
+    exec::SavedParam sp;
     sp.name = setup_.params[p].decl.name;
     sp.rows = setup_.params[p].rows;
     sp.width = setup_.Width(static_cast<int>(p));
@@ -329,7 +328,7 @@ Status Driver::SaveParams() {
     RIGEL_ASSIGN_OR_RETURN(sp.values, client.Pull(static_cast<int>(p), keys).get());
     out.push_back(std::move(sp));
   }
-  return worker::WriteParams(opts_.save_params, out);
+  return exec::WriteParams(opts_.save_params, out);
 }
 
 Status Driver::Run(transport::Transport* transport) {

@@ -38,12 +38,12 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/cluster_setup.h"
 #include "analysis/partition.h"
 #include "analysis/plan.h"
-#include "frontend/ir.h"
+#include "cluster/setup.h"
+#include "exec/executor.h"
+#include "ir/ir.h"
 #include "transport/transport.h"
-#include "worker/executor.h"
 
 namespace rigel::scheduler {
 
@@ -73,7 +73,7 @@ class Driver {
   static StatusOr<std::unique_ptr<Driver>> Create(DriverOptions options);
   ~Driver();
 
-  const analysis::ClusterSetup& setup() const { return setup_; }
+  const cluster::ClusterSetup& setup() const { return setup_; }
   const analysis::Plan& plan() const { return plan_; }
 
   // Takes `taskDone` and worker `step{start}` messages; false for others.
@@ -88,17 +88,17 @@ class Driver {
  private:
   struct Epoch;
   explicit Driver(DriverOptions options);
-  Status RunRemote(const worker::RemoteRun& run);
+  Status RunRemote(const exec::RemoteRun& run);
   void OnEpoch(int64_t i, int64_t lo, int64_t hi);
   Status SaveParams();
   Status WaitReady();
 
   DriverOptions opts_;
-  std::unique_ptr<frontend::ir::Program> prog_;
+  std::unique_ptr<ir::Program> prog_;
   analysis::Plan plan_;
   std::string plan_json_;
-  analysis::ClusterSetup setup_;
-  std::unique_ptr<worker::SerialExecutor> ex_;  // the driver, with no parameter memory
+  cluster::ClusterSetup setup_;
+  std::unique_ptr<exec::SerialExecutor> ex_;  // the driver, with no parameter memory
   std::map<int, std::string> cuts_;  // per loop, JSON (spaces sized at launch: recut each run)
   transport::Transport* transport_ = nullptr;
 

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::unique_ptr<rigel::scheduler::Driver> driver;
-  rigel::StatusOr<rigel::analysis::ClusterSetup> setup = rigel::Internal("no setup");
+  rigel::StatusOr<rigel::cluster::ClusterSetup> setup = rigel::Internal("no setup");
   if (!dopt.program.empty()) {
     for (const std::string& s : sets) {
       auto kv = rigel::frontend::ParseSetFlag(s);
@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
       std::cerr << "rigel-scheduler: " << text.status().message() << "\n";
       return 2;
     }
-    setup = rigel::analysis::SetupFromJson(*text, setup_file);
+    setup = rigel::cluster::SetupFromJson(*text, setup_file);
     if (!setup.ok()) {
       std::cerr << "rigel-scheduler: " << setup.status().message() << "\n";
       return 2;

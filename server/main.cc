@@ -1,4 +1,4 @@
-// rigel-server: one parameter server of a cluster (server/ps_service.h).
+// rigel-server: one parameter server of a cluster (ps/service.h).
 //
 //   rigel-server --scheduler ADDR --rank R [--listen ADDR] [--key-file F]
 //                [--heartbeat-ms N]
@@ -11,15 +11,15 @@
 #include <atomic>
 #include <iostream>
 
+#include "cluster/member_flags.h"
 #include "common/memory.h"
-#include "scheduler/member_flags.h"
-#include "server/ps_service.h"
+#include "ps/service.h"
 
 int main(int argc, char** argv) {
   rigel::KeepLargeBuffersInHeap();
   CLI::App app{"Rigel parameter server"};
-  rigel::scheduler::MemberFlags flags;
-  rigel::scheduler::AddMemberFlags(&app, &flags, 4095);
+  rigel::cluster::MemberFlags flags;
+  rigel::cluster::AddMemberFlags(&app, &flags, 4095);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -27,26 +27,26 @@ int main(int argc, char** argv) {
   }
   using namespace rigel;
   const int rank = flags.rank;
-  auto t = scheduler::MemberTransport(transport::Role::kServer, flags);
+  auto t = cluster::MemberTransport(transport::Role::kServer, flags);
   if (!t.ok()) {
     std::cerr << "rigel-server: " << t.status().message() << "\n";
     return 1;
   }
   // The handler exists before the service does: control messages can come
   // first, and data messages wait for the setup.
-  std::atomic<server::PsService*> service{nullptr};
-  std::atomic<scheduler::Member*> member{nullptr};
+  std::atomic<ps::PsService*> service{nullptr};
+  std::atomic<cluster::Member*> member{nullptr};
   (*t)->SetHandler([&](transport::InMessage m) {
-    scheduler::Member* mem = member.load();
+    cluster::Member* mem = member.load();
     if (mem && mem->Handle(m)) return;
-    server::PsService* svc = service.load();
+    ps::PsService* svc = service.load();
     if (svc && svc->Handle(m)) return;
     if (m.is_request()) {
       (void)(*t)->RespondError(m, Unavailable("server " + std::to_string(rank) + " is not ready"));
     }
   });
-  scheduler::MemberOptions mo = flags.Options();
-  auto joined = std::make_unique<scheduler::Member>(t->get(), mo);
+  cluster::MemberOptions mo = flags.Options();
+  auto joined = std::make_unique<cluster::Member>(t->get(), mo);
   member = joined.get();
   if (Status st = joined->Join(); !st.ok()) {
     std::cerr << "rigel-server: " << st.message() << "\n";
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     std::cerr << "rigel-server " << rank << ": " << setup.status().message() << "\n";
     return 1;
   }
-  auto svc = server::PsService::Create(t->get(), rank, *setup);
+  auto svc = ps::PsService::Create(t->get(), rank, *setup);
   if (!svc.ok()) {
     std::cerr << "rigel-server " << rank << ": " << svc.status().message() << "\n";
     return 1;

@@ -7,7 +7,7 @@
 
 namespace rigel::worker {
 
-namespace coll = transport::collectives;
+namespace coll = collectives;
 
 DenseSync::DenseSync(std::unique_ptr<coll::Communicator> comm, size_t fusion_bytes, int cuda_device)
     : comm_(std::move(comm)),

@@ -1,6 +1,6 @@
 // Dense synchronisation: the `allreduce` parameters' replicas, one on every
 // worker, kept identical by summing the workers' deltas with a collective
-// (transport/collectives/), never through the parameter servers.
+// (collectives/), never through the parameter servers.
 //
 // Each replica has a base: its value after the last sync, the same bits on
 // every worker. Between syncs the kernel writes the worker's local copy; a
@@ -25,10 +25,10 @@
 #include <span>
 #include <vector>
 
+#include "collectives/communicator.h"
+#include "collectives/fusion.h"
+#include "collectives/nccl/communicator.h"
 #include "common/status.h"
-#include "transport/collectives/communicator.h"
-#include "transport/collectives/fusion.h"
-#include "transport/collectives/nccl/communicator.h"
 
 namespace rigel::worker {
 
@@ -44,7 +44,7 @@ class DenseSync {
  public:
   // `comm` is the job's communicator (host memory for Gloo, device memory for
   // NCCL, on CUDA device `cuda_device`); `fusion_bytes` the fusion threshold.
-  DenseSync(std::unique_ptr<transport::collectives::Communicator> comm, size_t fusion_bytes,
+  DenseSync(std::unique_ptr<collectives::Communicator> comm, size_t fusion_bytes,
             int cuda_device = -1);
 
   // Sums the deltas of `replicas` over every worker (see above). Errors: the
@@ -55,20 +55,20 @@ class DenseSync {
   // when replicas start from values that could differ.
   Status Broadcast(std::span<const Replica> replicas);
 
-  const transport::collectives::Communicator& comm() const { return *comm_; }
+  const collectives::Communicator& comm() const { return *comm_; }
   uint64_t calls() const;                            // collective calls made so far
   uint64_t bytes_reduced() const { return bytes_; }  // floats summed * 4, this worker
 
  private:
   Status SyncDevice(std::span<const Replica> replicas);
 
-  std::unique_ptr<transport::collectives::Communicator> comm_;
+  std::unique_ptr<collectives::Communicator> comm_;
   size_t fusion_bytes_;
   int cuda_device_;
-  transport::collectives::FusedAllReduce fused_;
+  collectives::FusedAllReduce fused_;
   std::vector<std::vector<float>> deltas_;  // host: one per replica
   // cuda: per bucket, the device replica and the host staging buffer.
-  std::vector<transport::collectives::nccl_backend::DeviceBuffer> device_;
+  std::vector<collectives::nccl_backend::DeviceBuffer> device_;
   std::vector<float> staging_;
   uint64_t device_calls_ = 0;
   uint64_t bytes_ = 0;

@@ -20,19 +20,19 @@
 #include <numeric>
 #include <thread>
 
+#include "cluster/member_flags.h"
+#include "cluster/scheduler_store.h"
 #include "common/memory.h"
-#include "scheduler/member_flags.h"
-#include "worker/ps_client.h"
+#include "ps/client.h"
 #include "worker/runner.h"
-#include "worker/scheduler_store.h"
 
 int main(int argc, char** argv) {
   rigel::KeepLargeBuffersInHeap();
   CLI::App app{"Rigel worker"};
-  rigel::scheduler::MemberFlags flags;
+  rigel::cluster::MemberFlags flags;
   int pushes = 0, pace_ms = 0;
   int64_t rows = 1000;
-  rigel::scheduler::AddMemberFlags(&app, &flags, 65535);
+  rigel::cluster::AddMemberFlags(&app, &flags, 65535);
   app.add_option("--selftest-pushes", pushes, "clocks of +1 pushes to run (0: none)");
   app.add_option("--selftest-rows", rows, "rows of the first parameter the self-test touches");
   app.add_option("--selftest-pace-ms", pace_ms, "sleep this long after each self-test clock");
@@ -43,12 +43,12 @@ int main(int argc, char** argv) {
   }
   using namespace rigel;
   const int rank = flags.rank;
-  auto t = scheduler::MemberTransport(transport::Role::kWorker, flags);
+  auto t = cluster::MemberTransport(transport::Role::kWorker, flags);
   if (!t.ok()) {
     std::cerr << "rigel-worker: " << t.status().message() << "\n";
     return 1;
   }
-  std::atomic<scheduler::Member*> member{nullptr};
+  std::atomic<cluster::Member*> member{nullptr};
   std::atomic<worker::Runner*> runner{nullptr};
   // Tasks wait here for the main thread: the receive thread must go on
   // taking hand-offs and replies while a task runs.
@@ -64,10 +64,10 @@ int main(int argc, char** argv) {
     }
     worker::Runner* r = runner.load();
     if (r && r->Handle(m)) return;
-    scheduler::Member* mem = member.load();
+    cluster::Member* mem = member.load();
     if (mem) mem->Handle(m);
   });
-  scheduler::MemberOptions mo = flags.Options();
+  cluster::MemberOptions mo = flags.Options();
   // A failed job (a peer died) ends this process at once: the compute thread
   // may be waiting on a request to the dead peer, and there is nothing left
   // to save.
@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     std::cerr << "rigel-worker " << rank << ": stopping: " << st.message() << std::endl;
     std::_Exit(1);
   };
-  auto joined = std::make_unique<scheduler::Member>(t->get(), mo);
+  auto joined = std::make_unique<cluster::Member>(t->get(), mo);
   member = joined.get();
   if (Status st = joined->Join(); !st.ok()) {
     std::cerr << "rigel-worker: " << st.message() << "\n";
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   // Outlives the transport's receive thread, which may be in its Handle().
   std::unique_ptr<worker::Runner> owned;
   const transport::PeerId scheduler_id{transport::Role::kScheduler, 0};
-  worker::SchedulerStore store(t->get());
+  cluster::SchedulerStore store(t->get());
   if (setup->job) {
     auto map = setup->MakeShardMap();
     worker::RunnerOptions ro;
@@ -162,9 +162,9 @@ int main(int argc, char** argv) {
       std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";
       return 1;
     }
-    worker::PsClientOptions co;
+    ps::PsClientOptions co;
     co.staleness = setup->staleness;
-    worker::PsClient client(t->get(), std::move(map).value(), co);
+    ps::PsClient client(t->get(), std::move(map).value(), co);
     int64_t width = setup->Width(0);
     rows = std::min(rows, setup->params[0].rows);
     std::vector<int64_t> keys(rows);

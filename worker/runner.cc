@@ -7,13 +7,12 @@
 #include <numeric>
 
 #include "analysis/partition.h"
+#include "common/key_sort.h"
 #include "frontend/compile.h"
 #include "transport/message.h"
-#include "worker/key_sort.h"
 
 namespace rigel::worker {
 
-namespace ir = frontend::ir;
 using analysis::ScheduleKind;
 using analysis::Strategy;
 using json = nlohmann::json;
@@ -67,7 +66,7 @@ struct Runner::Held {
   uint64_t generation = 0;
 };
 
-Runner::Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOptions options)
+Runner::Runner(cluster::JobSpec job, transport::Transport* transport, RunnerOptions options)
     : job_(std::move(job)), transport_(transport), opts_(options) {}
 
 Runner::~Runner() = default;
@@ -77,13 +76,13 @@ namespace {
 // The scheduler cut the data into blocks from its own copy and names
 // elements by number: a worker that read different data would run other
 // elements than the plan says, and nothing else would notice.
-Status CheckSameData(const frontend::ir::Program& prog, const SerialExecutor& ex,
-                     const analysis::JobSpec& job) {
+Status CheckSameData(const ir::Program& prog, const exec::SerialExecutor& ex,
+                     const cluster::JobSpec& job) {
   for (const auto& [name, digest] : job.data) {
     for (size_t k = 0; k < prog.data.size(); ++k) {
       if (prog.data[k].name != name) continue;
-      const frontend::Dataset& d = ex.data(static_cast<int>(k));
-      std::string mine = frontend::DatasetDigest(d);
+      const data::Dataset& d = ex.data(static_cast<int>(k));
+      std::string mine = data::DatasetDigest(d);
       if (mine != digest) {
         return FailedPrecondition("data set '" + name + "' (" + d.path +
                                   ") differs from the scheduler's copy: here " + mine +
@@ -98,9 +97,9 @@ Status CheckSameData(const frontend::ir::Program& prog, const SerialExecutor& ex
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
+StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
                                                  transport::Transport* transport,
-                                                 analysis::ShardMap map, RunnerOptions options) {
+                                                 cluster::ShardMap map, RunnerOptions options) {
   std::unique_ptr<Runner> r(new Runner(job, transport, options));
   frontend::CompileOptions co;
   co.sets = job.sets;
@@ -112,15 +111,15 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
     return InvalidArgument("the job's plan has " + std::to_string(r->plan_.loops.size()) +
                            " loops; the program has " + std::to_string(r->prog_.loops.size()));
   }
-  ExecutorOptions eo;
+  exec::ExecutorOptions eo;
   eo.seed = job.seed;
-  RIGEL_ASSIGN_OR_RETURN(r->ex_, SerialExecutor::Create(r->prog_, eo));
+  RIGEL_ASSIGN_OR_RETURN(r->ex_, exec::SerialExecutor::Create(r->prog_, eo));
   RIGEL_RETURN_IF_ERROR(CheckSameData(r->prog_, *r->ex_, job));
-  const SerialExecutor* ex = r->ex_.get();
-  WidthFn widths = [ex](int expr) { return ex->EvalInt(expr); };
+  const exec::SerialExecutor* ex = r->ex_.get();
+  kernel::WidthFn widths = [ex](int expr) { return ex->EvalInt(expr); };
   for (size_t l = 0; l < r->prog_.loops.size(); ++l) {
-    RIGEL_ASSIGN_OR_RETURN(KeySlice slice,
-                           KeySlice::Compile(r->prog_, static_cast<int>(l), widths));
+    RIGEL_ASSIGN_OR_RETURN(kernel::KeySlice slice,
+                           kernel::KeySlice::Compile(r->prog_, static_cast<int>(l), widths));
     r->slices_.push_back(std::move(slice));
     r->static_keys_.push_back(!UsesRunValues(r->prog_.loops[l].body));
   }
@@ -129,10 +128,10 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const analysis::JobSpec& job,
     return InvalidArgument("the cluster setup has " + std::to_string(map.params().size()) +
                            " parameters; the program has " + std::to_string(np));
   }
-  PsClientOptions po;
+  ps::PsClientOptions po;
   po.staleness = options.staleness;
   po.cache = false;  // the local parameter copies are the cache
-  r->client_ = std::make_unique<PsClient>(transport, std::move(map), po);
+  r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
   r->generation_.assign(np, 0);
   for (size_t p = 0; p < np; ++p) {
     r->held_.push_back(std::make_unique<Held>());
@@ -162,7 +161,7 @@ void Runner::Abort(const Status& why) {
 StatusOr<const analysis::StepBlocks*> Runner::Blocks(int loop, const std::string& cuts_json) {
   auto key = std::make_pair(loop, cuts_json);
   auto it = blocks_.find(key);
-  const frontend::Dataset& data = *ex_->data_ptrs()[prog_.loops[loop].data];
+  const data::Dataset& data = *ex_->data_ptrs()[prog_.loops[loop].data];
   // A space sized at launch may change size between runs with the same cuts.
   if (it != blocks_.end() && !prog_.data[prog_.loops[loop].data].sized_at_launch) {
     return it->second.get();
@@ -180,10 +179,10 @@ StatusOr<const analysis::StepBlocks*> Runner::Blocks(int loop, const std::string
   return out;
 }
 
-StatusOr<std::vector<std::vector<int64_t>>> Runner::Keys(int loop, const RunContext& ctx,
+StatusOr<std::vector<std::vector<int64_t>>> Runner::Keys(int loop, const kernel::RunContext& ctx,
                                                          std::span<const int64_t> elements) const {
   std::vector<std::vector<int64_t>> keys(prog_.params.size());
-  const KeySlice& slice = slices_[loop];
+  const kernel::KeySlice& slice = slices_[loop];
   RIGEL_RETURN_IF_ERROR(slice.Run(ctx, elements, &keys));
   for (size_t p = 0; p < keys.size(); ++p) {
     if (!slice.touches(static_cast<int>(p))) continue;
@@ -220,7 +219,7 @@ struct Runner::Layout {
 };
 
 StatusOr<std::shared_ptr<Runner::Layout>> Runner::MakeLayout(
-    int loop, const RunContext& ctx, const analysis::StepBlocks& blocks,
+    int loop, const kernel::RunContext& ctx, const analysis::StepBlocks& blocks,
     const std::vector<int64_t>& all_mine) const {
   const analysis::LoopPlan& lp = plan_.loops[loop];
   const ScheduleKind kind = lp.schedule.kind;
@@ -322,23 +321,24 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     if (!sp.is_array() || sp.size() != 2) return InvalidArgument("task.space: expected [n, m]");
     RIGEL_RETURN_IF_ERROR(ex_->SizeSpace(loop, sp[0].get<int64_t>(), sp[1].get<int64_t>()));
   }
-  std::map<int, OuterValue> outer;
+  std::map<int, kernel::OuterValue> outer;
   for (const json& o : tj["outer"]) {
     if (!o.is_array() || o.size() != 4) {
       return InvalidArgument("task.outer: expected [id, is_int, i, f] entries");
     }
-    outer[o[0].get<int>()] = OuterValue{o[1].get<bool>(), o[2].get<int64_t>(), o[3].get<double>()};
+    outer[o[0].get<int>()] =
+        kernel::OuterValue{o[1].get<bool>(), o[2].get<int64_t>(), o[3].get<double>()};
   }
   RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks, Blocks(loop, tj["cuts"].dump()));
 
   std::vector<double> accums(prog_.accums.size(), 0.0);
-  RunContext ctx;
+  kernel::RunContext ctx;
   ctx.params = &ex_->bindings();
   ctx.data = &ex_->data_ptrs();
   ctx.accums = accums.data();
   ctx.seed = job_.seed;
   ctx.launch = task.launch;
-  ctx.outer = [&outer](int id) -> StatusOr<OuterValue> {
+  ctx.outer = [&outer](int id) -> StatusOr<kernel::OuterValue> {
     auto it = outer.find(id);
     if (it == outer.end()) return Internal("the task lacks driver value " + std::to_string(id));
     return it->second;
@@ -463,7 +463,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   // relaxed rows synchronised per step, the next mini-batch's rows are pulled while this one
   // computes: asked for one clock ahead, they still see every update the bound promises at the
   // clock they are used.
-  const Kernel& kernel = ex_->kernel(loop);
+  const kernel::Kernel& kernel = ex_->kernel(loop);
   std::vector<int> dense_written;  // allreduce parameters this loop writes
   for (size_t p = 0; p < pr.size(); ++p) {
     if (pr[p].mode == Mode::kAllReduce && pr[p].written)

@@ -12,7 +12,7 @@
 //     mini-batches of `batch` elements (by default kDenseBatch when the loop
 //     updates a parameter whole, else kSparseBatch; every worker takes as
 //     many steps as the busiest, so clocks stay equal).
-//   - keys: the prefetch slice (worker/key_slice.h) lists the rows a set of
+//   - keys: the prefetch slice (kernel/key_slice.h) lists the rows a set of
 //     elements touches without running the body.
 //   - per parameter, by strategy:
 //       ps             before each step: pull the step's rows (bounded
@@ -65,17 +65,17 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/cluster_setup.h"
 #include "analysis/order.h"
 #include "analysis/plan.h"
+#include "cluster/setup.h"
+#include "collectives/store.h"
 #include "common/status.h"
-#include "frontend/ir.h"
-#include "transport/collectives/store.h"
+#include "exec/executor.h"
+#include "ir/ir.h"
+#include "kernel/key_slice.h"
+#include "ps/client.h"
 #include "transport/transport.h"
 #include "worker/dense_sync.h"
-#include "worker/executor.h"
-#include "worker/key_slice.h"
-#include "worker/ps_client.h"
 
 namespace rigel::worker {
 
@@ -107,7 +107,7 @@ struct RunnerOptions {
   std::ostream* log = nullptr;  // one line per run; null: none
   // Rendezvous of the workers' collectives (allreduce parameters); must
   // outlive Create. Null: a program with allreduce parameters is refused.
-  transport::collectives::Store* store = nullptr;
+  collectives::Store* store = nullptr;
   // The host name or address the collectives listen on, reachable by the
   // other workers (Gloo); from the worker's transport address by default.
   std::string collectives_host;
@@ -123,9 +123,9 @@ class Runner {
   // parameters it joins the other workers' communicator (blocks until all
   // joined): Unavailable if they do not within the timeout, or when device
   // "cuda" is asked and there is no GPU or no NCCL (saying which).
-  static StatusOr<std::unique_ptr<Runner>> Create(const analysis::JobSpec& job,
+  static StatusOr<std::unique_ptr<Runner>> Create(const cluster::JobSpec& job,
                                                   transport::Transport* transport,
-                                                  analysis::ShardMap map, RunnerOptions options);
+                                                  cluster::ShardMap map, RunnerOptions options);
   ~Runner();
 
   // Takes blockHandoff messages (receive thread); false for anything else.
@@ -139,7 +139,7 @@ class Runner {
   // Makes a Run waiting for a hand-off return `why` (the job failed).
   void Abort(const Status& why);
 
-  const PsClient& client() const { return *client_; }
+  const ps::PsClient& client() const { return *client_; }
 
  private:
   struct Layout;
@@ -160,15 +160,15 @@ class Runner {
     double compute_s = 0, comm_s = 0, wait_s = 0;
     std::map<std::string, double> bytes;  // per strategy
   };
-  Runner(analysis::JobSpec job, transport::Transport* transport, RunnerOptions options);
+  Runner(cluster::JobSpec job, transport::Transport* transport, RunnerOptions options);
   StatusOr<const analysis::StepBlocks*> Blocks(int loop, const std::string& cuts_json);
   // How each parameter is kept in sync in a run of `loop` over `blocks`, this
   // worker running `all_mine`: the rows it holds, shares or rotates.
-  StatusOr<std::shared_ptr<Layout>> MakeLayout(int loop, const RunContext& ctx,
+  StatusOr<std::shared_ptr<Layout>> MakeLayout(int loop, const kernel::RunContext& ctx,
                                                const analysis::StepBlocks& blocks,
                                                const std::vector<int64_t>& all_mine) const;
   // Sorted distinct rows of each parameter touched by `elements`.
-  StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const RunContext& ctx,
+  StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const kernel::RunContext& ctx,
                                                    std::span<const int64_t> elements) const;
   // Pulls `keys` of param `p` into the local copy (synchronous: every clock
   // before this worker's seen; else within the staleness bound). The pulled
@@ -197,16 +197,16 @@ class Runner {
   Status TakeColumn(int loop, uint64_t launch, int64_t step, int p, int64_t column,
                     const std::vector<int64_t>& keys, Metrics* m);
 
-  analysis::JobSpec job_;
+  cluster::JobSpec job_;
   transport::Transport* transport_;
   RunnerOptions opts_;
-  frontend::ir::Program prog_;
+  ir::Program prog_;
   analysis::Plan plan_;
-  std::unique_ptr<SerialExecutor> ex_;  // data, local parameter copies, kernels
-  std::vector<KeySlice> slices_;
+  std::unique_ptr<exec::SerialExecutor> ex_;  // data, local parameter copies, kernels
+  std::vector<kernel::KeySlice> slices_;
   std::vector<bool> static_keys_;  // per loop: touched rows depend only on the elements
   std::map<std::pair<int, std::string>, std::shared_ptr<Layout>> layouts_;
-  std::unique_ptr<PsClient> client_;
+  std::unique_ptr<ps::PsClient> client_;
   std::map<std::pair<int, std::string>, std::unique_ptr<analysis::StepBlocks>> blocks_;
   std::vector<uint64_t> generation_;         // per param: runs that wrote it
   std::vector<std::unique_ptr<Held>> held_;  // per param: local rows kept between runs

@@ -1,7 +1,7 @@
 // The runner's allreduce parameters: joining the workers' communicator and
 // summing the deltas (worker/dense_sync.h).
-#include "transport/collectives/communicator.h"
-#include "transport/collectives/nccl/communicator.h"
+#include "collectives/communicator.h"
+#include "collectives/nccl/communicator.h"
 #include "worker/runner.h"
 
 namespace rigel::worker {
@@ -17,7 +17,7 @@ Status Runner::StartCollectives() {
     }
   }
   if (!any) return Status::Ok();
-  namespace coll = transport::collectives;
+  namespace coll = collectives;
   const bool cuda = job_.device == "cuda";
   if (cuda) {
     if (Status s = coll::nccl_backend::Available(); !s.ok()) {

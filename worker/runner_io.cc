@@ -20,7 +20,7 @@ double Since(Clock::time_point t) {
 }  // namespace
 
 void Runner::Gather(int p, const std::vector<int64_t>& keys, std::vector<float>* out) const {
-  const ParamBinding& b = ex_->bindings()[p];
+  const kernel::ParamBinding& b = ex_->bindings()[p];
   out->resize(keys.size() * b.width);
   for (size_t k = 0; k < keys.size(); ++k) {
     std::memcpy(out->data() + k * b.width, b.data + keys[k] * b.width, b.width * sizeof(float));
@@ -28,7 +28,7 @@ void Runner::Gather(int p, const std::vector<int64_t>& keys, std::vector<float>*
 }
 
 void Runner::Scatter(int p, const std::vector<int64_t>& keys, const float* rows) {
-  const ParamBinding& b = ex_->bindings()[p];
+  const kernel::ParamBinding& b = ex_->bindings()[p];
   for (size_t k = 0; k < keys.size(); ++k) {
     std::memcpy(b.data + keys[k] * b.width, rows + k * b.width, b.width * sizeof(float));
   }
@@ -55,7 +55,7 @@ Status Runner::TakeRows(int p, const std::vector<int64_t>& keys,
     // Rows this worker just updated: its own values are newer than those the
     // servers had when they answered (which may lack its last deltas), and
     // the next delta is taken against them, so nothing is counted twice.
-    const ParamBinding& b = ex_->bindings()[p];
+    const kernel::ParamBinding& b = ex_->bindings()[p];
     size_t j = 0;
     for (size_t k = 0; k < keys.size(); ++k) {
       while (j < keep_local->size() && (*keep_local)[j] < keys[k]) ++j;

@@ -55,7 +55,7 @@ TEST(Wavefront, BlocksKeepEveryDependenceAndGiveTheSerialResult) {
       EXPECT_EQ(Violations(lp, workers, 37, 29), 0) << "workers " << workers;
       std::vector<float> serial = RunWith(prog, nullptr);
       std::vector<float> blocked =
-          RunWith(prog, [&](const frontend::Dataset& d) { return ScheduleOrder(lp, workers, d); });
+          RunWith(prog, [&](const data::Dataset& d) { return ScheduleOrder(lp, workers, d); });
       EXPECT_EQ(serial, blocked) << "workers " << workers;
     }
   }
@@ -77,7 +77,7 @@ TEST(Wavefront, TheDslProgramRunsByAntiDiagonals) {
   EXPECT_EQ(steps.size(), 11u);
   std::vector<float> serial = RunWith(*prog, nullptr);
   std::vector<float> blocked =
-      RunWith(*prog, [&](const frontend::Dataset& d) { return ScheduleOrder(lp, 4, d); });
+      RunWith(*prog, [&](const data::Dataset& d) { return ScheduleOrder(lp, 4, d); });
   EXPECT_EQ(serial, blocked);
 }
 
@@ -92,7 +92,7 @@ TEST(Wavefront, WithoutTheSkewTheCheckFails) {
   EXPECT_GT(Violations(lp, 3, 37, 29), 0);
   // And running in reverse order breaks the result.
   std::vector<float> serial = RunWith(prog, nullptr);
-  std::vector<float> reversed = RunWith(prog, [&](const frontend::Dataset& d) {
+  std::vector<float> reversed = RunWith(prog, [&](const data::Dataset& d) {
     std::vector<int64_t> o(d.count);
     for (int64_t e = 0; e < d.count; ++e) o[e] = d.count - 1 - e;
     return StatusOr<std::vector<int64_t>>(o);
@@ -101,8 +101,8 @@ TEST(Wavefront, WithoutTheSkewTheCheckFails) {
 }
 
 TEST(Rotation, BlocksOnOneStepShareNoRowAndNoColumn) {
-  frontend::Dataset d;
-  d.kind = frontend::DataKind::kTriples;
+  data::Dataset d;
+  d.kind = data::DataKind::kTriples;
   for (int32_t i = 0; i < 50; ++i) {
     for (int32_t j = 0; j < 40; ++j) {
       if ((i * 7 + j * 3) % 5 == 0) continue;  // sparse, like ratings
@@ -149,11 +149,11 @@ TEST(Rotation, BlocksOnOneStepShareNoRowAndNoColumn) {
 
 TEST(Order, ExecutorRefusesAnOrderThatIsNotAPermutation) {
   auto prog = Compile("param b: f32[4] = zeros()\nparallel for i in range(4) { b[i] += 1 }\n");
-  worker::ExecutorOptions opts;
-  opts.order = [](int, const frontend::Dataset&) -> StatusOr<std::vector<int64_t>> {
+  exec::ExecutorOptions opts;
+  opts.order = [](int, const data::Dataset&) -> StatusOr<std::vector<int64_t>> {
     return std::vector<int64_t>{0, 1, 1, 3};
   };
-  auto ex = worker::SerialExecutor::Create(prog, opts);
+  auto ex = exec::SerialExecutor::Create(prog, opts);
   ASSERT_TRUE(ex.ok());
   Status st = (*ex)->Run();
   ASSERT_FALSE(st.ok());

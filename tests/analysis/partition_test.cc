@@ -21,13 +21,13 @@
 namespace rigel::analysis {
 namespace {
 
-frontend::ir::Program CompileExample(const std::string& name) {
+ir::Program CompileExample(const std::string& name) {
   auto prog = frontend::CompileFile(std::string(RIGEL_SOURCE_DIR) + "/examples/" + name, {});
   EXPECT_TRUE(prog.ok()) << prog.status().message();
   return std::move(prog).value();
 }
 
-LoopPlan PlanOf(const frontend::ir::Program& prog, int loop, int workers) {
+LoopPlan PlanOf(const ir::Program& prog, int loop, int workers) {
   auto plan = MakePlan(prog, {workers});
   EXPECT_TRUE(plan.ok()) << plan.status().message();
   return plan->loops[loop];
@@ -36,7 +36,7 @@ LoopPlan PlanOf(const frontend::ir::Program& prog, int loop, int workers) {
 // Ratings whose rows and columns are both drawn from Zipf(s) over
 // [0, n) (value 0 the most frequent), `count` of them (pairs may repeat: each
 // is one unit of work).
-frontend::Dataset ZipfRatings(int64_t n, int64_t count, double s, uint64_t seed) {
+data::Dataset ZipfRatings(int64_t n, int64_t count, double s, uint64_t seed) {
   std::vector<double> cdf(static_cast<size_t>(n));
   double sum = 0;
   for (int64_t r = 0; r < n; ++r) cdf[r] = sum += std::pow(static_cast<double>(r + 1), -s);
@@ -45,8 +45,8 @@ frontend::Dataset ZipfRatings(int64_t n, int64_t count, double s, uint64_t seed)
     double u = rng.Uniform() * sum;
     return static_cast<int32_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
   };
-  frontend::Dataset d;
-  d.kind = frontend::DataKind::kTriples;
+  data::Dataset d;
+  d.kind = data::DataKind::kTriples;
   for (int64_t e = 0; e < count; ++e) {
     d.ti.push_back(std::min<int32_t>(draw(), static_cast<int32_t>(n - 1)));
     d.tj.push_back(std::min<int32_t>(draw(), static_cast<int32_t>(n - 1)));
@@ -57,10 +57,10 @@ frontend::Dataset ZipfRatings(int64_t n, int64_t count, double s, uint64_t seed)
   return d;
 }
 
-frontend::Dataset Triples(const std::vector<std::pair<int32_t, int32_t>>& ij, int64_t rows,
-                          int64_t cols) {
-  frontend::Dataset d;
-  d.kind = frontend::DataKind::kTriples;
+data::Dataset Triples(const std::vector<std::pair<int32_t, int32_t>>& ij, int64_t rows,
+                      int64_t cols) {
+  data::Dataset d;
+  d.kind = data::DataKind::kTriples;
   for (auto [i, j] : ij) {
     d.ti.push_back(i);
     d.tj.push_back(j);
@@ -83,7 +83,7 @@ int64_t OldPart(int64_t x, int64_t extent, int64_t parts) {
 // its block row is its own, no two workers share a block row or column on a
 // step, and (what that is for) no row i or column j is touched by two workers
 // on one step. Returns the number of violations.
-int RotationViolations(const LoopPlan& lp, const Cuts& cuts, const frontend::Dataset& d) {
+int RotationViolations(const LoopPlan& lp, const Cuts& cuts, const data::Dataset& d) {
   int bad = 0;
   std::map<int64_t, std::map<int, std::pair<int64_t, int64_t>>> blocks;  // step -> worker -> block
   std::map<int64_t, std::map<int64_t, int>> row_owner, col_owner;        // step -> i/j -> worker
@@ -251,7 +251,7 @@ TEST(BalancedCuts, NoDataGivesEqualRanges) {
 
 TEST(Cuts, EqualCutsGiveTheOrderRigelAlwaysGave) {
   auto mf = CompileExample("mf.rgl");
-  frontend::Dataset d = ZipfRatings(300, 5000, 1.1, 5);
+  data::Dataset d = ZipfRatings(300, 5000, 1.1, 5);
   for (int workers : {1, 2, 3, 4}) {
     LoopPlan lp = PlanOf(mf, 0, workers);
     Cuts eq = EqualCuts(lp, workers, SpaceExtent(d), d.count);
@@ -271,7 +271,7 @@ TEST(Cuts, EqualCutsGiveTheOrderRigelAlwaysGave) {
 // the 2-D rotation of mf.rgl.
 TEST(Cuts, ZipfRatingsGetEqualWorkPerStepWithBalancedCuts) {
   auto mf = CompileExample("mf.rgl");
-  frontend::Dataset d = ZipfRatings(2000, 200000, 1.1, 42);
+  data::Dataset d = ZipfRatings(2000, 200000, 1.1, 42);
   for (int workers : {2, 3, 4}) {
     LoopPlan lp = PlanOf(mf, 0, workers);
     ASSERT_EQ(lp.schedule.kind, ScheduleKind::kConflictFree2D);
@@ -307,7 +307,7 @@ TEST(Cuts, ZipfRatingsGetEqualWorkPerStepWithBalancedCuts) {
 
 TEST(Cuts, ModelParallelBalancesTheRowsOfSkewedData) {
   auto bias = CompileExample("bias.rgl");
-  frontend::Dataset d = ZipfRatings(2000, 100000, 1.1, 3);
+  data::Dataset d = ZipfRatings(2000, 100000, 1.1, 3);
   for (int workers : {2, 3, 4}) {
     LoopPlan lp = PlanOf(bias, 1, workers);
     ASSERT_EQ(lp.schedule.kind, ScheduleKind::kModelParallel1D);
@@ -336,7 +336,7 @@ TEST(Cuts, ModelParallelBalancesTheRowsOfSkewedData) {
 TEST(Cuts, WavefrontWithBalancedCutsKeepsEveryDependenceAndTheSerialResult) {
   auto prog = Compile(kSkewed);
   std::vector<float> serial = RunWith(prog, nullptr);
-  frontend::Dataset grid = frontend::MakeGrid(37, 29);
+  data::Dataset grid = data::MakeGrid(37, 29);
   for (int workers : {1, 2, 3, 5}) {
     LoopPlan lp = PlanOf(prog, 0, workers);
     ASSERT_EQ(lp.schedule.kind, ScheduleKind::kWavefront);
@@ -359,7 +359,7 @@ TEST(Cuts, WavefrontWithBalancedCutsKeepsEveryDependenceAndTheSerialResult) {
         bal->makespan_ratio);
     EXPECT_LE(bal->worker_max_over_mean, eq->worker_max_over_mean);
     std::vector<float> blocked =
-        RunWith(prog, [&](const frontend::Dataset& d) -> StatusOr<std::vector<int64_t>> {
+        RunWith(prog, [&](const data::Dataset& d) -> StatusOr<std::vector<int64_t>> {
           RIGEL_ASSIGN_OR_RETURN(Cuts c, MakeCuts(lp, workers, d));
           return ScheduleOrder(lp, c, d);
         });
@@ -376,7 +376,7 @@ TEST(Cuts, WavefrontKeepsDependencesUnderAnyCuts) {
     Cuts cuts = EqualCuts(lp, workers, {37, 29}, 37 * 29);
     for (size_t r = 0; r < cuts.axes.size(); ++r) {
       int64_t extent = cuts.axes[r].extent();
-      frontend::Dataset z = ZipfRatings(extent, 3000, 1.3, 17 + r);
+      data::Dataset z = ZipfRatings(extent, 3000, 1.3, 17 + r);
       std::vector<int64_t> coords(z.ti.begin(), z.ti.end());
       AxisCuts a = BalancedCuts(coords, extent, cuts.axes[r].parts());
       a.dim = static_cast<int>(r);
@@ -390,7 +390,7 @@ TEST(Cuts, WavefrontKeepsDependencesUnderAnyCuts) {
                                   {{{"N", "96"}, {"M", "80"}}});
   ASSERT_TRUE(wf.ok());
   LoopPlan lp = PlanOf(*wf, 0, 4);
-  auto cuts = MakeCuts(lp, 4, frontend::MakeGrid(96, 80));
+  auto cuts = MakeCuts(lp, 4, data::MakeGrid(96, 80));
   ASSERT_TRUE(cuts.ok());
   EXPECT_EQ(WavefrontViolations(lp, *cuts, 96, 80), 0);
 }
@@ -399,7 +399,7 @@ TEST(Cuts, EdgeCases) {
   auto mf = CompileExample("mf.rgl");
   LoopPlan lp = PlanOf(mf, 0, 4);
   // An empty data set: nothing to balance, equal ranges, no work.
-  frontend::Dataset empty = Triples({}, 0, 0);
+  data::Dataset empty = Triples({}, 0, 0);
   auto cuts = MakeCuts(lp, 4, empty);
   ASSERT_TRUE(cuts.ok()) << cuts.status().message();
   EXPECT_EQ(*cuts, EqualCuts(lp, 4, {0, 0}, 0));
@@ -412,7 +412,7 @@ TEST(Cuts, EdgeCases) {
   EXPECT_EQ(m->cell_max_over_mean, 1.0);
   // Fewer rows than workers: each row alone, the last block rows empty; the
   // rotation is still conflict-free.
-  frontend::Dataset small = Triples({{0, 0}, {1, 2}, {1, 3}, {0, 5}, {1, 1}}, 2, 6);
+  data::Dataset small = Triples({{0, 0}, {1, 2}, {1, 3}, {0, 5}, {1, 1}}, 2, 6);
   cuts = MakeCuts(lp, 4, small);
   ASSERT_TRUE(cuts.ok());
   EXPECT_EQ(cuts->axes[0].bounds, (std::vector<int64_t>{0, 1, 2, 2, 2}));
@@ -424,7 +424,7 @@ TEST(Cuts, EdgeCases) {
   // cannot be split), the columns are still balanced.
   std::vector<std::pair<int32_t, int32_t>> one_row;
   for (int32_t j = 0; j < 400; ++j) one_row.push_back({5, j});
-  frontend::Dataset hot = Triples(one_row, 100, 400);
+  data::Dataset hot = Triples(one_row, 100, 400);
   cuts = MakeCuts(lp, 4, hot);
   ASSERT_TRUE(cuts.ok());
   for (const AxisCuts& a : cuts->axes) {
@@ -449,11 +449,11 @@ TEST(Cuts, EdgeCases) {
 TEST(Cuts, CutsThatDoNotFitAreRefused) {
   auto mf = CompileExample("mf.rgl");
   LoopPlan lp = PlanOf(mf, 0, 3);
-  frontend::Dataset d = ZipfRatings(200, 2000, 1.1, 9);
+  data::Dataset d = ZipfRatings(200, 2000, 1.1, 9);
   auto cuts = MakeCuts(lp, 3, d);
   ASSERT_TRUE(cuts.ok());
   // Made for another data set.
-  frontend::Dataset wider = d;
+  data::Dataset wider = d;
   wider.cols = 250;
   auto order = ScheduleOrder(lp, *cuts, wider);
   ASSERT_FALSE(order.ok());
@@ -474,7 +474,7 @@ TEST(Cuts, CutsThatDoNotFitAreRefused) {
   st = CheckCuts(lp, other, SpaceExtent(d), d.count);
   EXPECT_NE(st.message().find("axes[0]: cuts dimension 1"), std::string::npos) << st.message();
   // A 2-D schedule over 1-D data, and no workers.
-  EXPECT_FALSE(MakeCuts(lp, 3, frontend::MakeRange(10)).ok());
+  EXPECT_FALSE(MakeCuts(lp, 3, data::MakeRange(10)).ok());
   EXPECT_FALSE(MakeCuts(lp, 0, d).ok());
   EXPECT_FALSE(ScheduleOrder(lp, 0, d).ok());
 }
@@ -485,17 +485,17 @@ TEST(CutsJson, RoundTrip) {
   auto mf = CompileExample("mf.rgl");
   auto bias = CompileExample("bias.rgl");
   auto skewed = Compile(kSkewed);
-  frontend::Dataset d = ZipfRatings(500, 3000, 1.1, 1);
+  data::Dataset d = ZipfRatings(500, 3000, 1.1, 1);
   std::vector<Cuts> all;
   for (const auto& [prog, loop] :
-       std::vector<std::pair<const frontend::ir::Program*, int>>{{&mf, 0}, {&mf, 1}, {&bias, 1}}) {
+       std::vector<std::pair<const ir::Program*, int>>{{&mf, 0}, {&mf, 1}, {&bias, 1}}) {
     LoopPlan lp = PlanOf(*prog, loop, 3);
     auto c = MakeCuts(lp, 3, d);
     ASSERT_TRUE(c.ok());
     all.push_back(*c);
   }
   LoopPlan wf = PlanOf(skewed, 0, 3);
-  auto c = MakeCuts(wf, 3, frontend::MakeGrid(37, 29));
+  auto c = MakeCuts(wf, 3, data::MakeGrid(37, 29));
   ASSERT_TRUE(c.ok());
   all.push_back(*c);
   all.push_back(Cuts{});  // serial

@@ -14,7 +14,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-frontend::ir::Program Example(const std::string& name) {
+ir::Program Example(const std::string& name) {
   auto prog =
       frontend::CompileFile(std::string(RIGEL_SOURCE_DIR) + "/examples/" + name + ".rgl", {});
   EXPECT_TRUE(prog.ok()) << prog.status().message();

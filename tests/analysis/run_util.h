@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "exec/executor.h"
 #include "frontend/compile.h"
-#include "worker/executor.h"
 
 namespace rigel::analysis {
 
-inline frontend::ir::Program Compile(const std::string& text) {
+inline ir::Program Compile(const std::string& text) {
   auto prog = frontend::CompileText(text, "t.rgl", {});
   EXPECT_TRUE(prog.ok()) << prog.status().message();
   return std::move(prog).value();
@@ -23,18 +23,18 @@ inline frontend::ir::Program Compile(const std::string& text) {
 
 // Runs `prog` serially; loop 0 in `order0` when given. Returns param 0.
 inline std::vector<float> RunWith(
-    const frontend::ir::Program& prog,
-    std::function<StatusOr<std::vector<int64_t>>(const frontend::Dataset&)> order0) {
-  worker::ExecutorOptions opts;
+    const ir::Program& prog,
+    std::function<StatusOr<std::vector<int64_t>>(const data::Dataset&)> order0) {
+  exec::ExecutorOptions opts;
   std::ostringstream sink;
   opts.out = &sink;
   if (order0) {
-    opts.order = [order0](int loop, const frontend::Dataset& d) -> StatusOr<std::vector<int64_t>> {
+    opts.order = [order0](int loop, const data::Dataset& d) -> StatusOr<std::vector<int64_t>> {
       if (loop != 0) return std::vector<int64_t>{};
       return order0(d);
     };
   }
-  auto ex = worker::SerialExecutor::Create(prog, opts);
+  auto ex = exec::SerialExecutor::Create(prog, opts);
   EXPECT_TRUE(ex.ok()) << ex.status().message();
   Status st = (*ex)->Run();
   EXPECT_TRUE(st.ok()) << st.message();

@@ -46,7 +46,7 @@ std::string Read(const std::string& path) {
   return text.ok() ? *text : std::string();
 }
 
-// The frontend's normal(mean, std, seed) initialiser (frontend/param_init.h).
+// The frontend's normal(mean, std, seed) initialiser (ir/param_init.h).
 float NormalInit(double mean, double std, uint64_t seed, int64_t row, int64_t col) {
   return static_cast<float>(
       mean + std * NormalFromHashes(HashCoords(seed, 1, row, col), HashCoords(seed, 2, row, col)));

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "frontend/dataset.h"
+#include "data/dataset.h"
 
 namespace {
 
@@ -31,26 +31,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t kind = data[0] & 3, opt = data[1];
   const std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);
   static const std::string kPath = "fuzz.txt";
-  rigel::StatusOr<rigel::frontend::Dataset> d = rigel::Internal("unset");
+  rigel::StatusOr<rigel::data::Dataset> d = rigel::Internal("unset");
   switch (kind) {
     case 0:
-      d = rigel::frontend::ParseTriples(
+      d = rigel::data::ParseTriples(
           text, kPath,
           {.sep = kSeps[opt & 7], .base = (opt >> 3) & 1, .skip_header = (opt & 16) != 0});
       break;
     case 1:
-      d = rigel::frontend::ParseLibsvm(text, kPath, {.base = (opt >> 3) & 1});
+      d = rigel::data::ParseLibsvm(text, kPath, {.base = (opt >> 3) & 1});
       break;
     case 2:
-      d = rigel::frontend::ParseTokens(text, kPath, {.min_count = opt & 7});
+      d = rigel::data::ParseTokens(text, kPath, {.min_count = opt & 7});
       break;
     default:
-      d = rigel::frontend::ParseDenseCsv(
+      d = rigel::data::ParseDenseCsv(
           text, kPath,
           {.label = (opt >> 5) & 3, .sep = kSeps[opt & 7], .skip_header = (opt & 16) != 0});
       break;
   }
   Check(d);
-  if (d.ok()) Check(rigel::frontend::SplitDataset(*d, (opt % 10) / 10.0, opt));
+  if (d.ok()) Check(rigel::data::SplitDataset(*d, (opt % 10) / 10.0, opt));
   return 0;
 }

@@ -39,6 +39,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto result = rigel::frontend::CompileText(text, kFilename, options);
   // An error must say what is wrong: an empty message is a bug too.
   if (!result.ok() && result.status().message().empty()) __builtin_trap();
-  if (result.ok() && rigel::frontend::ir::Print(*result).empty()) __builtin_trap();
+  if (result.ok() && rigel::ir::Print(*result).empty()) __builtin_trap();
   return 0;
 }

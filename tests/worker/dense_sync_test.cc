@@ -13,7 +13,7 @@
 namespace rigel::worker {
 namespace {
 
-namespace coll = transport::collectives;
+namespace coll = collectives;
 
 // Runs `body(rank, sync)` on `n` threads, each with its own DenseSync.
 template <typename F>

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
-#include "analysis/cluster_setup.h"
 #include "analysis/plan.h"
+#include "cluster/setup.h"
+#include "data/dataset.h"
 #include "frontend/compile.h"
-#include "frontend/dataset.h"
 #include "transport/loopback_transport.h"
 #include "worker/runner.h"
 
@@ -31,19 +31,19 @@ class RunnerDataTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // The job as the scheduler would send it, with `digest` for data set r.
-  analysis::ClusterSetup Setup(const std::string& digest) {
+  cluster::ClusterSetup Setup(const std::string& digest) {
     auto prog = frontend::CompileFile(dir_ + "/prog.rgl", {});
     EXPECT_TRUE(prog.ok()) << prog.status().message();
     auto plan = analysis::MakePlan(*prog, {2});
     EXPECT_TRUE(plan.ok());
-    analysis::ClusterSetup s;
+    cluster::ClusterSetup s;
     s.servers = 1;
     s.workers = 2;
-    analysis::ParamSpec p;
+    cluster::ParamSpec p;
     p.decl = prog->params[0];
     p.rows = 3;
     s.params.push_back(p);
-    analysis::JobSpec job;
+    cluster::JobSpec job;
     job.program = dir_ + "/prog.rgl";
     job.plan = analysis::PlanToJson(*prog, *plan);
     job.data = {{"r", digest}};
@@ -51,7 +51,7 @@ class RunnerDataTest : public ::testing::Test {
     return s;
   }
 
-  StatusOr<std::unique_ptr<Runner>> Create(const analysis::ClusterSetup& s) {
+  StatusOr<std::unique_ptr<Runner>> Create(const cluster::ClusterSetup& s) {
     auto map = s.MakeShardMap();
     EXPECT_TRUE(map.ok()) << map.status().message();
     transport_ = std::move(net_->Join({transport::Role::kWorker, 0})).value();
@@ -64,16 +64,16 @@ class RunnerDataTest : public ::testing::Test {
 };
 
 TEST_F(RunnerDataTest, SameDataIsAccepted) {
-  auto loaded = frontend::LoadTriples(dir_ + "/r.csv", {});
+  auto loaded = data::LoadTriples(dir_ + "/r.csv", {});
   ASSERT_TRUE(loaded.ok());
-  auto r = Create(Setup(frontend::DatasetDigest(*loaded)));
+  auto r = Create(Setup(data::DatasetDigest(*loaded)));
   EXPECT_TRUE(r.ok()) << r.status().message();
 }
 
 TEST_F(RunnerDataTest, DifferentDataIsRefusedNamingTheDataSet) {
-  auto loaded = frontend::LoadTriples(dir_ + "/r.csv", {});
+  auto loaded = data::LoadTriples(dir_ + "/r.csv", {});
   ASSERT_TRUE(loaded.ok());
-  const std::string scheduler_digest = frontend::DatasetDigest(*loaded);
+  const std::string scheduler_digest = data::DatasetDigest(*loaded);
   // The file changes after the scheduler loaded it: one value differs.
   std::ofstream(dir_ + "/r.csv") << "0,0,1\n1,2,2\n2,1,4\n";
   auto r = Create(Setup(scheduler_digest));
@@ -89,13 +89,13 @@ TEST_F(RunnerDataTest, DifferentDataIsRefusedNamingTheDataSet) {
 }
 
 TEST(DatasetDigest, NamesContentsNotOrigin) {
-  auto a = frontend::ParseTriples("0,0,1\n1,1,2\n", "a.csv", {});
-  auto b = frontend::ParseTriples("0,0,1\n\n1,1,2\n", "b.csv", {});  // same elements
-  auto c = frontend::ParseTriples("1,1,2\n0,0,1\n", "a.csv", {});    // another order
+  auto a = data::ParseTriples("0,0,1\n1,1,2\n", "a.csv", {});
+  auto b = data::ParseTriples("0,0,1\n\n1,1,2\n", "b.csv", {});  // same elements
+  auto c = data::ParseTriples("1,1,2\n0,0,1\n", "a.csv", {});    // another order
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
-  EXPECT_EQ(frontend::DatasetDigest(*a), frontend::DatasetDigest(*b));
-  EXPECT_NE(frontend::DatasetDigest(*a), frontend::DatasetDigest(*c));
-  EXPECT_NE(frontend::DatasetDigest(*a).find(", 2 elements"), std::string::npos);
+  EXPECT_EQ(data::DatasetDigest(*a), data::DatasetDigest(*b));
+  EXPECT_NE(data::DatasetDigest(*a), data::DatasetDigest(*c));
+  EXPECT_NE(data::DatasetDigest(*a).find(", 2 elements"), std::string::npos);
 }
 
 }  // namespace

@@ -233,7 +233,7 @@ struct TaskDone {
 }
 
 # worker -> scheduler (requests): the rendezvous store collectives bootstrap
-# through (transport/collectives/store.h): Gloo's pair addresses, NCCL's
+# through (collectives/store.h): Gloo's pair addresses, NCCL's
 # unique id. `storeSet` is answered with `ack`; `storeGet` with `storeValue`
 # once some member has set the key, or an error after `timeoutMillis`.
 struct StoreEntry {

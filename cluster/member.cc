@@ -1,0 +1,172 @@
+#include "cluster/member.h"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "common/hash.h"
+
+namespace rigel::cluster {
+
+using transport::InMessage;
+using transport::OutMessage;
+using transport::PeerId;
+using transport::Role;
+
+namespace {
+const PeerId kScheduler{Role::kScheduler, 0};
+}
+
+Member::Member(transport::Transport* t, MemberOptions o)
+    : transport_(t),
+      opts_(std::move(o)),
+      // Differs between two runs of the same process (restart detection).
+      incarnation_(Mix64(
+          static_cast<uint64_t>(getpid()) ^
+          static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()))) {}
+
+Status Member::Join() {
+  RIGEL_RETURN_IF_ERROR(transport_->Connect(kScheduler, opts_.scheduler));
+  auto deadline = std::chrono::steady_clock::now() + opts_.join_timeout;
+  while (true) {
+    OutMessage msg;
+    auto r = msg.header().getBody().initRegister();
+    r.setRole(static_cast<wire::Role>(transport_->self().role));
+    r.setRank(transport_->self().rank);
+    r.setAddress(transport_->address());
+    r.setIncarnation(incarnation_);
+    transport::CallOptions co;
+    co.timeout = transport::Millis(2000);
+    auto reply = transport_->Call(kScheduler, std::move(msg), co);
+    if (reply.ok()) break;
+    Status last = reply.status();
+    // A refusal is final; an unreachable scheduler may still be starting.
+    if (last.code() != StatusCode::kUnavailable || std::chrono::steady_clock::now() > deadline) {
+      return Status(last.code(), "registering with the scheduler at " + opts_.scheduler +
+                                     " failed: " + last.message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  heartbeat_ = std::thread([this] { Beat(); });
+  return Status::Ok();
+}
+
+Member::~Member() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+}
+
+void Member::Beat() {
+  uint64_t seq = 0;
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stop_ && !end_) {
+    l.unlock();
+    OutMessage msg;
+    auto h = msg.header().getBody().initHeartbeat();
+    h.setSeq(++seq);
+    h.setIncarnation(incarnation_);
+    h.setSentUnixMicros(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count()));
+    transport::CallOptions co;
+    co.send_timeout = transport::Millis(0);
+    (void)transport_->Send(kScheduler, std::move(msg), co);
+    l.lock();
+    cv_.wait_for(l, opts_.heartbeat, [this] { return stop_ || end_.has_value(); });
+  }
+}
+
+bool Member::Handle(const InMessage& msg) {
+  auto body = msg.header().getBody();
+  switch (msg.type()) {
+    case transport::MessageType::PLAN: {
+      std::lock_guard<std::mutex> l(mu_);
+      setup_json_ = std::string(body.getPlan().getJson().cStr());
+      if (msg.is_request()) plan_request_ = msg;
+      break;
+    }
+    case transport::MessageType::REGISTER_REPLY: {
+      std::vector<PeerAddress> peers;
+      for (auto p : body.getRegisterReply().getPeers()) {
+        peers.push_back({PeerId{static_cast<Role>(p.getRole()), p.getRank()}, p.getAddress()});
+      }
+      std::lock_guard<std::mutex> l(mu_);
+      peers_ = std::move(peers);
+      break;
+    }
+    case transport::MessageType::PEER_DOWN:
+    case transport::MessageType::SHUTDOWN: {
+      Status end;
+      if (msg.type() == transport::MessageType::PEER_DOWN) {
+        end = Unavailable(std::string(body.getPeerDown().getReason().cStr()));
+      } else {
+        std::string reason = body.getShutdown().getReason().cStr();
+        end = reason == "job finished" ? Status::Ok() : Unavailable(reason);
+      }
+      bool first;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        first = !end_.has_value();
+        if (first) end_ = end;
+      }
+      cv_.notify_all();
+      if (first && opts_.on_end) opts_.on_end(end);
+      return true;
+    }
+    default:
+      return false;
+  }
+  cv_.notify_all();
+  return true;
+}
+
+StatusOr<cluster::ClusterSetup> Member::WaitForSetup(std::chrono::milliseconds timeout) {
+  std::string json;
+  std::vector<PeerAddress> peers;
+  {
+    std::unique_lock<std::mutex> l(mu_);
+    bool got = cv_.wait_for(l, timeout, [this] {
+      return end_.has_value() || (setup_json_.has_value() && !peers_.empty());
+    });
+    if (end_) return *end_;
+    if (!got) return Unavailable("no cluster setup from the scheduler within the timeout");
+    json = *setup_json_;
+    peers = peers_;
+  }
+  for (const PeerAddress& p : peers) {
+    if (p.id != transport_->self()) RIGEL_RETURN_IF_ERROR(transport_->Connect(p.id, p.address));
+  }
+  return cluster::SetupFromJson(json, "the scheduler's setup");
+}
+
+Status Member::WaitForEnd() {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait(l, [this] { return end_.has_value(); });
+  return *end_;
+}
+
+void Member::SetupDone() {
+  transport::InMessage req;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    req = plan_request_;
+  }
+  if (req.valid()) (void)transport_->Respond(req, transport::MakeAckMessage());
+}
+
+std::optional<Status> Member::ended() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return end_;
+}
+
+std::vector<PeerAddress> Member::peers() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return peers_;
+}
+
+}  // namespace rigel::cluster

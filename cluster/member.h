@@ -1,0 +1,84 @@
+// The member side of the control plane, used by rigel-server and
+// rigel-worker: register with the scheduler, send heartbeats, receive the
+// cluster setup and member list, and learn when the job ends or a peer dies.
+//
+// Thread-safety: Handle() runs on the transport's receive thread; the other
+// methods may be called from any thread.
+#ifndef RIGEL_CLUSTER_MEMBER_H_
+#define RIGEL_CLUSTER_MEMBER_H_
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/setup.h"
+#include "transport/transport.h"
+
+namespace rigel::cluster {
+
+struct MemberOptions {
+  std::string scheduler;  // the scheduler's address
+  std::chrono::milliseconds heartbeat{500};
+  std::chrono::milliseconds join_timeout{30000};  // keep trying to register this long
+  // Called once, on the receive thread, when the job ends (OK) or fails (a
+  // peer died, the scheduler gave up); null: nothing.
+  std::function<void(const Status&)> on_end;
+};
+
+struct PeerAddress {
+  transport::PeerId id;
+  std::string address;
+};
+
+class Member {
+ public:
+  // A member of `transport`'s identity (its rank must be set). The caller
+  // routes incoming messages to Handle() from now on, then calls Join().
+  Member(transport::Transport* transport, MemberOptions options);
+
+  // Registers with the scheduler, retrying until join_timeout; then sends
+  // heartbeats every interval. Unavailable if the scheduler cannot be
+  // reached; the scheduler's refusal (FailedPrecondition, InvalidArgument)
+  // as it says. Call once.
+  Status Join();
+  ~Member();
+
+  // Control messages (plan, registerReply, peerDown, shutdown): returns
+  // true when `msg` was one of them.
+  bool Handle(const transport::InMessage& msg);
+
+  // Waits for the setup; connects the transport to every member listed.
+  StatusOr<cluster::ClusterSetup> WaitForSetup(std::chrono::milliseconds timeout);
+  // Tells the scheduler this member is ready to serve its setup (servers
+  // call it once their shards exist; the scheduler starts the workers after).
+  void SetupDone();
+  // Blocks until the scheduler says shutdown (OK, or the failure it gives)
+  // or a peer dies (Unavailable with the scheduler's reason).
+  Status WaitForEnd();
+  // Whether the job ended (non-blocking) and how.
+  std::optional<Status> ended() const;
+  std::vector<PeerAddress> peers() const;
+
+ private:
+  void Beat();
+
+  transport::Transport* transport_;
+  MemberOptions opts_;
+  uint64_t incarnation_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<std::string> setup_json_;
+  transport::InMessage plan_request_;  // the setup, when it came as a request
+  std::vector<PeerAddress> peers_;
+  std::optional<Status> end_;
+  bool stop_ = false;
+  std::thread heartbeat_;
+};
+
+}  // namespace rigel::cluster
+
+#endif  // RIGEL_CLUSTER_MEMBER_H_

@@ -1,0 +1,56 @@
+// The command-line flags every cluster member binary (rigel-server,
+// rigel-worker) shares, and the transport they describe. Used only by the
+// binaries' thin mains.
+#ifndef RIGEL_CLUSTER_MEMBER_FLAGS_H_
+#define RIGEL_CLUSTER_MEMBER_FLAGS_H_
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "cluster/member.h"
+#include "transport/zmq/transport.h"
+
+namespace rigel::cluster {
+
+struct MemberFlags {
+  std::string scheduler;
+  std::string listen = "tcp://127.0.0.1:*";
+  std::string key_file;
+  int rank = 0;
+  int heartbeat_ms = 500;
+
+  MemberOptions Options() const {
+    MemberOptions o;
+    o.scheduler = scheduler;
+    o.heartbeat = std::chrono::milliseconds(heartbeat_ms);
+    return o;
+  }
+};
+
+// Adds --scheduler, --rank (0..max_rank), --listen, --key-file, --heartbeat-ms.
+inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
+  app->add_option("--scheduler", f->scheduler, "the scheduler's address")->required();
+  app->add_option("--rank", f->rank, "this process's rank in its role")
+      ->required()
+      ->check(CLI::Range(0, max_rank));
+  app->add_option("--listen", f->listen, "address to listen on")->capture_default_str();
+  app->add_option("--key-file", f->key_file, "cluster key file (rigel keygen)");
+  app->add_option("--heartbeat-ms", f->heartbeat_ms, "heartbeat interval")
+      ->check(CLI::Range(10, 600000))
+      ->capture_default_str();
+}
+
+// The ZeroMQ endpoint of a member of `role` with these flags.
+inline StatusOr<std::unique_ptr<transport::Transport>> MemberTransport(transport::Role role,
+                                                                       const MemberFlags& f) {
+  transport::ZmqOptions zo;
+  zo.self = {role, f.rank};
+  zo.listen = f.listen;
+  zo.key_file = f.key_file;
+  return transport::CreateZmqTransport(zo);
+}
+
+}  // namespace rigel::cluster
+
+#endif  // RIGEL_CLUSTER_MEMBER_FLAGS_H_

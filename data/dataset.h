@@ -1,0 +1,168 @@
+// Data sets: the iteration spaces of `parallel for` loops, loaded into
+// contiguous columns (struct of arrays) so executors can scan them without
+// per-element allocation.
+//
+// Loaders read a whole file and parse it in one pass over the bytes (no
+// line-by-line iostreams). Every malformed input is an InvalidArgument Status
+// whose message has the form "PATH:LINE:COL: error: expected X, found Y";
+// a missing file is NotFound ("PATH: no such file"). Nothing is returned on
+// error. Loaders are pure functions of their input and thread-safe.
+#ifndef RIGEL_DATA_DATASET_H_
+#define RIGEL_DATA_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace rigel::data {
+
+enum class DataKind { kTriples, kLibsvm, kTokens, kDenseCsv, kGrid, kRange };
+
+// Returns "triples", "libsvm", ... as written in programs.
+const char* DataKindName(DataKind kind);
+
+// Draws token ids from the unigram distribution raised to the power 0.75
+// (word2vec's negative sampling) in O(1) per draw (Walker's alias method).
+// Immutable after construction; Sample() is thread-safe.
+class NegativeSampler {
+ public:
+  NegativeSampler() = default;
+  // `counts[id]` is the corpus frequency of token `id`; ids with count 0 are
+  // never drawn. Requires at least one non-zero count.
+  explicit NegativeSampler(const std::vector<int64_t>& counts);
+  // Maps a 64-bit hash (see common/hash.h) to a token id. Pure function.
+  int32_t Sample(uint64_t hash) const;
+  bool empty() const { return prob_.empty(); }
+
+ private:
+  std::vector<float> prob_;     // alias-method acceptance probability per bucket
+  std::vector<int32_t> alias_;  // alias token per bucket
+};
+
+// Where a data set's elements came from, so that a message about element e
+// can name the file and line it was read from (data/element_origin.h).
+// Filled by the loaders and SplitDataset; costs nothing per element.
+struct DataOrigin {
+  // triples, dense_csv: the file's first non-blank line is a header.
+  bool header = false;
+  // One entry per split that made this data set, in the order applied:
+  // element e of the result is the e-th element of the data set before the
+  // split that SplitDataset put in part `part` (0 train, 1 test).
+  struct Split {
+    int part = 0;
+    double test = 0;
+    uint64_t seed = 0;
+    int64_t parent_count = 0;
+  };
+  std::vector<Split> splits;
+};
+
+// One loaded (or implicit) data set. Only the columns of its kind are filled.
+// Split parts keep the shape attributes (rows, cols, dim, vocab) of the data
+// set they were split from, so parameters sized by the parent fit both parts.
+struct Dataset {
+  DataKind kind = DataKind::kRange;
+  std::string path;   // file it came from; empty for grid/range
+  int64_t count = 0;  // number of elements (iterations)
+  DataOrigin origin;  // for messages that name an element's line
+
+  // triples: element e is (ti[e], tj[e], tv[e]); rows = max i + 1, cols = max j + 1.
+  // grid(N, M): rows = N, cols = M, count = N * M, no columns.
+  std::vector<int32_t> ti, tj;
+  std::vector<float> tv;
+  int64_t rows = 0, cols = 0;
+
+  // libsvm: sample n has label labels[n] (files whose labels are only -1/+1
+  // are mapped to 0/1) and features feat_index/feat_value in
+  // [feat_offset[n], feat_offset[n+1]); dim = max index + 1 (after base shift).
+  // dense_csv: labels[n] and the row x[n*dim .. n*dim+dim).
+  std::vector<float> labels;
+  std::vector<int64_t> feat_offset;
+  std::vector<int32_t> feat_index;
+  std::vector<float> feat_value;
+  std::vector<float> x;
+  int64_t dim = 0;
+
+  // tokens: position t holds token id tokens[t]. Ids are dense in [0, vocab),
+  // ordered by descending frequency (ties: first appearance); words with fewer
+  // than min_count occurrences are removed from the stream (as word2vec does).
+  std::vector<int32_t> tokens;
+  std::vector<std::string> words;     // words[id]
+  std::vector<int64_t> word_counts;   // word_counts[id]
+  int64_t vocab = 0;
+  NegativeSampler negatives;
+};
+
+struct TriplesOptions {
+  char sep = ',';
+  int64_t base = 0;
+  bool skip_header = false;
+};
+struct LibsvmOptions {
+  int64_t base = 1;
+};
+struct TokensOptions {
+  int64_t min_count = 1;
+};
+struct DenseCsvOptions {
+  int64_t label = 0;  // column holding the label
+  char sep = ',';
+  bool skip_header = false;
+};
+
+// Parsers over in-memory text; `path` is used only in error messages.
+StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
+                               const TriplesOptions& opts);
+StatusOr<Dataset> ParseLibsvm(std::string_view text, const std::string& path,
+                              const LibsvmOptions& opts);
+StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
+                              const TokensOptions& opts);
+StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
+                                const DenseCsvOptions& opts);
+
+// File loaders: read `path` and parse it. An empty file is an error.
+StatusOr<Dataset> LoadTriples(const std::string& path, const TriplesOptions& opts);
+StatusOr<Dataset> LoadLibsvm(const std::string& path, const LibsvmOptions& opts);
+StatusOr<Dataset> LoadTokens(const std::string& path, const TokensOptions& opts);
+StatusOr<Dataset> LoadDenseCsv(const std::string& path, const DenseCsvOptions& opts);
+
+// Implicit spaces. grid(N, M) iterates (i, j) row-major; range(N) iterates i.
+// Callers validate sizes: N, M >= 0 and N * M must fit int64 (checked).
+Dataset MakeGrid(int64_t n, int64_t m);
+Dataset MakeRange(int64_t n);
+
+// Deterministic hold-out: element e goes to the test part iff
+// UnitDouble(HashCoords(seed, e)) < test_fraction (common/hash.h). Both parts
+// keep the elements' original order. Works for triples, libsvm, dense_csv and
+// tokens (tokens are split in contiguous tail: the last test_fraction of the
+// stream, since windows need neighbours). Returns {train, test}.
+StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test_fraction,
+                                                   uint64_t seed);
+
+// The order of an `ordered` loop over `d`: lexicographic in the element's
+// coordinates, elements with equal coordinates in file order. Only triples
+// can be out of that order (a file need not be sorted; the other kinds'
+// coordinates are their element numbers): for them, the permutation (a
+// stable sort by (i, j)), or an empty vector when the file is already in
+// order; empty for every other kind. O(count log count).
+std::vector<int64_t> OrderedElements(const Dataset& d);
+
+// A fingerprint of a loaded data set's contents: "xxh64:<16 hex digits>,
+// <count> elements", over its kind, shape attributes and every column. Two
+// processes that read the same file with the same options get the same
+// string; processes of one job compare them (they index elements by number).
+std::string DatasetDigest(const Dataset& d);
+
+// The split's rules, for code that must retrace a split (element_origin.h):
+// element e of a triples, libsvm or dense_csv data set goes to the test part
+// iff InTestPart; a tokens test part is the last TokensTestCount positions.
+bool InTestPart(uint64_t seed, int64_t e, double test_fraction);
+int64_t TokensTestCount(int64_t count, double test_fraction);
+
+}  // namespace rigel::data
+
+#endif  // RIGEL_DATA_DATASET_H_

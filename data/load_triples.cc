@@ -1,0 +1,146 @@
+// triples(path, sep, base, skip_header): one "i SEP j SEP v" entry per line.
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "common/file.h"
+#include "data/dataset.h"
+#include "data/text_scanner.h"
+
+namespace rigel::data {
+namespace {
+
+using internal::NumParse;
+using internal::TextScanner;
+
+constexpr const char* kColumnNames[3] = {"column 1 (i)", "column 2 (j)", "column 3 (v)"};
+constexpr std::string_view kIndexWhat[2] = {"an index for column 1 (i)",
+                                            "an index for column 2 (j)"};
+
+// Describes `sep` the way a user would type it in an error message.
+std::string SepName(char sep) {
+  if (sep == '\t') return "a tab";
+  if (sep == ' ') return "a space";
+  return std::string("'") + sep + "'";
+}
+
+// Reads an index field; the scanner sits on its first byte.
+Status ReadIndex(TextScanner& sc, int column, int64_t base, int32_t* out) {
+  const char* at = sc.pos();
+  int64_t raw;
+  switch (sc.ParseInt(&raw)) {
+    case NumParse::kOk:
+      if (internal::ShiftIndex(raw, base, out)) return Status::Ok();
+      return internal::IndexError(sc, at, raw, base, kIndexWhat[column]);
+    case NumParse::kOverflow:
+      return sc.Expected(std::string(kIndexWhat[column]) + " that fits in int32");
+    case NumParse::kBad:
+      break;
+  }
+  // A fractional index is a number, just not an integer; say so precisely.
+  const char* kind = sc.TokenIsFloat() ? "an integer for " : "a number for ";
+  return sc.Expected(std::string(kind) + kColumnNames[column]);
+}
+
+// Moves from the end of field `column` to the start of the next one.
+Status ReadSeparator(TextScanner& sc, char sep, int column) {
+  const char* field_end = sc.pos();
+  sc.SkipBlanks();
+  if (sc.AtEol()) return sc.Expected(kColumnNames[column + 1]);
+  if (TextScanner::IsBlank(sep)) {
+    // Blank-separated: the blank run just skipped is the separator.
+    if (sc.pos() == field_end) {
+      return sc.Expected(SepName(sep) + " after " + kColumnNames[column]);
+    }
+  } else {
+    if (sc.Peek() != sep) return sc.Expected(SepName(sep) + " after " + kColumnNames[column]);
+    sc.Advance();
+    sc.SkipBlanks();
+    if (sc.AtEol()) return sc.Expected(kColumnNames[column + 1]);
+  }
+  return Status::Ok();
+}
+
+// Reads one entry with blanks allowed anywhere between fields; on failure the
+// Status says exactly what is wrong and where. Leaves the scanner at the '\n'.
+[[gnu::noinline]] Status SlowLine(TextScanner& sc, const TriplesOptions& opts, int32_t* i,
+                                  int32_t* j, float* v) {
+  RIGEL_RETURN_IF_ERROR(ReadIndex(sc, 0, opts.base, i));
+  RIGEL_RETURN_IF_ERROR(ReadSeparator(sc, opts.sep, 0));
+  RIGEL_RETURN_IF_ERROR(ReadIndex(sc, 1, opts.base, j));
+  RIGEL_RETURN_IF_ERROR(ReadSeparator(sc, opts.sep, 1));
+  if (sc.ParseFloat(v) != NumParse::kOk) {
+    // kOverflow lands here too: 1e50 is not an f32 value.
+    return sc.Expected(std::string("a number for ") + kColumnNames[2]);
+  }
+  sc.SkipBlanks();
+  if (!sc.AtEol()) return sc.Expected(std::string("end of line after ") + kColumnNames[2]);
+  return Status::Ok();
+}
+
+// The common shape "i,j,v\n" (or "\r\n") with nothing around the fields:
+// no Status, no diagnostics. False means "not that shape or not valid", and
+// the caller re-reads the line with SlowLine.
+inline bool FastLine(TextScanner& sc, const TriplesOptions& opts, int32_t* i, int32_t* j,
+                     float* v) {
+  int64_t ri, rj;
+  if (sc.ParseInt(&ri) != NumParse::kOk || sc.AtEnd() || sc.Peek() != opts.sep) return false;
+  sc.Advance();
+  if (sc.ParseInt(&rj) != NumParse::kOk || sc.AtEnd() || sc.Peek() != opts.sep) return false;
+  sc.Advance();
+  if (sc.ParseFloat(v) != NumParse::kOk) return false;
+  if (!sc.AtEnd() && sc.Peek() == '\r') sc.Advance();
+  return sc.AtEol() && internal::ShiftIndex(ri, opts.base, i) &&
+         internal::ShiftIndex(rj, opts.base, j);
+}
+
+}  // namespace
+
+StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
+                               const TriplesOptions& opts) {
+  TextScanner sc(text, path, opts.sep);
+  Dataset d;
+  d.kind = DataKind::kTriples;
+  d.path = path;
+  d.origin.header = opts.skip_header;
+  // Every entry ends a line, so the line count bounds the entry count.
+  const size_t max_entries = sc.CountByte('\n') + 1;
+  d.ti.reserve(max_entries);
+  d.tj.reserve(max_entries);
+  d.tv.reserve(max_entries);
+
+  bool header_pending = opts.skip_header;
+  int32_t max_i = -1, max_j = -1;
+  while (sc.SkipBlankLines()) {
+    if (header_pending) {
+      header_pending = false;
+      sc.SkipLine();
+      continue;
+    }
+    int32_t i, j;
+    float v;
+    const char* line_start = sc.pos();
+    if (!FastLine(sc, opts, &i, &j, &v)) {
+      sc.Rewind(line_start);
+      RIGEL_RETURN_IF_ERROR(SlowLine(sc, opts, &i, &j, &v));
+    }
+    sc.EndLine();
+    d.ti.push_back(i);
+    d.tj.push_back(j);
+    d.tv.push_back(v);
+    max_i = std::max(max_i, i);
+    max_j = std::max(max_j, j);
+  }
+  if (d.ti.empty()) return sc.EmptyFileError();
+  d.count = static_cast<int64_t>(d.ti.size());
+  d.rows = static_cast<int64_t>(max_i) + 1;
+  d.cols = static_cast<int64_t>(max_j) + 1;
+  return d;
+}
+
+StatusOr<Dataset> LoadTriples(const std::string& path, const TriplesOptions& opts) {
+  RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseTriples(text, path, opts);
+}
+
+}  // namespace rigel::data

@@ -1,0 +1,544 @@
+#include "exec/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+#include "ir/param_init.h"
+
+namespace rigel::exec {
+
+using data::DataKind;
+using data::Dataset;
+
+SerialExecutor::SerialExecutor(const ir::Program& prog, const ExecutorOptions& opts)
+    : prog_(prog), opts_(opts) {
+  if (!opts_.out) opts_.out = &std::cout;
+}
+
+Status SerialExecutor::ErrorAt(ir::Loc loc, const std::string& msg) const {
+  return InvalidArgument(ir::FormatDiagnostic(*prog_.source, loc, msg));
+}
+
+namespace {
+
+// One side of a width check as a user reads it: "train.dim = 10", or for a
+// number the const it came from ("D = 12", when exactly one const has that
+// value; consts are folded to numbers before this runs), or just "12".
+std::string WidthText(const ir::Program& prog, int expr, int64_t value) {
+  const std::string text = ir::PrintExpr(prog, expr);
+  const std::string number = std::to_string(value);
+  if (text != number) return text + " = " + number;
+  std::string name;
+  int matches = 0;
+  for (const auto& [n, v] : prog.consts) {
+    if (v == static_cast<double>(value)) {
+      name = n;
+      ++matches;
+    }
+  }
+  return matches == 1 ? name + " = " + number : number;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Program& prog,
+                                                                 const ExecutorOptions& opts) {
+  std::unique_ptr<SerialExecutor> ex(new SerialExecutor(prog, opts));
+  ex->accums_.assign(prog.accums.size(), 0.0);
+  ex->slots_.assign(prog.slot_names.size(), Value{});
+  ex->launches_.assign(prog.loops.size(), 0);
+  RIGEL_RETURN_IF_ERROR(ex->LoadData());
+  for (const ir::WidthCheck& c : prog.width_checks) {
+    RIGEL_ASSIGN_OR_RETURN(Value a, ex->Eval(c.a));
+    RIGEL_ASSIGN_OR_RETURN(Value b, ex->Eval(c.b));
+    if (a.i != b.i) {
+      return ex->ErrorAt(c.loc, "vector width mismatch in " + c.what + ": " +
+                                    WidthText(prog, c.a, a.i) + " vs " + WidthText(prog, c.b, b.i));
+    }
+  }
+  RIGEL_RETURN_IF_ERROR(ex->InitParams());
+  SerialExecutor* self = ex.get();
+  kernel::WidthFn widths = [self](int expr) -> StatusOr<int64_t> {
+    RIGEL_ASSIGN_OR_RETURN(Value v, self->Eval(expr));
+    return v.i;
+  };
+  for (size_t l = 0; l < prog.loops.size(); ++l) {
+    auto k = kernel::Kernel::Compile(prog, static_cast<int>(l), widths);
+    if (!k.ok()) return ex->ErrorAt(prog.loops[l].loc, k.status().message());
+    ex->kernels_.push_back(std::move(k).value());
+  }
+  return ex;
+}
+
+Status SerialExecutor::LoadData() {
+  data_.resize(prog_.data.size());
+  for (size_t k = 0; k < prog_.data.size(); ++k) {
+    const ir::DataDecl& d = prog_.data[k];
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<data::Dataset> loaded = Internal("unloaded");
+    if (d.split_parent >= 0) {
+      // Both parts come from one split of the parent; the second part reuses it.
+      if (d.split_part == 1 && k > 0 && prog_.data[k - 1].split_parent == d.split_parent &&
+          data_[k]) {
+        continue;
+      }
+      auto parts = data::SplitDataset(*data_[d.split_parent], d.split_test, d.split_seed);
+      if (!parts.ok()) return ErrorAt(d.loc, parts.status().message());
+      data_[k] = std::make_shared<data::Dataset>(std::move(parts->first));
+      if (k + 1 < prog_.data.size() && prog_.data[k + 1].split_parent == d.split_parent) {
+        data_[k + 1] = std::make_shared<data::Dataset>(std::move(parts->second));
+      }
+      continue;
+    }
+    switch (d.kind) {
+      case data::DataKind::kTriples:
+        loaded = data::LoadTriples(d.path, {d.sep, d.base, d.skip_header});
+        break;
+      case data::DataKind::kLibsvm:
+        loaded = data::LoadLibsvm(d.path, {d.base});
+        break;
+      case data::DataKind::kTokens:
+        loaded = data::LoadTokens(d.path, {d.min_count});
+        break;
+      case data::DataKind::kDenseCsv:
+        loaded = data::LoadDenseCsv(d.path, {d.label, d.sep, d.skip_header});
+        break;
+      case data::DataKind::kGrid:
+      case data::DataKind::kRange: {
+        if (d.sized_at_launch) {
+          loaded = data::MakeRange(0);  // sized by RunLoop
+          break;
+        }
+        RIGEL_ASSIGN_OR_RETURN(Value n, Eval(d.grid_n));
+        RIGEL_ASSIGN_OR_RETURN(Value m, Eval(d.grid_m));
+        if (!n.is_int || !m.is_int || n.i < 0 || m.i < 0) {
+          return ErrorAt(d.loc, "iteration space sizes must be non-negative integers");
+        }
+        int64_t total;
+        if (__builtin_mul_overflow(n.i, m.i, &total)) {
+          return ErrorAt(d.loc, "grid(" + std::to_string(n.i) + ", " + std::to_string(m.i) +
+                                    ") has more elements than fit in 64 bits");
+        }
+        loaded = d.kind == data::DataKind::kGrid ? data::MakeGrid(n.i, m.i) : data::MakeRange(n.i);
+        break;
+      }
+    }
+    if (!loaded.ok()) {
+      const bool missing = loaded.status().code() == StatusCode::kNotFound;
+      const std::string what =
+          "cannot load data set '" + d.name + "': " + loaded.status().message();
+      // A path from the command line is the command line's error: no caret
+      // under the program's own (overridden) path.
+      if (d.path_from_set) {
+        return InvalidArgument(
+            "--set " + d.name + ".path=" + d.path + ": " + what +
+            (missing ? " (a relative path given with --set is taken from the current directory)"
+                     : ""));
+      }
+      const bool example = d.path.find("examples/data/") != std::string::npos;
+      return ErrorAt(
+          d.loc, what + (missing && example ? " (the examples' data are made by the build, or by "
+                                              "`rigel gen`; see examples/README.md)"
+                                            : ""));
+    }
+    data_[k] = std::make_shared<data::Dataset>(std::move(loaded).value());
+    if (opts_.log && !d.path.empty()) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      *opts_.log << "loaded " << d.name << " (" << d.path << "): " << data_[k]->count
+                 << " elements in " << secs << " s\n";
+    }
+  }
+  for (const auto& d : data_) data_ptrs_.push_back(d.get());
+  return Status::Ok();
+}
+
+Status SerialExecutor::InitParams() {
+  for (const ir::ParamDecl& p : prog_.params) {
+    RIGEL_ASSIGN_OR_RETURN(Value rows, Eval(p.rows));
+    if (!rows.is_int || rows.i < 1) {
+      return ErrorAt(p.loc, "parameter '" + p.name + "' has " + std::to_string(rows.i) +
+                                " rows; it needs at least 1");
+    }
+    int64_t width = p.width > 0 ? p.width : 1;
+    if (rows.i > (int64_t{1} << 34) / width) {
+      return ErrorAt(p.loc, "parameter '" + p.name + "' is too large for one process (" +
+                                std::to_string(rows.i) + " x " + std::to_string(width) + ")");
+    }
+    std::vector<float> values;
+    if (opts_.allocate_params) {
+      values.resize(static_cast<size_t>(rows.i * width));
+      for (int64_t r = 0; r < rows.i; ++r) ir::InitialRow(p, r, values.data() + r * width);
+    }
+    params_.push_back(std::move(values));
+    bindings_.push_back({opts_.allocate_params ? params_.back().data() : nullptr, rows.i, width});
+  }
+  return Status::Ok();
+}
+
+StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
+  const ir::DExpr& e = prog_.exprs[id];
+  Value v;
+  v.is_int = e.is_int;
+  switch (e.kind) {
+    case ir::DExpr::kInt:
+      v.i = e.ival;
+      v.f = static_cast<double>(e.ival);
+      return v;
+    case ir::DExpr::kFloat:
+      v.f = e.fval;
+      return v;
+    case ir::DExpr::kString:
+      v.s = e.str;
+      return v;
+    case ir::DExpr::kDataAttr: {
+      const data::Dataset& d = *data_[e.index];
+      v.i = e.str == "count"  ? d.count
+            : e.str == "rows" ? d.rows
+            : e.str == "cols" ? d.cols
+            : e.str == "dim"  ? d.dim
+                              : d.vocab;
+      v.f = static_cast<double>(v.i);
+      return v;
+    }
+    case ir::DExpr::kAccum:
+      // An accum is f32 to the program; it is summed in double internally.
+      v.f = static_cast<float>(accums_[e.index]);
+      return v;
+    case ir::DExpr::kSlot:
+      return slots_[e.index];
+    case ir::DExpr::kUnary: {
+      RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
+      if (e.fn == ir::kNot) {
+        v.i = a.is_int ? !a.i : !a.f;
+      } else if (e.fn == ir::kNeg || (e.fn == ir::kAbs && v.is_int)) {
+        if (a.is_int && a.i == std::numeric_limits<int64_t>::min()) {
+          return ErrorAt(e.loc, "integer overflow");
+        }
+        bool negate = e.fn == ir::kNeg || a.i < 0;
+        v.i = negate ? -a.i : a.i;
+        v.f = e.fn == ir::kNeg ? -a.f : a.f;
+      } else {
+        double x = a.is_int ? static_cast<double>(a.i) : a.f;
+        switch (e.fn) {
+          case ir::kSqrt:
+            v.f = std::sqrt(x);
+            break;
+          case ir::kExp:
+            v.f = std::exp(x);
+            break;
+          case ir::kLog:
+            v.f = std::log(x);
+            break;
+          case ir::kAbs:
+            v.f = std::fabs(x);
+            break;
+          case ir::kTanh:
+            v.f = std::tanh(x);
+            break;
+          case ir::kSigmoid:
+            v.f = 1.0 / (1.0 + std::exp(-x));
+            break;
+          case ir::kLog1pExp:
+            v.f = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+            break;
+          default:
+            break;
+        }
+      }
+      v.f = v.is_int ? static_cast<double>(v.i) : v.f;
+      return v;
+    }
+    case ir::DExpr::kBinary: {
+      RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
+      RIGEL_ASSIGN_OR_RETURN(Value b, Eval(e.b));
+      bool ints = a.is_int && b.is_int;
+      double x = a.is_int ? static_cast<double>(a.i) : a.f;
+      double y = b.is_int ? static_cast<double>(b.i) : b.f;
+      auto set_bool = [&](bool r) {
+        v.i = r;
+        v.f = r;
+      };
+      bool overflow = false;
+      switch (e.fn) {
+        case ir::kAdd:
+          ints ? void(overflow = __builtin_add_overflow(a.i, b.i, &v.i)) : void(v.f = x + y);
+          break;
+        case ir::kSub:
+          ints ? void(overflow = __builtin_sub_overflow(a.i, b.i, &v.i)) : void(v.f = x - y);
+          break;
+        case ir::kMul:
+          ints ? void(overflow = __builtin_mul_overflow(a.i, b.i, &v.i)) : void(v.f = x * y);
+          break;
+        case ir::kDiv:
+          if (ints) {
+            if (b.i == 0) return ErrorAt(e.loc, "integer division by zero");
+            if (b.i == -1 && a.i == std::numeric_limits<int64_t>::min())
+              overflow = true;
+            else
+              v.i = a.i / b.i;
+          } else {
+            v.f = x / y;
+          }
+          break;
+        case ir::kMin:
+          ints ? void(v.i = std::min(a.i, b.i)) : void(v.f = std::min(x, y));
+          break;
+        case ir::kMax:
+          ints ? void(v.i = std::max(a.i, b.i)) : void(v.f = std::max(x, y));
+          break;
+        case ir::kLt:
+          set_bool(x < y);
+          break;
+        case ir::kLe:
+          set_bool(x <= y);
+          break;
+        case ir::kGt:
+          set_bool(x > y);
+          break;
+        case ir::kGe:
+          set_bool(x >= y);
+          break;
+        case ir::kEq:
+          set_bool(ints ? a.i == b.i : x == y);
+          break;
+        case ir::kNe:
+          set_bool(ints ? a.i != b.i : x != y);
+          break;
+        case ir::kAnd:
+          set_bool((a.is_int ? a.i != 0 : a.f != 0) && (b.is_int ? b.i != 0 : b.f != 0));
+          break;
+        case ir::kOr:
+          set_bool((a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0));
+          break;
+        default:
+          break;
+      }
+      if (overflow) return ErrorAt(e.loc, "integer overflow");
+      if (v.is_int && e.fn <= ir::kMax) v.f = static_cast<double>(v.i);
+      return v;
+    }
+  }
+  return Internal("bad driver expression");
+}
+
+namespace {
+
+Status CheckPermutation(const std::vector<int64_t>& order, int64_t count, const ir::Loop& l) {
+  std::vector<bool> seen(static_cast<size_t>(count), false);
+  bool ok = static_cast<int64_t>(order.size()) == count;
+  for (size_t k = 0; ok && k < order.size(); ++k) {
+    ok = order[k] >= 0 && order[k] < count && !seen[order[k]];
+    if (ok) seen[order[k]] = true;
+  }
+  if (ok) return Status::Ok();
+  return InvalidArgument("the iteration order given for loop " + std::to_string(l.id) + " (line " +
+                         std::to_string(l.loc.line) + ") is not a permutation of its " +
+                         std::to_string(count) + " elements");
+}
+
+}  // namespace
+
+Status SerialExecutor::SizeSpace(int loop, int64_t n, int64_t m) {
+  const ir::Loop& l = prog_.loops[loop];
+  const ir::DataDecl& space = prog_.data[l.data];
+  if (!space.sized_at_launch) return Status::Ok();
+  if (n < 0) {
+    RIGEL_ASSIGN_OR_RETURN(Value vn, Eval(space.grid_n));
+    RIGEL_ASSIGN_OR_RETURN(Value vm, Eval(space.grid_m));
+    n = vn.i;
+    m = vm.i;
+  }
+  int64_t total;
+  if (n < 0 || m < 0 || __builtin_mul_overflow(n, m, &total)) {
+    return ErrorAt(space.loc,
+                   "iteration space sizes must be non-negative and their product "
+                   "must fit in 64 bits, got " +
+                       std::to_string(n) + " and " + std::to_string(m));
+  }
+  data_[l.data] = std::make_shared<data::Dataset>(
+      space.kind == data::DataKind::kGrid ? data::MakeGrid(n, m) : data::MakeRange(n));
+  data_ptrs_[l.data] = data_[l.data].get();
+  return Status::Ok();
+}
+
+namespace {
+
+void CollectOuter(const std::vector<ir::Inst>& body, std::vector<int>* ids) {
+  for (const ir::Inst& in : body) {
+    if (in.op == ir::Op::kOuter) ids->push_back(in.index);
+    CollectOuter(in.body, ids);
+    CollectOuter(in.else_body, ids);
+  }
+}
+
+}  // namespace
+
+StatusOr<int64_t> SerialExecutor::EvalInt(int expr) const {
+  RIGEL_ASSIGN_OR_RETURN(Value v, Eval(expr));
+  return v.is_int ? v.i : static_cast<int64_t>(v.f);
+}
+
+std::vector<int> SerialExecutor::OuterExprs(int loop) const {
+  std::vector<int> ids;
+  CollectOuter(prog_.loops[loop].body, &ids);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+Status SerialExecutor::RunLoop(int loop) {
+  const ir::Loop& l = prog_.loops[loop];
+  kernel::RunContext ctx;
+  ctx.params = &bindings_;
+  ctx.data = &data_ptrs_;
+  ctx.accums = accums_.data();
+  ctx.seed = opts_.seed;
+  ctx.launch = launches_[loop]++;
+  ctx.outer = [this](int id) -> StatusOr<kernel::OuterValue> {
+    RIGEL_ASSIGN_OR_RETURN(Value v, Eval(id));
+    return kernel::OuterValue{v.is_int, v.i, v.f};
+  };
+  RIGEL_RETURN_IF_ERROR(SizeSpace(loop));
+  if (opts_.remote) {
+    RemoteRun run;
+    run.loop = loop;
+    run.launch = ctx.launch;
+    for (int id : OuterExprs(loop)) {
+      RIGEL_ASSIGN_OR_RETURN(kernel::OuterValue v, ctx.outer(id));
+      run.outer.emplace_back(id, v);
+    }
+    run.space = data_ptrs_[l.data];
+    run.accums = accums_.data();
+    return opts_.remote(run);
+  }
+  auto start = std::chrono::steady_clock::now();
+  int64_t count = data_ptrs_[l.data]->count;
+  std::vector<int64_t> order;
+  if (opts_.order) {
+    RIGEL_ASSIGN_OR_RETURN(order, opts_.order(loop, *data_ptrs_[l.data]));
+    if (!order.empty()) RIGEL_RETURN_IF_ERROR(CheckPermutation(order, count, l));
+  }
+  if (order.empty() && l.ordered) {
+    // `ordered` promises lexicographic order of the loop variables, and a
+    // triples file need not be sorted: file order is not that order.
+    const data::Dataset* d = data_ptrs_[l.data];
+    auto cached = ordered_.find(d);
+    if (cached == ordered_.end()) {
+      cached = ordered_.emplace(d, data::OrderedElements(*d)).first;
+    }
+    order = cached->second;
+  }
+  if (!order.empty()) {
+    // Runs of consecutive elements go to the kernel as one range.
+    for (size_t k = 0; k < order.size();) {
+      size_t end = k + 1;
+      while (end < order.size() && order[end] == order[end - 1] + 1) ++end;
+      RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, order[k], order[end - 1] + 1));
+      k = end;
+    }
+  } else if (!opts_.progress) {
+    RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, 0, count));
+  } else {
+    // Chunks are large enough that the per-call frame setup is noise, small
+    // enough that the line moves about every tenth of a second.
+    constexpr int64_t kChunk = 1 << 15;
+    bool shown = false;
+    for (int64_t b = 0; b < count; b += kChunk) {
+      RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, b, std::min(count, b + kChunk)));
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int64_t done = std::min(count, b + kChunk);
+      if (secs >= opts_.progress_after_s && done < count) {
+        char buf[160];
+        double rate = done / secs;
+        std::snprintf(buf, sizeof buf,
+                      "\r  loop %d (line %d): %5.1f%%  %.3g elements/s  ETA %.0f s ", loop,
+                      l.loc.line, 100.0 * done / count, rate, (count - done) / rate);
+        *opts_.progress << buf << std::flush;
+        shown = true;
+      }
+    }
+    if (shown) *opts_.progress << "\r" << std::string(72, ' ') << "\r" << std::flush;
+  }
+  if (opts_.log) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "loop %d (line %d): %" PRId64 " iterations in %.3f s (%.3g/s)\n",
+                  loop, l.loc.line, count, secs, secs > 0 ? count / secs : 0.0);
+    *opts_.log << buf;
+  }
+  return Status::Ok();
+}
+
+Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
+  for (const ir::DStmt& s : body) {
+    switch (s.kind) {
+      case ir::DStmt::kFor: {
+        RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
+        RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
+        for (int64_t i = lo.i; i < hi.i; ++i) {
+          Value v;
+          v.is_int = true;
+          v.i = i;
+          v.f = static_cast<double>(i);
+          slots_[s.slot] = v;
+          RIGEL_RETURN_IF_ERROR(Exec(s.body));
+          if (opts_.on_epoch && &body == &prog_.driver) opts_.on_epoch(i, lo.i, hi.i);
+        }
+        break;
+      }
+      case ir::DStmt::kParallel:
+        RIGEL_RETURN_IF_ERROR(RunLoop(s.index));
+        break;
+      case ir::DStmt::kPrint: {
+        std::string line;
+        for (size_t k = 0; k < s.args.size(); ++k) {
+          RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.args[k]));
+          if (k) line += ' ';
+          if (prog_.exprs[s.args[k]].kind == ir::DExpr::kString) {
+            line += v.s;
+          } else if (v.is_int) {
+            line += std::to_string(v.i);
+          } else {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.6g", v.f);
+            line += buf;
+          }
+        }
+        *opts_.out << line << '\n';
+        opts_.out->flush();
+        break;
+      }
+      case ir::DStmt::kAccumSet: {
+        RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
+        accums_[s.index] = v.is_int ? static_cast<double>(v.i) : v.f;
+        break;
+      }
+      case ir::DStmt::kLet: {
+        RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
+        // f32 variables take int values as f32 (the checker allows only that).
+        if (!prog_.slot_is_int[s.slot] && v.is_int) {
+          v.is_int = false;
+          v.f = static_cast<double>(v.i);
+        }
+        slots_[s.slot] = v;
+        break;
+      }
+      case ir::DStmt::kIf: {
+        RIGEL_ASSIGN_OR_RETURN(Value c, Eval(s.a));
+        bool taken = c.is_int ? c.i != 0 : c.f != 0;
+        RIGEL_RETURN_IF_ERROR(Exec(taken ? s.body : s.else_body));
+        break;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status SerialExecutor::Run() { return Exec(prog_.driver); }
+
+}  // namespace rigel::exec

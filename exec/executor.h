@@ -1,0 +1,135 @@
+// The serial reference executor: runs a whole program in one process, in the
+// order the program states (driver statements in sequence; unordered parallel
+// loops over their data in file order; ordered loops in lexicographic order).
+// Every distributed run is tested against it.
+//
+// Determinism: parameters start from ir/param_init.h's pure function;
+// rand(), randint() and negative() are HashCoords(seed ^ salt, loop << 32 |
+// launch, element, draw) where launch counts earlier runs of the same loop,
+// element is the position in the loop's data set and draw counts calls within
+// the iteration; splits follow data/dataset.h. Two runs with the same
+// inputs and seed print the same bytes.
+//
+// Not thread-safe; one executor per program run.
+#ifndef RIGEL_EXEC_EXECUTOR_H_
+#define RIGEL_EXEC_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "data/dataset.h"
+#include "ir/ir.h"
+#include "kernel/kernel.h"
+
+namespace rigel::exec {
+
+// One run of a loop handed to ExecutorOptions::remote.
+struct RemoteRun {
+  int loop = -1;
+  uint64_t launch = 0;  // earlier runs of the same loop
+  // The value of every driver expression the loop body reads (kOuter), by id.
+  std::vector<std::pair<int, kernel::OuterValue>> outer;
+  const data::Dataset* space = nullptr;  // the iterated data set, sized
+  double* accums = nullptr;              // add the run's partial sums here (by index)
+};
+
+struct ExecutorOptions {
+  uint64_t seed = 0;            // for rand(), randint(), negative()
+  std::ostream* out = nullptr;  // where print() writes; null: std::cout
+  std::ostream* log = nullptr;  // timing lines per data set and loop; null: none
+  // Live progress ("\r"-updated line with elements done and ETA) for loops
+  // running longer than `progress_after_s`; null: none. Meant for a terminal.
+  std::ostream* progress = nullptr;
+  double progress_after_s = 2.0;
+  // The order in which a run of loop `loop` visits the elements of `data`,
+  // when not file order: a permutation of 0 .. count-1 (checked; anything
+  // else stops the run with InvalidArgument), or an empty vector for file
+  // order. Used to run a loop in the serial order equivalent to a
+  // distributed schedule (analysis/order.h). Null: file order.
+  std::function<StatusOr<std::vector<int64_t>>(int loop, const data::Dataset& data)> order;
+  // When set, loops run elsewhere (the distributed driver, scheduler/driver.h):
+  // RunLoop calls this instead of running the kernel here. Its error stops
+  // the run.
+  std::function<Status(const RemoteRun&)> remote;
+  // false: parameters get no memory here (bindings keep their sizes, with
+  // null data), for a driver whose loops all run remotely.
+  bool allocate_params = true;
+  // Called after each iteration `i` of a top-level driver `for lo..hi` (an
+  // epoch), for progress lines and per-epoch logs.
+  std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
+};
+
+class SerialExecutor {
+ public:
+  // Loads every data set, allocates and initialises parameters, checks the
+  // vector widths that depend on data, and compiles every loop. Errors name
+  // the program location ("FILE:LINE:COL: error: ...") and, for data, the
+  // data file and line. `prog` must outlive the executor.
+  static StatusOr<std::unique_ptr<SerialExecutor>> Create(const ir::Program& prog,
+                                                          const ExecutorOptions& opts);
+
+  // Runs the driver to the end. Run-time errors (index out of range, ...)
+  // stop the run and are returned with their program location.
+  Status Run();
+
+  // State after (or before) Run(), for tests and tools.
+  const std::vector<float>& param(int index) const { return params_[index]; }
+  std::vector<float>& mutable_param(int index) { return params_[index]; }
+  double accum(int index) const { return accums_[index]; }
+  const data::Dataset& data(int index) const { return *data_[index]; }
+  const kernel::Kernel& kernel(int loop) const { return kernels_[loop]; }
+  // Runs loop `loop` once over all its elements (as the driver would).
+  Status RunLoop(int loop);
+
+  // For the distributed worker (worker/runner.h), which runs loops itself.
+  const std::vector<kernel::ParamBinding>& bindings() const { return bindings_; }
+  const std::vector<const data::Dataset*>& data_ptrs() const { return data_ptrs_; }
+  // Sizes the space of loop `loop` when it is sized at launch (a no-op
+  // otherwise): to (n, m) as given, or, with n < 0, from the driver's current
+  // values. InvalidArgument (with the program location) for negative or
+  // overflowing sizes.
+  Status SizeSpace(int loop, int64_t n = -1, int64_t m = -1);
+  // Driver expression `expr` as an integer (vector widths, sizes) with the
+  // driver's current values.
+  StatusOr<int64_t> EvalInt(int expr) const;
+  // The driver expressions loop `loop`'s body reads (kOuter ids), sorted.
+  std::vector<int> OuterExprs(int loop) const;
+
+ private:
+  struct Value {
+    bool is_int = false;
+    int64_t i = 0;
+    double f = 0;
+    std::string s;  // strings (print only)
+  };
+  SerialExecutor(const ir::Program& prog, const ExecutorOptions& opts);
+  Status LoadData();
+  Status InitParams();
+  StatusOr<Value> Eval(int expr) const;
+  Status Exec(const std::vector<ir::DStmt>& body);
+  Status ErrorAt(ir::Loc loc, const std::string& msg) const;
+
+  const ir::Program& prog_;
+  ExecutorOptions opts_;
+  std::vector<std::shared_ptr<const data::Dataset>> data_;
+  std::vector<const data::Dataset*> data_ptrs_;
+  std::vector<std::vector<float>> params_;
+  std::vector<kernel::ParamBinding> bindings_;
+  std::vector<double> accums_;
+  std::vector<Value> slots_;
+  std::vector<kernel::Kernel> kernels_;
+  std::vector<uint64_t> launches_;
+  // Per data set an ordered loop ran over: its lexicographic order
+  // (data::OrderedElements; empty when the file is in that order).
+  std::map<const data::Dataset*, std::vector<int64_t>> ordered_;
+};
+
+}  // namespace rigel::exec
+
+#endif  // RIGEL_EXEC_EXECUTOR_H_

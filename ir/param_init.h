@@ -1,0 +1,27 @@
+// Initial parameter values: a pure function of (initialiser, seed, row,
+// column), so a row has the same start on any worker or server and in any
+// run. Thread-safe.
+//
+//   zeros()                      0
+//   fill(c)                      c
+//   normal(mean, std, seed=S)    mean + std * N(0,1), N from Box-Muller over
+//                                HashCoords(S, 1, row, col) and HashCoords(S, 2, row, col)
+//   uniform(lo, hi, seed=S)      lo + (hi - lo) * UnitDouble(HashCoords(S, 3, row, col))
+// `col` is 0 for 1-D parameters. Computed in double, rounded to f32.
+#ifndef RIGEL_IR_PARAM_INIT_H_
+#define RIGEL_IR_PARAM_INIT_H_
+
+#include <cstdint>
+
+#include "ir/ir.h"
+
+namespace rigel::ir {
+
+float InitialValue(const ir::ParamDecl& p, int64_t row, int64_t col);
+
+// Fills `out` (width floats, or 1 for a 1-D parameter) with row `row`.
+void InitialRow(const ir::ParamDecl& p, int64_t row, float* out);
+
+}  // namespace rigel::ir
+
+#endif  // RIGEL_IR_PARAM_INIT_H_

@@ -1,0 +1,115 @@
+// A compiled `parallel for` body: the loop IR lowered to a flat register
+// bytecode that an interpreter runs over a range of the loop's elements.
+//
+// Compilation happens once data are loaded, so every vector width is a known
+// number. It (1) maps registers to scalar slots and vector buffers, (2) turns
+// row and whole-parameter reads into views of parameter memory when no write
+// to that parameter can happen while the view is live (otherwise a copy), and
+// (3) fuses linear vector expressions (sums of scalar-times-vector terms, the
+// shape of every SGD update) into one pass that writes straight into the
+// destination row. Values are those of evaluating the IR in f32, up to the
+// rounding of the reassociated linear combinations; the same kernel runs on
+// the serial path and on workers, so they agree exactly with each other.
+//
+// A Kernel is immutable after Compile; Run() keeps its mutable state in a
+// Frame, so one Kernel can run on several threads with one Frame each.
+#ifndef RIGEL_KERNEL_KERNEL_H_
+#define RIGEL_KERNEL_KERNEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "data/dataset.h"
+#include "ir/ir.h"
+
+namespace rigel::kernel {
+
+// Where one parameter's values live during a run: `rows` rows of `width`
+// floats (width 1 for 1-D parameters), row-major. Not owned.
+struct ParamBinding {
+  float* data = nullptr;
+  int64_t rows = 0;
+  int64_t width = 1;
+};
+
+// One scalar value of a driver expression, as bound into a loop run.
+struct OuterValue {
+  bool is_int = false;
+  int64_t i = 0;
+  double f = 0;
+};
+
+// Everything a run reads or writes besides the kernel itself. Not owned.
+struct RunContext {
+  const std::vector<ParamBinding>* params = nullptr;
+  const std::vector<const data::Dataset*>* data = nullptr;  // by DataDecl index
+  double* accums = nullptr;  // one partial sum per accumulator, added to
+  // Evaluates driver expression `id` (outer values, data attributes); called
+  // once per referenced expression at the start of Run().
+  std::function<StatusOr<OuterValue>(int id)> outer;
+  uint64_t seed = 0;    // --seed
+  uint64_t launch = 0;  // how many times this loop ran before (the "epoch")
+};
+
+// Resolves a width DExpr to a number (data attributes, consts).
+using WidthFn = std::function<StatusOr<int64_t>(int expr)>;
+
+class Kernel {
+ public:
+  ~Kernel();
+  Kernel(Kernel&&) noexcept;
+  Kernel& operator=(Kernel&&) noexcept;
+
+  // Compiles loop `loop` of `prog`. Returns InvalidArgument (with the
+  // program location) if a vector width is not positive or widths disagree.
+  static StatusOr<Kernel> Compile(const ir::Program& prog, int loop, const WidthFn& widths);
+
+  // Runs elements [begin, end) of the loop's data set in order. Stops at the
+  // first run-time error (an index out of range, integer division by zero)
+  // and returns it as "FILE:LINE:COL: error: ..."; writes done before the
+  // error stay. Thread-compatible: concurrent calls need distinct contexts
+  // and disjoint parameter rows.
+  Status Run(const RunContext& ctx, int64_t begin, int64_t end) const;
+  // Runs the listed elements in list order (a block of a distributed
+  // schedule); element numbers are positions in the loop's data set, so
+  // rand() and friends draw what a serial run draws for them. InvalidArgument
+  // (before anything runs) if an element is outside the data set; otherwise
+  // as Run.
+  Status RunElements(const RunContext& ctx, std::span<const int64_t> elements) const;
+
+  // Number of bytecode instructions (for tests and dump output).
+  size_t code_size() const;
+  // The bytecode as text, one instruction per line.
+  std::string Disassemble() const;
+
+  struct Impl;
+
+ private:
+  // KeySlice (key_slice.h) compiles a reduced copy of a loop whose parameter
+  // accesses record their rows, and runs it with a key trace.
+  friend class KeySlice;
+  // Per parameter, the rows a key slice recorded (see KeySlice::Run).
+  using KeyTrace = std::vector<std::vector<int64_t>>;
+
+  explicit Kernel(std::unique_ptr<Impl> impl);
+  // Compiles `body`, a reduced copy of loop `loop` of `prog` (same registers
+  // and loop variables). With `key_slice`, every row or element read or write
+  // becomes an instruction that appends its row to the run's key trace.
+  static StatusOr<Kernel> CompileBody(const ir::Program& prog, int loop, ir::Loop body,
+                                      bool key_slice, const WidthFn& widths);
+  // Elements list[begin..end) (or begin..end when list is null). `keys`
+  // receives the rows of a key slice's accesses; null for a normal kernel.
+  Status RunSome(const RunContext& ctx, const int64_t* list, int64_t begin, int64_t end,
+                 KeyTrace* keys) const;
+  // InvalidArgument if an element is outside the loop's data set.
+  Status CheckElements(const RunContext& ctx, std::span<const int64_t> elements) const;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rigel::kernel
+
+#endif  // RIGEL_KERNEL_KERNEL_H_

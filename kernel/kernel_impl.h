@@ -1,0 +1,165 @@
+// Private to kernel*.cc: the bytecode the kernel interpreter runs.
+#ifndef RIGEL_KERNEL_KERNEL_IMPL_H_
+#define RIGEL_KERNEL_KERNEL_IMPL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+
+namespace rigel::kernel {
+
+enum Code : uint16_t {
+  kEnd,
+  // Scalars: d = a op b over slots. Bools are ints 0/1.
+  kIAdd,
+  kISub,
+  kIMul,
+  kIDiv,
+  kIMin,
+  kIMax,
+  kILt,
+  kILe,
+  kIGt,
+  kIGe,
+  kIEq,
+  kINe,
+  kINeg,
+  kFAdd,
+  kFSub,
+  kFMul,
+  kFDiv,
+  kFMin,
+  kFMax,
+  kFLt,
+  kFLe,
+  kFGt,
+  kFGe,
+  kFEq,
+  kFNe,
+  kFUn,  // d = fn(a), fn an ir::UnFn on f32
+  kIToF,
+  kBAnd,
+  kBOr,
+  kBNot,
+  kFClip,
+  kSMove,
+  // Vectors of n floats: V[d] (owned buffer) = ...
+  kVMove,
+  kVZero,
+  kVLin,    // V[d] = sum over terms[t .. t+c) of S[coef] * V[src]
+  kVBin,    // V[d] = V[a] fn V[b]
+  kVBinVS,  // V[d] = V[a] fn S[b]
+  kVBinSV,  // V[d] = S[a] fn V[b]
+  kVUn,
+  kVClip,
+  kDot,
+  kSum,
+  kNorm,
+  kDotOp,  // S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul
+  // Parameters: param index aux, subscripts in slots a (row) and b (column).
+  kRdElem1,
+  kRdElem2,
+  kRdRowView,
+  kRdRowCopy,
+  kRdWholeView,
+  kRdWholeCopy,
+  kRdRowView2,  // two views: V[d] = P[aux] row S[a]; V[b] = P[t] row S[c]
+  kWrElem1,
+  kWrElem2,  // P op= S[c]  (fn: ir::BinOp or kPlainAssign)
+  kWrRowVec,
+  kWrRowScalar,  // row op= V[c] / S[c]
+  kWrRowLin,     // row = terms (src -1 is the row itself)
+  kWrRowPair,    // rows aux[a] and d[b] = terms t..t+c and t+c..t+c+fn, at once
+  kWrWholeVec,
+  kWrWholeScalar,
+  kWrWholeLin,
+  kAccum,  // accums[aux] += S[a]
+  kRand,
+  kRandInt,
+  kNegative,  // data set aux for negative
+  kLabel,
+  kRowX,  // row slot a of data aux
+  kJump,
+  kJumpIfFalse,  // target n
+  kForInit,
+  kForNext,  // var d, lo a, hi b, hidden slot c; exit / body target n
+  kFeatInit,
+  kFeatNext,  // f d, x b, row a, hidden slots c, c+1; data aux
+  kWinInit,
+  kWinNext,  // c d, t a, radius b, hidden slots c, c+1, c+2; data aux
+  // Key slices only (key_slice.h): append row S[a] of param aux to the key
+  // trace after checking it (and column S[b] when b >= 0) like a read would.
+  kKey,
+};
+
+const char* CodeName(uint16_t code);
+
+struct Term;
+union Slot;
+// Row kernels chosen when the bytecode is compiled (row_kernels.h).
+using LinFn = void (*)(float* d, const Term* t, const Slot* S, float* const* V, const float* self,
+                       int64_t n);
+using DotFn = float (*)(const float* a, const float* b, int64_t n);
+using CopyFn = void (*)(float* d, const float* s, int64_t n);
+// Two linear combinations into two rows of equal width in one pass; both
+// read every input before either row is stored (row_kernels.h).
+using PairFn = void (*)(float* d1, float* d2, const Term* t, const Slot* S, float* const* V,
+                        int64_t n);
+
+struct VOp {
+  uint16_t code = kEnd;
+  uint8_t fn = 0;
+  int32_t d = -1, a = -1, b = -1, c = -1;
+  int32_t n = 0;     // vector width, term count or jump target
+  int32_t aux = -1;  // param / data / accum index
+  int32_t t = -1;    // first term of a linear combination (count in c)
+  int32_t loc = -1;  // index into Impl::locs for run-time errors
+  union {
+    LinFn lin;
+    DotFn dot;
+    CopyFn copy;
+    PairFn pair;
+  } k = {nullptr};  // kVLin/kWr*Lin, kDot/kNorm, row copies
+};
+
+// One term of a linear combination: S[coef] * S[coef2] * V[src]. A product
+// of two slots lets `lr * g * x` need no separate scalar instruction; coef2
+// is a slot holding 1 when there is a single factor.
+struct Term {
+  int32_t coef;
+  int32_t coef2;
+  int32_t src;  // vector index, or -1 for the destination row itself
+};
+
+union Slot {
+  int64_t i;
+  float f;
+};
+
+struct Kernel::Impl {
+  const ir::Program* prog = nullptr;
+  ir::Loop rewritten;  // the loop after read CSE; what `code` was made from
+  int loop = -1;
+  data::DataKind kind = data::DataKind::kRange;
+  int data = -1;
+  std::vector<VOp> code;
+  std::vector<Term> terms;
+  std::vector<ir::Loc> locs;
+  int num_slots = 0;
+  int num_vecs = 0;
+  std::vector<Slot> slot_init;      // constants prefilled; others zero
+  std::vector<int64_t> vec_width;   // per vector index
+  std::vector<int64_t> vec_offset;  // arena offset of owned buffers, -1 for views
+  int64_t arena_size = 0;
+  std::vector<std::pair<int, int>> outer;  // (slot, DExpr id) filled at run start
+  std::vector<int> var_slots;              // loop variable slots in pattern order
+  std::vector<bool> is_view;               // per vector index: points into other memory
+  // A key slice: row and element accesses were compiled to kKey.
+  bool key_slice = false;
+};
+
+}  // namespace rigel::kernel
+
+#endif  // RIGEL_KERNEL_KERNEL_IMPL_H_

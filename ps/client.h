@@ -1,0 +1,131 @@
+// The worker's parameter-server client: batched, asynchronous pulls and
+// pushes of rows, a row cache with versions, merged deltas and bounded
+// staleness (ps/service.h has the server side).
+//
+//  - Prefetch(param, keys): fetches every key that is not fresh in the cache,
+//    in one request per server (keys sorted and deduplicated); the runtime
+//    calls it with the keys of a whole mini-batch before computing it.
+//  - Pull(param, keys): the rows, from the cache where fresh; misses are
+//    counted and fetched together, one request per server, never one per key.
+//    With the cache off, reply rows are copied straight into the result.
+//  - Push(param, keys, deltas): sorts the batch into one run of distinct keys
+//    per server (deltas to the same row merged) and adds the deltas to the
+//    cached rows, so the worker reads its own writes. Nothing is sent until
+//    Flush(); runs of successive pushes are merged when more than 8 pile up.
+//  - Flush(): merges each server's runs (equal keys summed in push order) and
+//    sends them, one request per server, keys ascending and rows contiguous;
+//    completes when every server applied them.
+//  - AdvanceClock(): Flush(), then tells every server that this worker
+//    finished its clock c, and moves to c + 1.
+// Staleness s: a row fetched at clock c carries the server's minimum clock m
+// (every update of clocks < m is in it); it stays fresh while the worker's
+// clock is at most m + s. Servers answer a pull at clock c only when m >= c - s,
+// so a worker at clock c always sees every update of clocks < c - s.
+//
+// Futures complete on the transport's receive thread. Thread-safety: one
+// client may be used from several threads (an internal mutex guards the
+// cache and the buffers); a Pull that overlaps a Flush of the same rows may
+// cache them without the flushed deltas until the next clock.
+#ifndef RIGEL_PS_CLIENT_H_
+#define RIGEL_PS_CLIENT_H_
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "cluster/shard_map.h"
+#include "transport/transport.h"
+
+namespace rigel::ps {
+
+struct PsClientOptions {
+  int staleness = 0;
+  // false: every Pull fetches every key (no reuse of cached rows).
+  bool cache = true;
+  transport::CallOptions call;  // timeouts of each request
+};
+
+struct PsClientStats {
+  uint64_t pull_requests = 0, push_requests = 0;
+  uint64_t rows_pulled = 0, rows_pushed = 0;
+  uint64_t cache_hits = 0, cache_misses = 0;
+  uint64_t merged = 0;  // deltas added to a row that already had one pending
+};
+
+class PsClient {
+ public:
+  // Requests carry at most this many keys: a larger batch goes as several
+  // requests back to back, so a server works on one while the next arrive.
+  static constexpr size_t kChunkKeys = 16384;
+
+  // `transport` must outlive the client; servers are PeerId{kServer, s}.
+  PsClient(transport::Transport* transport, cluster::ShardMap map, PsClientOptions options);
+  ~PsClient();
+
+  std::future<Status> Prefetch(int param, std::span<const int64_t> keys);
+  // keys.size() * width floats, row k at k * width.
+  std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys);
+  // As Pull with the cache off, but answered only once every worker has
+  // finished clock() - 1 whatever the staleness bound: the rows hold every
+  // update of the clocks before this worker's. For conflict-free schedules,
+  // whose steps must see each other exactly even in a relaxed job.
+  std::future<StatusOr<std::vector<float>>> PullSynchronous(int param,
+                                                            std::span<const int64_t> keys);
+  // As Pull with the cache off, for rows to be used `clocks` clocks after
+  // the current one (a mini-batch's rows fetched while the previous batch
+  // computes): answered once every worker finished clock() + clocks - s, so
+  // the rows keep the staleness bound at that later clock. The rows are the
+  // servers' (this worker's unsent deltas are not added: those pushed after
+  // the request may already be in them). InvalidArgument if clocks > s: the
+  // answer would wait for this worker's own later clocks.
+  std::future<StatusOr<std::vector<float>>> PullAhead(int param, std::span<const int64_t> keys,
+                                                      uint64_t clocks);
+  // `deltas`: keys.size() * width floats. InvalidArgument for an unknown
+  // parameter or a key outside its rows (nothing is buffered then).
+  Status Push(int param, std::span<const int64_t> keys, const float* deltas);
+  std::future<Status> Flush();
+  Status AdvanceClock();
+
+  uint64_t clock() const;
+  PsClientStats stats() const;
+  const cluster::ShardMap& map() const { return map_; }
+
+ private:
+  struct Cache;
+  struct Pending;
+  // Deltas for one server: distinct keys ascending, row k at values[k * width].
+  struct Run {
+    std::vector<uint64_t> keys;
+    std::vector<float> values;
+  };
+  Status CheckKeys(int param, std::span<const int64_t> keys) const;
+  // One run per server of a pushed batch; *merged counts repeated keys.
+  std::vector<Run> MakeRuns(int param, std::span<const int64_t> keys, const float* rows,
+                            uint64_t* merged) const;
+  // `runs` (non-empty, oldest first) as one run; equal keys summed in order.
+  static Run MergeRuns(std::vector<Run> runs, int64_t width, uint64_t* merged);
+  // `lead`: clocks added to this worker's in the request (see PullSynchronous);
+  // `own_writes`: add this worker's unsent deltas to the reply rows.
+  void PullDirect(int param, std::span<const int64_t> keys, uint64_t lead, bool own_writes,
+                  std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise);
+  // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
+  // once every reply is cached. Caller holds no lock.
+  void Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done);
+
+  transport::Transport* transport_;
+  cluster::ShardMap map_;
+  PsClientOptions opts_;
+  mutable std::mutex mu_;
+  uint64_t clock_ = 0;
+  std::vector<uint64_t> pushes_sent_;  // per server, for clock ticks
+  std::vector<std::unique_ptr<Cache>> cache_;
+  std::vector<std::unique_ptr<Pending>> pending_;
+  PsClientStats stats_;
+};
+
+}  // namespace rigel::ps
+
+#endif  // RIGEL_PS_CLIENT_H_

@@ -1,0 +1,237 @@
+// The layering of the source folders: every `#include "FOLDER/..."` in a
+// layer folder must name its own folder or one it may depend on.
+//
+// The rules are the table of docs/architecture.md's "Layers" section: a row
+// `| `NAME/` | holds | may depend on |` whose last cell lists folders in
+// backticks (`—` for none). A folder may include the folders its cell names
+// and, through them, everything those may include (the arrows' transitive
+// closure); `common/` is open to all. Checked folders are the table's rows;
+// `tests/`, `bench/`, `examples/`, `scripts/` and `docs/` are not layers and
+// are not read. A top-level folder with a CMakeLists.txt and C++ sources that
+// the table does not name is an error too, so a new layer cannot skip it.
+// The source tree is RIGEL_SOURCE_DIR (cmake/RigelHelpers.cmake).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace rigel {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Folders that hold no library or role code.
+const std::set<std::string> kNotLayers = {"tests", "bench", "examples", "scripts", "docs",
+                                          "cmake", "build", "runs"};
+
+struct Table {
+  std::map<std::string, std::set<std::string>> deps;  // folder -> direct arrows
+  std::vector<std::string> errors;
+};
+
+// Reads the "Layers" table of `doc`.
+Table ReadTable(const fs::path& doc) {
+  Table t;
+  std::ifstream in(doc);
+  if (!in) {
+    t.errors.push_back(doc.string() + ": cannot read");
+    return t;
+  }
+  std::string line;
+  bool in_section = false;
+  int n = 0;
+  const std::regex row(R"(^\| `([a-z_]+)/` \|.*\| ([^|]*) \|\s*$)");
+  const std::regex name("`([a-z_]+)/?`");
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Layers";
+    std::smatch m;
+    if (!in_section || !std::regex_match(line, m, row)) continue;
+    std::set<std::string>& d = t.deps[m[1]];
+    std::string cell = m[2];
+    for (std::sregex_iterator it(cell.begin(), cell.end(), name), end; it != end; ++it) {
+      d.insert((*it)[1]);
+    }
+    if (d.empty() && cell.find("—") == std::string::npos) {
+      t.errors.push_back(doc.string() + ":" + std::to_string(n) + ": `" + m[1].str() +
+                         "/` has no folders in its last cell (write — for none)");
+    }
+  }
+  if (t.deps.empty()) t.errors.push_back(doc.string() + ": no \"## Layers\" table rows found");
+  for (const auto& [folder, d] : t.deps) {
+    for (const std::string& to : d) {
+      if (!t.deps.count(to)) {
+        t.errors.push_back(doc.string() + ": `" + folder + "/` may depend on `" + to +
+                           "/`, which is not a row of the table");
+      }
+    }
+  }
+  return t;
+}
+
+// Everything `folder` may include: itself, common, and the closure of its
+// arrows. Reports a cycle through `errors`.
+std::set<std::string> Allowed(const Table& t, const std::string& folder,
+                              std::vector<std::string>* errors) {
+  std::set<std::string> seen = {folder, "common"};
+  std::vector<std::string> stack(t.deps.at(folder).begin(), t.deps.at(folder).end());
+  while (!stack.empty()) {
+    std::string f = stack.back();
+    stack.pop_back();
+    if (f == folder) {
+      errors->push_back("`" + folder + "/` depends on itself through its arrows (a cycle)");
+      continue;
+    }
+    if (!seen.insert(f).second) continue;
+    auto it = t.deps.find(f);
+    if (it != t.deps.end()) stack.insert(stack.end(), it->second.begin(), it->second.end());
+  }
+  return seen;
+}
+
+// Checks every source file of the tree at `root` against the table in
+// `root`/docs/architecture.md; returns one line per violation.
+std::vector<std::string> CheckTree(const fs::path& root) {
+  Table t = ReadTable(root / "docs" / "architecture.md");
+  std::vector<std::string> out = t.errors;
+  if (t.deps.empty()) return out;
+  std::set<std::string> top;  // top-level folders, to tell includes of our code apart
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.is_directory()) top.insert(e.path().filename().string());
+  }
+  for (const std::string& f : top) {
+    if (t.deps.count(f) || kNotLayers.count(f) || f[0] == '.' || f.rfind("build", 0) == 0) continue;
+    if (!fs::exists(root / f / "CMakeLists.txt")) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root / f)) {
+      std::string ext = e.path().extension().string();
+      if (ext == ".h" || ext == ".cc") {
+        out.push_back("`" + f + "/` has C++ sources but is not a row of the Layers table");
+        break;
+      }
+    }
+  }
+  const std::regex include(R"(^\s*#\s*include\s+"([a-z_]+)/)");
+  for (const auto& [folder, unused] : t.deps) {
+    if (!fs::is_directory(root / folder)) {
+      out.push_back("`" + folder + "/` is a row of the Layers table but not a folder");
+      continue;
+    }
+    std::set<std::string> allowed = Allowed(t, folder, &out);
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(root / folder)) {
+      std::string ext = e.path().extension().string();
+      if (e.is_regular_file() && (ext == ".h" || ext == ".cc")) files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& p : files) {
+      std::ifstream in(p);
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        std::smatch m;
+        if (!std::regex_search(line, m, include)) continue;
+        std::string to = m[1];
+        if (!top.count(to) || allowed.count(to)) continue;
+        out.push_back(fs::relative(p, root).string() + ":" + std::to_string(n) + ": `" +
+                      folder + "/` may not include `" + to + "/` (" + line.substr(m.position(0)) +
+                      ")");
+      }
+    }
+  }
+  return out;
+}
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += "  " + x + "\n";
+  return s;
+}
+
+TEST(Layering, EveryIncludeFollowsTheTableInArchitectureMd) {
+  std::vector<std::string> bad = CheckTree(RIGEL_SOURCE_DIR);
+  EXPECT_TRUE(bad.empty()) << bad.size() << " layering violation(s):\n" << Join(bad);
+}
+
+// A throw-away source tree for the checker's own tests.
+class LayeringChecker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "rigel-layering-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    Write("docs/architecture.md",
+          "# A\n\n## Layers\n\n| folder | holds | may depend on |\n|---|---|---|\n"
+          "| `common/` | basics | — |\n"
+          "| `ir/` | the IR | `common` |\n"
+          "| `kernel/` | bytecode | `ir` |\n"
+          "| `exec/` | running | `kernel` |\n"
+          "| `worker/` | a role | `exec` |\n\n## Next\n\n| `tests/` | x | `worker` |\n");
+    for (const char* f : {"common", "ir", "kernel", "exec", "worker"}) {
+      Write(std::string(f) + "/CMakeLists.txt", "");
+    }
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void Write(const std::string& rel, const std::string& text) {
+    fs::create_directories((root_ / rel).parent_path());
+    std::ofstream(root_ / rel) << text;
+  }
+  fs::path root_;
+};
+
+TEST_F(LayeringChecker, ArrowsAndTheirClosureAreAllowed) {
+  Write("exec/run.cc", "#include \"exec/run.h\"\n#include \"kernel/k.h\"\n#include \"ir/ir.h\"\n");
+  Write("kernel/k.h", "#include <vector>\n#include \"common/status.h\"\n#include \"gtest/x.h\"\n");
+  EXPECT_EQ(CheckTree(root_), std::vector<std::string>{});
+}
+
+TEST_F(LayeringChecker, AnUpwardIncludeIsReportedWithFileAndLine) {
+  Write("kernel/run.cc", "// x\n#include \"kernel/k.h\"\n#include \"exec/executor.h\"\n");
+  std::vector<std::string> bad = CheckTree(root_);
+  ASSERT_EQ(bad.size(), 1u) << Join(bad);
+  EXPECT_EQ(bad[0], "kernel/run.cc:3: `kernel/` may not include `exec/` (#include \"exec/executor.h\")");
+}
+
+TEST_F(LayeringChecker, ARoleIsIncludedByNoLibrary) {
+  Write("exec/sub/deep.h", "#include \"worker/runner.h\"\n");
+  std::vector<std::string> bad = CheckTree(root_);
+  ASSERT_EQ(bad.size(), 1u) << Join(bad);
+  EXPECT_NE(bad[0].find("exec/sub/deep.h:1: `exec/` may not include `worker/`"), std::string::npos);
+}
+
+TEST_F(LayeringChecker, AFolderMissingFromTheTableIsReported) {
+  Write("ps/CMakeLists.txt", "");
+  Write("ps/client.cc", "#include \"ir/ir.h\"\n");
+  std::vector<std::string> bad = CheckTree(root_);
+  ASSERT_EQ(bad.size(), 1u) << Join(bad);
+  EXPECT_EQ(bad[0], "`ps/` has C++ sources but is not a row of the Layers table");
+}
+
+TEST_F(LayeringChecker, UnknownArrowsAndCyclesAreReported) {
+  Write("docs/architecture.md",
+        "## Layers\n| `common/` | x | — |\n| `ir/` | x | `kernel`, `nowhere` |\n"
+        "| `kernel/` | x | `ir` |\n| `exec/` | x | `kernel` |\n| `worker/` | x | `exec` |\n");
+  std::vector<std::string> bad = CheckTree(root_);
+  std::string all = Join(bad);
+  EXPECT_NE(all.find("`ir/` may depend on `nowhere/`, which is not a row"), std::string::npos) << all;
+  EXPECT_NE(all.find("`ir/` depends on itself through its arrows (a cycle)"), std::string::npos)
+      << all;
+}
+
+TEST_F(LayeringChecker, AMissingTableIsAnError) {
+  Write("docs/architecture.md", "# nothing here\n");
+  std::vector<std::string> bad = CheckTree(root_);
+  ASSERT_EQ(bad.size(), 1u) << Join(bad);
+  EXPECT_NE(bad[0].find("no \"## Layers\" table rows found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rigel

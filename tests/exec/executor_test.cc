@@ -1,0 +1,411 @@
+// Semantics of the serial executor on tiny programs whose results are
+// computed by hand here.
+#include "exec/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "common/file.h"
+#include "frontend/compile.h"
+
+namespace rigel::exec {
+namespace {
+
+struct Ran {
+  std::unique_ptr<ir::Program> prog;
+  std::unique_ptr<SerialExecutor> ex;
+  std::string out;
+  Status status;
+};
+
+// Compiles and runs `text` (data files relative to the test temp dir).
+Ran RunProgram(const std::string& text, uint64_t seed = 0, std::ostream* progress = nullptr) {
+  Ran r;
+  std::string path = testing::TempDir() + "/prog.rgl";
+  auto prog = frontend::CompileText(text, path, {});
+  if (!prog.ok()) {
+    r.status = prog.status();
+    return r;
+  }
+  r.prog = std::make_unique<ir::Program>(std::move(prog).value());
+  std::ostringstream out;
+  ExecutorOptions opts;
+  opts.seed = seed;
+  opts.out = &out;
+  opts.progress = progress;
+  opts.progress_after_s = 0;
+  auto ex = SerialExecutor::Create(*r.prog, opts);
+  if (!ex.ok()) {
+    r.status = ex.status();
+    return r;
+  }
+  r.ex = std::move(ex).value();
+  r.status = r.ex->Run();
+  r.out = out.str();
+  return r;
+}
+
+void WriteData(const std::string& name, const std::string& text) {
+  ASSERT_TRUE(WriteFileAtomically(testing::TempDir() + "/" + name, text).ok());
+}
+
+TEST(Executor, DriverArithmeticAndPrint) {
+  Ran r = RunProgram(R"(
+const N = 4
+const x = 1.5
+let y = N * 2 + 1
+print("y", y, "x", x * 2, "div", 7 / 2, "fdiv", 7 / 2.0)
+for k in 0..3 { print(k) }
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "y 9 x 3 div 3 fdiv 3.5\n0\n1\n2\n");
+}
+
+TEST(Executor, TriplesSgdByHand) {
+  WriteData("t.csv", "0,0,1\n1,0,2\n0,1,3\n");
+  Ran r = RunProgram(R"(
+data t = triples("t.csv")
+param b: f32[t.rows] = fill(0.5)
+param c: f32[t.cols] = zeros()
+accum s: f32
+parallel for (i, j, v) in t {
+  b[i] += v
+  c[j] = c[j] + v * b[i]
+  s += v
+}
+print(s)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // In file order: b0 = 1.5, c0 = 1.5; b1 = 2.5, c0 = 1.5 + 5 = 6.5; b0 = 4.5, c1 = 13.5.
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{4.5f, 2.5f}));
+  EXPECT_EQ(r.ex->param(1), (std::vector<float>{6.5f, 13.5f}));
+  EXPECT_EQ(r.out, "6\n");
+}
+
+TEST(Executor, RowUpdatesMatchHandComputation) {
+  WriteData("r.csv", "0,1,2\n");
+  Ran r = RunProgram(R"(
+const K = 3
+data t = triples("r.csv")
+param W: f32[t.rows, K] = fill(1.0)
+param H: f32[t.cols, K] = fill(2.0)
+parallel for (i, j, v) in t {
+  let e = v - dot(W[i], H[j])
+  let wi = W[i]
+  W[i] = wi + 0.5 * (e * H[j] - 0.1 * wi)
+  H[j] = H[j] + 0.5 * (e * wi - 0.1 * H[j])
+}
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // dot = 6, e = -4; W = 1 + 0.5 * (-8 - 0.1) = -3.05; H[1] = 2 + 0.5 * (-4 - 0.2) = -0.1
+  // (H uses the old W row through the let).
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(r.ex->param(0)[k], -3.05f, 1e-6);
+  for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(r.ex->param(1)[k], 2.0f);  // row 0 untouched
+  for (int k = 3; k < 6; ++k) EXPECT_NEAR(r.ex->param(1)[k], -0.1f, 1e-6);
+}
+
+TEST(Executor, OrderedWavefrontMatchesRecurrence) {
+  Ran r = RunProgram(R"(
+const N = 3
+const M = 4
+param A: f32[N + 1, M + 1] = fill(1.0)
+parallel ordered for (i, j) in grid(N, M) {
+  A[i + 1, j + 1] = 0.5 * (A[i, j + 1] + A[i + 1, j]) + 1
+}
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  float a[4][5];
+  for (auto& row : a) for (float& x : row) x = 1;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) a[i + 1][j + 1] = 0.5f * (a[i][j + 1] + a[i + 1][j]) + 1;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 5; ++j)
+      EXPECT_FLOAT_EQ(r.ex->param(0)[i * 5 + j], a[i][j]) << i << "," << j;
+}
+
+TEST(Executor, LibsvmFeaturesVarsAndIf) {
+  WriteData("s.svm", "1 1:2 3:1\n-1 2:4\n");
+  Ran r = RunProgram(R"(
+data d = libsvm("s.svm")
+param w: f32[d.dim] = fill(1.0)
+accum pos: f32
+accum z_total: f32
+parallel for (n, row) in d relax w {
+  var z = 0.0
+  for (f, x) in row.features { z += w[f] * x }
+  z_total += z
+  if row.label > 0.5 { pos += 1 } else { pos += 0.25 }
+  for (f, x) in row.features { w[f] -= 0.5 * x }
+}
+print(pos, z_total)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // Labels map to 1, 0. Sample 0: z = 2 + 1 = 3; w = {0, 1, 0.5}. Sample 1: z = 4; w[1] = -1.
+  EXPECT_EQ(r.out, "1.25 7\n");
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{0.0f, -1.0f, 0.5f}));
+}
+
+TEST(Executor, WholeParameterAndDenseRows) {
+  WriteData("d.csv", "1,1,2\n0,3,4\n");
+  Ran r = RunProgram(R"(
+data d = dense_csv("d.csv", label=0)
+param w: f32[d.dim] = zeros()
+parallel for (n, row) in d relax w {
+  let z = dot(w, row.x)
+  w -= (z - row.label) * row.x
+}
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // Row 0: z = 0, w = 0 - (0 - 1) * (1, 2) = (1, 2).
+  // Row 1: z = 3 + 8 = 11, w = (1, 2) - 11 * (3, 4) = (-32, -42).
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{-32.0f, -42.0f}));
+}
+
+TEST(Executor, WindowVisitsNeighboursButNotSelf) {
+  WriteData("c.txt", "a b c d e\n");
+  Ran r = RunProgram(R"(
+data c = tokens("c.txt")
+accum visits: f32
+accum centre: f32
+parallel for (t, w) in c {
+  for x in window(c, t, 2) { visits += 1 }
+  if t == 2 { for x in window(c, t, 1) { centre += x } }
+}
+print(visits, centre)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // Windows of radius 2 over 5 positions: 2 + 3 + 4 + 3 + 2 = 14. Around t=2
+  // with radius 1: tokens b (id 1) and d (id 3): all counts tie, so ids follow
+  // first appearance.
+  EXPECT_EQ(r.out, "14 4\n");
+}
+
+TEST(Executor, RandomnessIsDeterministicAndSeeded) {
+  const char* text = R"(
+accum s: f32
+for ep in 0..2 {
+  s = 0
+  parallel for i in range(1000) { s += rand() + randint(10) }
+  print(s)
+}
+)";
+  Ran a = RunProgram(text, 1), b = RunProgram(text, 1), c = RunProgram(text, 2);
+  ASSERT_TRUE(a.status.ok()) << a.status.message();
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  // Each epoch draws anew (the launch count is part of the key).
+  auto nl = a.out.find('\n');
+  EXPECT_NE(a.out.substr(0, nl), a.out.substr(nl + 1, a.out.size() - nl - 2));
+}
+
+TEST(Executor, ChunkedRunsWithProgressGiveTheSameResult) {
+  std::string text = R"(
+param w: f32[100] = zeros()
+accum s: f32
+parallel for i in range(200000) {
+  let k = randint(100)
+  w[k] += rand()
+  s += w[k]
+}
+print(s)
+)";
+  std::ostringstream progress;
+  Ran plain = RunProgram(text, 3), chunked = RunProgram(text, 3, &progress);
+  ASSERT_TRUE(plain.status.ok()) << plain.status.message();
+  ASSERT_TRUE(chunked.status.ok()) << chunked.status.message();
+  EXPECT_EQ(plain.out, chunked.out);
+  EXPECT_EQ(plain.ex->param(0), chunked.ex->param(0));
+  EXPECT_NE(progress.str().find("elements/s"), std::string::npos);
+}
+
+TEST(Executor, InlineSpacesSizedByDriverVariables) {
+  Ran r = RunProgram(R"(
+accum s: f32
+for k in 1..4 {
+  s = 0
+  parallel for (i, j) in grid(k, 2) { s += 1 }
+  print(s)
+}
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "2\n4\n6\n");
+}
+
+TEST(Executor, DriverVariablesKeepTheirTypeInsideLoops) {
+  Ran r = RunProgram(R"(
+var x = 0.0
+x = x + 1
+x = x / 4
+param p: f32[1] = zeros()
+parallel for i in range(1) { p[i] = x * 2 }
+print(x, x * 2)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "0.25 0.5\n");
+  EXPECT_EQ(r.ex->param(0)[0], 0.5f);
+}
+
+// Integer arithmetic is checked: overflow is a program error at its location,
+// never undefined behaviour (the sanitizer job runs these).
+TEST(Executor, IntegerOverflowIsAnError) {
+  struct Case {
+    const char* text;
+    const char* where;
+  } cases[] = {
+      {"var x = 9223372036854775807\nx = x + 1\n", "prog.rgl:2:7: error: integer overflow"},
+      {"var x = -9223372036854775807 - 1\nprint(x / -1)\n",
+       "prog.rgl:2:9: error: integer overflow"},
+      {"var x = -9223372036854775807 - 1\nprint(abs(x))\n",
+       "prog.rgl:2:7: error: integer overflow"},
+      {"param b: f32[2] = zeros()\nparallel for i in range(2) {\n  let k = 9223372036854775807 + "
+       "i\n"
+       "  b[0] += k\n}\n",
+       "prog.rgl:3:31: error: integer overflow"},
+      {"param b: f32[2] = zeros()\nparallel for i in range(1) {\n"
+       "  let k = (-9223372036854775807 - 1) / (i - 1)\n  b[0] += k\n}\n",
+       "prog.rgl:3:38: error: integer overflow"},
+      {"var n = 4294967296\nparallel for (i, j) in grid(n, n) { }\n",
+       "prog.rgl:2:24: error: iteration space sizes must be non-negative and their product must "
+       "fit"},
+  };
+  for (const Case& c : cases) {
+    Ran r = RunProgram(c.text);
+    ASSERT_FALSE(r.status.ok()) << c.text;
+    EXPECT_NE(r.status.message().find(c.where), std::string::npos)
+        << c.text << "\n" << r.status.message();
+  }
+}
+
+TEST(Executor, HugeWindowRadiusAndVectorWidthAreHandled) {
+  WriteData("h.txt", "a b c\n");
+  Ran r = RunProgram(R"(
+data c = tokens("h.txt")
+accum n: f32
+parallel for (t, w) in c { for x in window(c, t, 9223372036854775807) { n += 1 } }
+print(n)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out, "6\n");
+  Ran z =
+      RunProgram("accum s: f32\nparallel for i in range(1) { s += sum(zeros(1099511627776)) }\n");
+  ASSERT_FALSE(z.status.ok());
+  EXPECT_NE(z.status.message().find("widths must be between 1 and 2^30"), std::string::npos)
+      << z.status.message();
+}
+
+TEST(Executor, IndexOutOfRangeNamesTheAccess) {
+  Ran r = RunProgram(R"(
+param b: f32[4] = zeros()
+parallel for i in range(5) {
+  b[i] += 1
+}
+)");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(
+      r.status.message().find("prog.rgl:4:3: error: index 4 out of range for the rows of 'b' (4)"),
+      std::string::npos)
+      << r.status.message();
+}
+
+TEST(Executor, FusedInstructionsReportTheirOwnLocations) {
+  // Two row reads fuse into one instruction and two row writes into another;
+  // an out-of-range second subscript must still point at its own access.
+  Ran r = RunProgram(R"(
+param W: f32[3, 2] = zeros()
+param H: f32[2, 2] = zeros()
+accum s: f32
+parallel for i in range(3) {
+  s += dot(W[i], H[i])
+}
+)");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(
+      r.status.message().find("prog.rgl:6:18: error: index 2 out of range for the rows of 'H' (2)"),
+      std::string::npos)
+      << r.status.message();
+  Ran w = RunProgram(R"(
+param W: f32[3, 2] = fill(1.0)
+param H: f32[2, 2] = zeros()
+param G: f32[1, 2] = fill(5.0)
+parallel for i in range(3) {
+  let g = G[0]
+  W[i] = W[i] * 2
+  H[i] = g * 3
+}
+)");
+  ASSERT_FALSE(w.status.ok());
+  EXPECT_NE(
+      w.status.message().find("prog.rgl:8:3: error: index 2 out of range for the rows of 'H' (2)"),
+      std::string::npos)
+      << w.status.message();
+  EXPECT_NE(w.ex->kernel(0).Disassemble().find("wr.row.pair"), std::string::npos);
+  // As in a sequential run, W[2] was doubled before the write to H[2] failed.
+  EXPECT_EQ(w.ex->param(0), (std::vector<float>{2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(w.ex->param(1), (std::vector<float>{15, 15, 15, 15}));
+}
+
+TEST(Executor, MissingDataFileIsReportedAtItsDeclaration) {
+  Ran r = RunProgram("data t = triples(\"nope.csv\")\nparallel for (i, j, v) in t { }\n");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("prog.rgl:1:6: error: cannot load data set 't'"),
+            std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("no such file"), std::string::npos);
+}
+
+TEST(Executor, DataDependentWidthMismatchCaughtBeforeRunning) {
+  WriteData("w.csv", "1,1,2\n");
+  Ran r = RunProgram(R"(
+data d = dense_csv("w.csv")
+param w: f32[4] = zeros()
+accum s: f32
+parallel for (n, row) in d { s += dot(w, row.x) }
+)");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("prog.rgl:5:35: error: vector width mismatch in dot"),
+            std::string::npos)
+      << r.status.message();
+}
+
+}  // namespace
+}  // namespace rigel::exec
+
+namespace rigel::exec {
+namespace {
+
+// `ordered` means lexicographic order of (i, j), not the file's order; lines
+// with the same (i, j) keep the file's order.
+TEST(Executor, OrderedLoopOverUnsortedTriplesRunsInLexicographicOrder) {
+  WriteData("unsorted.csv", "2,0,1\n0,1,2\n0,0,3\n2,0,4\n");
+  const std::string decls =
+      "data r = triples(\"unsorted.csv\")\nparam s0: f32[1] = zeros()\naccum out: f32\n";
+  const std::string print = "parallel for k in range(1) { out += s0[k] }\nprint(out)\n";
+  Ran ordered = RunProgram(
+      decls + "parallel ordered for (i, j, v) in r { s0[0] = s0[0] * 10 + v }\n" + print);
+  ASSERT_TRUE(ordered.status.ok()) << ordered.status.message();
+  EXPECT_EQ(ordered.out, "3214\n");
+  Ran unordered =
+      RunProgram(decls + "parallel for (i, j, v) in r { s0[0] = s0[0] * 10 + v }\n" + print);
+  ASSERT_TRUE(unordered.status.ok()) << unordered.status.message();
+  EXPECT_EQ(unordered.out, "1234\n");
+}
+
+// A run-time error names the data line of the element that failed.
+TEST(Executor, IndexErrorNamesTheDataLine) {
+  WriteData("bad_row.csv", "0,0,1\n\n1,1,2\n5,0,3\n");
+  Ran r = RunProgram(
+      "data r = triples(\"bad_row.csv\")\nparam b: f32[2] = zeros()\n"
+      "parallel for (i, j, v) in r { b[i] += v }\n");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("index 5 out of range for the rows of 'b' (2)"),
+            std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find(
+                "bad_row.csv:4: note: while running element 2 of data set 'r': 5,0,3\n"),
+            std::string::npos)
+      << r.status.message();
+}
+
+}  // namespace
+}  // namespace rigel::exec
