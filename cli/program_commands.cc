@@ -13,6 +13,7 @@
 #include "analysis/plan.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
+#include "cluster/job_options.h"
 #include "exec/executor.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
@@ -34,10 +35,8 @@ struct ProgramArgs {
   int workers = 0;
   int servers = 1;
   std::string plan;
-  int staleness = 0;
-  int64_t batch = 0;
-  int64_t sync_every = 1;
-  std::string device = "cpu";
+  cluster::JobOptions job;
+  std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
   std::string log_json, save_params, run_dir, key_file;
 };
 
@@ -82,10 +81,8 @@ int RunDistributed(const ProgramArgs& a) {
   };
   for (const std::string& s : a.sets) pass("--set", s);
   pass("--seed", std::to_string(a.seed));
-  pass("--staleness", std::to_string(a.staleness));
-  pass("--batch", std::to_string(a.batch));
-  pass("--sync-every", std::to_string(a.sync_every));
-  pass("--device", a.device);
+  std::vector<std::string> job = cluster::JobOptionArgs(a.job);
+  for (size_t i = 0; i + 1 < job.size(); i += 2) pass(job[i], job[i + 1]);
   if (!a.plan.empty()) pass("--plan", a.plan);
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
@@ -190,23 +187,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
   cmd->add_option("--plan", args->plan, "run this plan (from `rigel plan`, maybe edited)");
-  cmd->add_option("--staleness", args->staleness,
-                  "clocks a relaxed parameter's reads may lag (0: synchronous per mini-batch)")
-      ->check(CLI::Range(0, 1 << 20))
-      ->capture_default_str();
-  cmd->add_option("--batch", args->batch,
-                  "elements per mini-batch of data-parallel loops, per worker (0: 32 for "
-                  "loops that update a parameter whole, else 512)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
-      ->capture_default_str();
-  cmd->add_option("--sync-every", args->sync_every,
-                  "mini-batches between all-reduces of the allreduce (dense) parameters' deltas")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
-      ->capture_default_str();
-  cmd->add_option("--device", args->device,
-                  "where allreduce parameters live: cpu (Gloo over TCP) or cuda (NCCL on the GPU)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
+  args->job_flags = cluster::AddJobOptionFlags(cmd, &args->job);
   cmd->add_option("--log-json", args->log_json, "per-epoch metrics as JSON lines (distributed)");
   cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
   cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
@@ -214,10 +195,12 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     const bool distributed = args->workers > 0;
-    for (const char* only : {"--servers", "--plan", "--staleness", "--batch", "--sync-every",
-                             "--device", "--log-json", "--run-dir", "--key-file"}) {
-      if (!distributed && cmd->count(only) > 0) {
-        std::cerr << "rigel: " << only << " needs --workers (a distributed run)\n";
+    std::vector<std::string> only = {"--servers", "--plan", "--log-json", "--run-dir",
+                                     "--key-file"};
+    for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
+    for (const std::string& flag : only) {
+      if (!distributed && cmd->count(flag) > 0) {
+        std::cerr << "rigel: " << flag << " needs --workers (a distributed run)\n";
         *exit_code = 2;
         return;
       }

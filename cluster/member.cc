@@ -86,7 +86,7 @@ bool Member::Handle(const InMessage& msg) {
   switch (msg.type()) {
     case transport::MessageType::PLAN: {
       std::lock_guard<std::mutex> l(mu_);
-      setup_json_ = std::string(body.getPlan().getJson().cStr());
+      setup_ = cluster::SetupFromWire(body.getPlan(), "the scheduler's setup");
       if (msg.is_request()) plan_request_ = msg;
       break;
     }
@@ -126,22 +126,22 @@ bool Member::Handle(const InMessage& msg) {
 }
 
 StatusOr<cluster::ClusterSetup> Member::WaitForSetup(std::chrono::milliseconds timeout) {
-  std::string json;
+  std::optional<StatusOr<cluster::ClusterSetup>> setup;
   std::vector<PeerAddress> peers;
   {
     std::unique_lock<std::mutex> l(mu_);
     bool got = cv_.wait_for(l, timeout, [this] {
-      return end_.has_value() || (setup_json_.has_value() && !peers_.empty());
+      return end_.has_value() || (setup_.has_value() && !peers_.empty());
     });
     if (end_) return *end_;
     if (!got) return Unavailable("no cluster setup from the scheduler within the timeout");
-    json = *setup_json_;
+    setup = setup_;
     peers = peers_;
   }
   for (const PeerAddress& p : peers) {
     if (p.id != transport_->self()) RIGEL_RETURN_IF_ERROR(transport_->Connect(p.id, p.address));
   }
-  return cluster::SetupFromJson(json, "the scheduler's setup");
+  return *setup;
 }
 
 Status Member::WaitForEnd() {

@@ -71,7 +71,7 @@ class Member {
   uint64_t incarnation_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::optional<std::string> setup_json_;
+  std::optional<StatusOr<cluster::ClusterSetup>> setup_;  // decoded when it arrives
   transport::InMessage plan_request_;  // the setup, when it came as a request
   std::vector<PeerAddress> peers_;
   std::optional<Status> end_;

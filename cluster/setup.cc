@@ -8,18 +8,91 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* InitName(ir::ParamDecl::Init i) {
+// Inverse pairs of ir::ParamDecl::Init and the wire's and the file's forms.
+wire::ParamSpec::Init InitToWire(ir::ParamDecl::Init i) {
   switch (i) {
     case ir::ParamDecl::kZeros:
-      return "zeros";
+      return wire::ParamSpec::Init::ZEROS;
     case ir::ParamDecl::kFill:
-      return "fill";
+      return wire::ParamSpec::Init::FILL;
     case ir::ParamDecl::kNormal:
-      return "normal";
+      return wire::ParamSpec::Init::NORMAL;
     case ir::ParamDecl::kUniform:
-      return "uniform";
+      return wire::ParamSpec::Init::UNIFORM;
   }
-  return "zeros";
+  return wire::ParamSpec::Init::ZEROS;
+}
+
+bool InitFromWire(wire::ParamSpec::Init i, ir::ParamDecl::Init* out) {
+  switch (i) {
+    case wire::ParamSpec::Init::ZEROS:
+      *out = ir::ParamDecl::kZeros;
+      return true;
+    case wire::ParamSpec::Init::FILL:
+      *out = ir::ParamDecl::kFill;
+      return true;
+    case wire::ParamSpec::Init::NORMAL:
+      *out = ir::ParamDecl::kNormal;
+      return true;
+    case wire::ParamSpec::Init::UNIFORM:
+      *out = ir::ParamDecl::kUniform;
+      return true;
+  }
+  return false;  // an enumerant this build does not know
+}
+
+bool InitFromName(const std::string& name, ir::ParamDecl::Init* out) {
+  static const std::pair<const char*, ir::ParamDecl::Init> kNames[] = {
+      {"zeros", ir::ParamDecl::kZeros},
+      {"fill", ir::ParamDecl::kFill},
+      {"normal", ir::ParamDecl::kNormal},
+      {"uniform", ir::ParamDecl::kUniform}};
+  for (const auto& [n, i] : kNames) {
+    if (name == n) {
+      *out = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status OutOfRange(const std::string& what, const std::string& key, int64_t v, int64_t lo,
+                  int64_t hi) {
+  return InvalidArgument(what + ": " + key + ": " + std::to_string(v) + " is outside " +
+                         std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+// The ranges both forms must respect, checked once the struct is built.
+Status CheckSetup(const ClusterSetup& s, const std::string& what) {
+  if (s.servers < 1 || s.servers > 4096) return OutOfRange(what, "servers", s.servers, 1, 4096);
+  if (s.workers < 1 || s.workers > 65536) return OutOfRange(what, "workers", s.workers, 1, 65536);
+  RIGEL_RETURN_IF_ERROR(ValidateJobOptions(s.options, what));
+  for (const ParamSpec& p : s.params) {
+    const std::string key = "params." + p.decl.name;
+    if (p.decl.name.empty()) return InvalidArgument(what + ": params: a parameter has no name");
+    if (p.rows < 1 || p.rows > (int64_t{1} << 40)) {
+      return OutOfRange(what, key + ".rows", p.rows, 1, int64_t{1} << 40);
+    }
+    if (p.decl.width < 0 || p.decl.width > (1 << 24)) {
+      return OutOfRange(what, key + ".width", p.decl.width, 0, 1 << 24);
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::pair<std::string, std::string>> PairsFromWire(
+    capnp::List<wire::NamedText>::Reader list) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (wire::NamedText::Reader kv : list) out.emplace_back(kv.getName(), kv.getValue());
+  return out;
+}
+
+void PairsToWire(const std::vector<std::pair<std::string, std::string>>& pairs,
+                 capnp::List<wire::NamedText>::Builder out) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    out[i].setName(pairs[i].first);
+    out[i].setValue(pairs[i].second);
+  }
 }
 
 }  // namespace
@@ -32,36 +105,75 @@ StatusOr<ShardMap> ClusterSetup::MakeShardMap() const {
   return ShardMap::Create(std::move(sp), servers);
 }
 
-std::string SetupToJson(const ClusterSetup& s) {
-  json j;
-  j["servers"] = s.servers;
-  j["workers"] = s.workers;
-  j["staleness"] = s.staleness;
-  j["params"] = json::array();
-  for (const ParamSpec& p : s.params) {
-    j["params"].push_back({{"name", p.decl.name},
-                           {"rows", p.rows},
-                           {"width", p.decl.width},
-                           {"shard", p.hash ? "hash" : "range"},
-                           {"init", InitName(p.decl.init)},
-                           {"a", p.decl.a},
-                           {"b", p.decl.b},
-                           {"seed", p.decl.seed}});
+void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
+  out.setServers(static_cast<uint32_t>(s.servers));
+  out.setWorkers(static_cast<uint32_t>(s.workers));
+  auto o = out.initOptions();
+  o.setStaleness(static_cast<uint32_t>(s.options.staleness));
+  o.setBatch(s.options.batch);
+  o.setSyncEvery(s.options.sync_every);
+  o.setDevice(s.options.device);
+  auto params = out.initParams(static_cast<unsigned>(s.params.size()));
+  for (size_t i = 0; i < s.params.size(); ++i) {
+    const ParamSpec& p = s.params[i];
+    auto w = params[i];
+    w.setName(p.decl.name);
+    w.setRows(p.rows);
+    w.setWidth(p.decl.width);
+    w.setHash(p.hash);
+    w.setInit(InitToWire(p.decl.init));
+    w.setA(p.decl.a);
+    w.setB(p.decl.b);
+    w.setSeed(p.decl.seed);
   }
-  if (s.job) {
-    json job = {{"program", s.job->program},
-                {"seed", s.job->seed},
-                {"plan", s.job->plan},
-                {"batch", s.job->batch},
-                {"sync_every", s.job->sync_every},
-                {"device", s.job->device}};
-    job["sets"] = json::array();
-    for (const auto& [k, v] : s.job->sets) job["sets"].push_back({k, v});
-    job["data"] = json::array();
-    for (const auto& [k, v] : s.job->data) job["data"].push_back({k, v});
-    j["job"] = std::move(job);
+  out.setHasJob(s.job.has_value());
+  if (!s.job) return;
+  auto j = out.initJob();
+  j.setProgram(s.job->program);
+  PairsToWire(s.job->sets, j.initSets(static_cast<unsigned>(s.job->sets.size())));
+  j.setSeed(s.job->seed);
+  j.setPlan(s.job->plan);
+  PairsToWire(s.job->data, j.initData(static_cast<unsigned>(s.job->data.size())));
+}
+
+StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what) {
+  ClusterSetup s;
+  // Unsigned wire fields beyond int's range become negative here and fail
+  // CheckSetup's ranges instead of wrapping into plausible values.
+  s.servers = static_cast<int>(std::min<uint32_t>(in.getServers(), 1u << 30));
+  s.workers = static_cast<int>(std::min<uint32_t>(in.getWorkers(), 1u << 30));
+  auto o = in.getOptions();
+  s.options.staleness = static_cast<int>(std::min<uint32_t>(o.getStaleness(), 1u << 30));
+  s.options.batch = o.getBatch();
+  s.options.sync_every = o.getSyncEvery();
+  s.options.device = o.getDevice();
+  for (wire::ParamSpec::Reader w : in.getParams()) {
+    ParamSpec p;
+    p.decl.name = w.getName();
+    p.rows = w.getRows();
+    p.decl.width = w.getWidth();
+    p.hash = w.getHash();
+    if (!InitFromWire(w.getInit(), &p.decl.init)) {
+      return InvalidArgument(what + ": params." + p.decl.name + ".init: unknown initialiser");
+    }
+    p.decl.a = w.getA();
+    p.decl.b = w.getB();
+    p.decl.seed = w.getSeed();
+    s.params.push_back(std::move(p));
   }
-  return j.dump();
+  if (in.getHasJob()) {
+    auto j = in.getJob();
+    JobSpec job;
+    job.program = j.getProgram();
+    job.sets = PairsFromWire(j.getSets());
+    job.seed = j.getSeed();
+    job.plan = j.getPlan();
+    job.data = PairsFromWire(j.getData());
+    if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");
+    s.job = std::move(job);
+  }
+  RIGEL_RETURN_IF_ERROR(CheckSetup(s, what));
+  return s;
 }
 
 StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string& what) {
@@ -74,26 +186,22 @@ StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string&
   auto bad = [&](const std::string& key, const std::string& why) {
     return InvalidArgument(what + ": " + key + ": " + why);
   };
-  if (!j.is_object()) return bad("(top level)", "expected an object");
-  ClusterSetup s;
-  auto get_int = [&](const json& o, const std::string& key, int64_t lo, int64_t hi,
-                     int64_t* out) -> Status {
+  auto get_int = [&](const json& o, const std::string& key, int64_t* out) -> Status {
     if (!o.contains(key) || !o[key].is_number_integer()) return bad(key, "expected an integer");
-    int64_t v = o[key].get<int64_t>();
-    if (v < lo || v > hi) {
-      return bad(
-          key, std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-    }
-    *out = v;
+    *out = o[key].get<int64_t>();
     return Status::Ok();
   };
+  if (!j.is_object()) return bad("(top level)", "expected an object");
+  ClusterSetup s;
   int64_t v = 0;
-  RIGEL_RETURN_IF_ERROR(get_int(j, "servers", 1, 4096, &v));
-  s.servers = static_cast<int>(v);
-  RIGEL_RETURN_IF_ERROR(get_int(j, "workers", 1, 65536, &v));
-  s.workers = static_cast<int>(v);
-  RIGEL_RETURN_IF_ERROR(get_int(j, "staleness", 0, 1 << 20, &v));
-  s.staleness = static_cast<int>(v);
+  // Out-of-int values are clamped to one past the range so CheckSetup names them.
+  auto clamp = [](int64_t x) { return static_cast<int>(std::clamp<int64_t>(x, -1, 1 << 30)); };
+  RIGEL_RETURN_IF_ERROR(get_int(j, "servers", &v));
+  s.servers = clamp(v);
+  RIGEL_RETURN_IF_ERROR(get_int(j, "workers", &v));
+  s.workers = clamp(v);
+  RIGEL_RETURN_IF_ERROR(get_int(j, "staleness", &v));
+  s.options.staleness = clamp(v);
   if (!j.contains("params") || !j["params"].is_array()) return bad("params", "expected a list");
   for (const json& pj : j["params"]) {
     ParamSpec p;
@@ -102,22 +210,15 @@ StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string&
     }
     p.decl.name = pj["name"];
     std::string key = "params." + p.decl.name;
-    RIGEL_RETURN_IF_ERROR(get_int(pj, "rows", 1, int64_t{1} << 40, &p.rows));
-    RIGEL_RETURN_IF_ERROR(get_int(pj, "width", 0, 1 << 24, &p.decl.width));
+    RIGEL_RETURN_IF_ERROR(get_int(pj, "rows", &p.rows));
+    RIGEL_RETURN_IF_ERROR(get_int(pj, "width", &p.decl.width));
     std::string shard = pj.value("shard", "");
-    if (shard != "range" && shard != "hash")
+    if (shard != "range" && shard != "hash") {
       return bad(key + ".shard", "expected \"range\" or \"hash\"");
+    }
     p.hash = shard == "hash";
     std::string init = pj.value("init", "zeros");
-    if (init == "zeros") {
-      p.decl.init = ir::ParamDecl::kZeros;
-    } else if (init == "fill") {
-      p.decl.init = ir::ParamDecl::kFill;
-    } else if (init == "normal") {
-      p.decl.init = ir::ParamDecl::kNormal;
-    } else if (init == "uniform") {
-      p.decl.init = ir::ParamDecl::kUniform;
-    } else {
+    if (!InitFromName(init, &p.decl.init)) {
       return bad(key + ".init", "unknown initialiser '" + init + "'");
     }
     p.decl.a = pj.value("a", 0.0);
@@ -125,47 +226,7 @@ StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string&
     p.decl.seed = pj.value("seed", uint64_t{0});
     s.params.push_back(std::move(p));
   }
-  if (j.contains("job")) {
-    const json& jj = j["job"];
-    if (!jj.is_object() || !jj.contains("program") || !jj["program"].is_string() ||
-        !jj.contains("plan") || !jj["plan"].is_string()) {
-      return bad("job", "expected an object with \"program\" and \"plan\" strings");
-    }
-    JobSpec job;
-    job.program = jj["program"];
-    job.plan = jj["plan"];
-    if (jj.contains("seed") && !jj["seed"].is_number_unsigned()) {
-      return bad("job.seed", "expected a non-negative integer");
-    }
-    job.seed = jj.value("seed", uint64_t{0});
-    RIGEL_RETURN_IF_ERROR(get_int(jj, "batch", 0, int64_t{1} << 30, &job.batch));
-    if (jj.contains("sync_every")) {
-      RIGEL_RETURN_IF_ERROR(get_int(jj, "sync_every", 1, int64_t{1} << 30, &job.sync_every));
-    }
-    if (jj.contains("device")) {
-      if (!jj["device"].is_string() || (jj["device"] != "cpu" && jj["device"] != "cuda")) {
-        return bad("job.device", "expected \"cpu\" or \"cuda\"");
-      }
-      job.device = jj["device"];
-    }
-    if (jj.contains("sets")) {
-      for (const json& kv : jj["sets"]) {
-        if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
-          return bad("job.sets", "expected [name, value] pairs of strings");
-        }
-        job.sets.emplace_back(kv[0], kv[1]);
-      }
-    }
-    if (jj.contains("data")) {
-      for (const json& kv : jj["data"]) {
-        if (!kv.is_array() || kv.size() != 2 || !kv[0].is_string() || !kv[1].is_string()) {
-          return bad("job.data", "expected [name, digest] pairs of strings");
-        }
-        job.data.emplace_back(kv[0], kv[1]);
-      }
-    }
-    s.job = std::move(job);
-  }
+  RIGEL_RETURN_IF_ERROR(CheckSetup(s, what));
   return s;
 }
 

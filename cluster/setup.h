@@ -1,17 +1,12 @@
 // What every process of a cluster must agree on before parameters move: the
-// parameters held by the servers (name, rows, width, sharding, initialiser),
-// the number of servers and workers, and the staleness bound. The scheduler
-// sends it to every member (as the `plan` message's JSON); from it each
-// process computes the same ShardMap.
-//
-// JSON form:
+// parameters the servers hold (name, rows, width, sharding, initialiser), the
+// number of servers and workers, the job's options and, for a program run,
+// the job. The scheduler sends it to every member as the typed `plan` message
+// (transport/wire/rigel.capnp); from it each process computes the same
+// ShardMap. A cluster started for a self-test reads it from a JSON file:
 //   {"servers": 2, "workers": 2, "staleness": 0,
 //    "params": [{"name": "W", "rows": 1000, "width": 16, "shard": "range",
 //                "init": "normal", "a": 0, "b": 0.1, "seed": 1}, ...]}
-// ("init" is one of zeros, fill, normal, uniform; a/b as in
-// ir::ParamDecl), and for a program run
-//    "job": {"program": "/abs/mf.rgl", "sets": [["lr", "0.05"]], "seed": 0,
-//            "plan": "<plan JSON text>", "batch": 512}.
 //
 // Value types; thread-compatible.
 #ifndef RIGEL_CLUSTER_SETUP_H_
@@ -21,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "cluster/job_options.h"
 #include "cluster/shard_map.h"
 #include "common/status.h"
 #include "ir/ir.h"
+#include "transport/wire/rigel.capnp.h"
 
 namespace rigel::cluster {
 
@@ -40,13 +37,7 @@ struct JobSpec {
   std::string program;  // absolute path of the .rgl file (shared or copied)
   std::vector<std::pair<std::string, std::string>> sets;  // --set overrides, paths absolute
   uint64_t seed = 0;                                      // --seed
-  std::string plan;                                       // the plan as JSON text (analysis/plan.h)
-  int64_t batch = 0;  // elements per mini-batch of data-parallel loops; 0: Rigel chooses
-  // allreduce parameters: all-reduce the deltas every `sync_every`
-  // mini-batches (and at the end of each run), on "cpu" (Gloo) or "cuda"
-  // (NCCL, the replicas in GPU memory).
-  int64_t sync_every = 1;
-  std::string device = "cpu";
+  std::string plan;  // the plan, as a plan file's text (analysis/plan.h ParsePlan)
   // (data set name, data::DatasetDigest) of every data set read from a
   // file, as the scheduler loaded it: every worker loads its own copy and
   // refuses the job when its digest differs (elements are named by number).
@@ -56,7 +47,8 @@ struct JobSpec {
 struct ClusterSetup {
   int servers = 1;
   int workers = 1;
-  int staleness = 0;  // s: a worker at clock c sees every update of clocks < c - s
+  // staleness s: a worker at clock c sees every update of clocks < c - s.
+  JobOptions options;
   std::vector<ParamSpec> params;
   std::optional<JobSpec> job;
 
@@ -66,8 +58,14 @@ struct ClusterSetup {
   int64_t Width(int p) const { return params[p].decl.width > 0 ? params[p].decl.width : 1; }
 };
 
-std::string SetupToJson(const ClusterSetup& setup);
-// InvalidArgument naming the key (prefixed by `what`) when malformed.
+// The `plan` message's body: SetupToWire writes `setup` into `out`;
+// SetupFromWire reads it back, InvalidArgument naming `what` and the field
+// when a value is out of range.
+void SetupToWire(const ClusterSetup& setup, wire::Plan::Builder out);
+StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what);
+
+// A setup file (the JSON form above); InvalidArgument naming `what` and the
+// key when malformed.
 StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string& what);
 
 }  // namespace rigel::cluster

@@ -94,7 +94,8 @@ void PsService::ServePull(const InMessage& msg) {
     return fail(InvalidArgument("'" + setup_.params[param].decl.name + "' has rows of width " +
                                 std::to_string(width) + ", not " + std::to_string(req.getWidth())));
   }
-  if (clock > static_cast<uint64_t>(setup_.staleness) && min_clock_ < clock - setup_.staleness) {
+  if (clock > static_cast<uint64_t>(setup_.options.staleness) &&
+      min_clock_ < clock - setup_.options.staleness) {
     waiting_pulls_.push_back(msg);
     std::lock_guard<std::mutex> l(mu_);
     ++stats_.deferred_pulls;

@@ -162,7 +162,6 @@ void Coordinator::Handle(const InMessage& msg) {
       (void)transport_->Respond(msg, std::move(reply));  // Respond never waits
       if (complete) {
         Log("every member registered; sending the setup");
-        std::string json = cluster::SetupToJson(opts_.setup);
         std::vector<std::pair<PeerId, OutMessage>> lists;
         {
           std::lock_guard<std::mutex> l(mu_);
@@ -173,12 +172,12 @@ void Coordinator::Handle(const InMessage& msg) {
         // Member lists first; then the setup to the servers, waiting until
         // each has its shards ready; only then to the workers, so no worker
         // can reach a server that is not serving yet.
-        Post([this, shared, json] {
-          auto plan = [&json] {
+        Post([this, shared] {
+          auto plan = [this] {
             OutMessage m;
             auto p = m.header().getBody().initPlan();
             p.setPlanId(1);
-            p.setJson(json);
+            cluster::SetupToWire(opts_.setup, p);
             return m;
           };
           for (auto& [id, m] : *shared) (void)transport_->Send(id, std::move(m));

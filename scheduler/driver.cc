@@ -92,7 +92,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   cluster::ClusterSetup& s = d->setup_;
   s.servers = o.servers;
   s.workers = o.workers;
-  s.staleness = o.staleness;
+  s.options = o.job;
   for (size_t p = 0; p < d->prog_->params.size(); ++p) {
     cluster::ParamSpec spec;
     spec.decl = d->prog_->params[p];
@@ -110,9 +110,6 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   job.sets = o.sets;
   job.seed = o.seed;
   job.plan = d->plan_json_;
-  job.batch = o.batch;
-  job.sync_every = o.sync_every;
-  job.device = o.device;
   for (size_t k = 0; k < d->prog_->data.size(); ++k) {
     const data::Dataset& data = d->ex_->data(static_cast<int>(k));
     if (!data.path.empty()) {

@@ -54,10 +54,7 @@ struct DriverOptions {
   std::string plan_path;  // empty: plan the program for `workers`
   int workers = 1;
   int servers = 1;
-  int staleness = 0;
-  int64_t batch = 0;                 // 0: Rigel chooses (worker/runner.h)
-  int64_t sync_every = 1;            // mini-batches between allreduce syncs
-  std::string device = "cpu";        // allreduce parameters: cpu (Gloo) or cuda (NCCL)
+  cluster::JobOptions job;           // staleness, batch, sync_every, device
   std::ostream* out = nullptr;       // the program's prints; null: std::cout
   std::ostream* progress = nullptr;  // per-epoch progress lines; null: none
   std::ostream* log = nullptr;       // scheduler log lines; null: none

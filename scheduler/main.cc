@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cluster/job_options.h"
 #include "common/file.h"
 #include "frontend/compile.h"
 #include "scheduler/coordinator.h"
@@ -46,21 +47,7 @@ int main(int argc, char** argv) {
   app.add_option("--set", sets, "override a const or data path (NAME=VALUE); repeatable")
       ->take_all();
   app.add_option("--seed", dopt.seed, "seed of rand(), randint() and negative()");
-  app.add_option("--staleness", dopt.staleness, "clocks a relaxed read may lag (0: synchronous)")
-      ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--batch", dopt.batch,
-                 "elements per mini-batch of data-parallel loops (0: 32 for dense updates, "
-                 "else 512)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
-      ->capture_default_str();
-  app.add_option("--sync-every", dopt.sync_every,
-                 "mini-batches between all-reduces of the allreduce parameters' deltas")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
-      ->capture_default_str();
-  app.add_option("--device", dopt.device,
-                 "where the allreduce parameters live: cpu (Gloo) or cuda (NCCL on the GPU)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
+  rigel::cluster::AddJobOptionFlags(&app, &dopt.job);
   app.add_option("--log-json", dopt.log_json, "write per-epoch metrics as JSON lines here");
   app.add_option("--save-params", dopt.save_params, "write the trained parameters here");
   app.add_option("--progress-to", progress_to, "append a progress line per epoch to this file");

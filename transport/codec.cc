@@ -165,9 +165,18 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
         p.getAddress();
       }
       break;
-    case MessageType::PLAN:
-      body.getPlan().getJson();
+    case MessageType::PLAN: {
+      // Touch every pointer so a bad one fails here, not in the member.
+      auto plan = body.getPlan();
+      plan.getOptions().getDevice();
+      for (auto p : plan.getParams()) p.getName();
+      auto job = plan.getJob();
+      job.getProgram();
+      job.getPlan();
+      for (auto kv : job.getSets()) kv.getName(), kv.getValue();
+      for (auto kv : job.getData()) kv.getName(), kv.getValue();
       break;
+    }
     case MessageType::PULL_REQUEST:
       c.Keys(body.getPullRequest().getKeys(), "pullRequest.keys");
       break;

@@ -315,7 +315,9 @@ std::string Describe(const InMessage& msg) {
     }
     case MessageType::PLAN: {
       auto p = body.getPlan();
-      out += fmt::format(" plan={} json={}", p.getPlanId(), TextSummary(p.getJson()));
+      out += fmt::format(" plan={} servers={} workers={} params={} job={}", p.getPlanId(),
+                         p.getServers(), p.getWorkers(), p.getParams().size(),
+                         p.getHasJob() ? TextSummary(p.getJob().getProgram()) : "none");
       break;
     }
     case MessageType::PULL_REQUEST: {

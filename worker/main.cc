@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     worker::RunnerOptions ro;
     ro.rank = rank;
     ro.workers = setup->workers;
-    ro.staleness = setup->staleness;
+    ro.job = setup->options;
     ro.log = &std::cerr;
     ro.store = &store;
     auto made = map.ok() ? worker::Runner::Create(*setup->job, t->get(), std::move(map).value(), ro)
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     ps::PsClientOptions co;
-    co.staleness = setup->staleness;
+    co.staleness = setup->options.staleness;
     ps::PsClient client(t->get(), std::move(map).value(), co);
     int64_t width = setup->Width(0);
     rows = std::min(rows, setup->params[0].rows);

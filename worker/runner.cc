@@ -129,7 +129,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
                            " parameters; the program has " + std::to_string(np));
   }
   ps::PsClientOptions po;
-  po.staleness = options.staleness;
+  po.staleness = options.job.staleness;
   po.cache = false;  // the local parameter copies are the cache
   r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
   r->generation_.assign(np, 0);
@@ -360,7 +360,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     // Every element of a dense update conflicts with every other: the merged
     // deltas of a mini-batch act as one step batch * workers times as long,
     // which overshoots unless batches are small. Sparse rows rarely collide.
-    const int64_t batch = job_.batch > 0 ? job_.batch : dense ? kDenseBatch : kSparseBatch;
+    const int64_t batch = opts_.job.batch > 0 ? opts_.job.batch : dense ? kDenseBatch : kSparseBatch;
     if (dense) {
       // Step k takes the k-th stretch of batch * workers elements of the
       // serial order, each worker its own batch of it: the updates summed by
@@ -469,8 +469,8 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     if (pr[p].mode == Mode::kAllReduce && pr[p].written)
       dense_written.push_back(static_cast<int>(p));
   }
-  const int64_t sync_every = std::max<int64_t>(1, job_.sync_every);
-  bool any_sync = false, prefetch = opts_.staleness >= 1;
+  const int64_t sync_every = std::max<int64_t>(1, opts_.job.sync_every);
+  bool any_sync = false, prefetch = opts_.job.staleness >= 1;
   for (const ParamRun& r : pr) {
     bool sync = r.mode == Mode::kStepSync || !r.shared.empty();
     any_sync |= sync;

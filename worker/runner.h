@@ -103,7 +103,7 @@ inline constexpr int64_t kSparseBatch = 512;
 struct RunnerOptions {
   int rank = 0;
   int workers = 1;
-  int staleness = 0;
+  cluster::JobOptions job;       // staleness, batch, sync_every, device
   std::ostream* log = nullptr;  // one line per run; null: none
   // Rendezvous of the workers' collectives (allreduce parameters); must
   // outlive Create. Null: a program with allreduce parameters is refused.

@@ -18,13 +18,13 @@ Status Runner::StartCollectives() {
   }
   if (!any) return Status::Ok();
   namespace coll = collectives;
-  const bool cuda = job_.device == "cuda";
+  const bool cuda = opts_.job.device == "cuda";
   if (cuda) {
     if (Status s = coll::nccl_backend::Available(); !s.ok()) {
       return Status(s.code(), "--device cuda: " + s.message());
     }
-  } else if (job_.device != "cpu") {
-    return InvalidArgument("device '" + job_.device + "': expected cpu or cuda");
+  } else if (opts_.job.device != "cpu") {
+    return InvalidArgument("device '" + opts_.job.device + "': expected cpu or cuda");
   }
   if (!opts_.store) {
     return FailedPrecondition(

@@ -26,7 +26,7 @@ cluster::ClusterSetup TestSetup(int servers, int workers, int staleness) {
   cluster::ClusterSetup s;
   s.servers = servers;
   s.workers = workers;
-  s.staleness = staleness;
+  s.options.staleness = staleness;
   cluster::ParamSpec emb;  // hash-sharded embedding
   emb.decl.name = "emb";
   emb.decl.width = 8;
@@ -84,7 +84,7 @@ class Cluster {
       auto map = setup.MakeShardMap();
       EXPECT_TRUE(map.ok());
       ps::PsClientOptions co;
-      co.staleness = setup.staleness;
+      co.staleness = setup.options.staleness;
       co.call.timeout = transport::Millis(20000);
       clients.push_back(std::make_unique<ps::PsClient>(tr.get(), std::move(map).value(), co));
       worker_transports.push_back(std::move(tr));

@@ -313,7 +313,7 @@ TEST(CodecTest, SizeLimitsAreEnforced) {
 
   // A huge text in the header within the header limit but over the read budget.
   OutMessage plan;
-  plan.header().getBody().initPlan().setJson(std::string(1 << 16, 'x'));
+  plan.header().getBody().initPlan().initJob().setProgram(std::string(1 << 16, 'x'));
   Limits budget;
   budget.traversal_limit_words = 100;
   EXPECT_EQ(ReasonOf(Encode(std::move(plan)), budget), DropReason::kMalformed);

@@ -89,7 +89,8 @@ inline OutMessage MakeSample(MessageType type, int seed) {
     case MessageType::PLAN: {
       auto p = b.initPlan();
       p.setPlanId(seed);
-      p.setJson("{\"loops\": [" + std::to_string(seed) + "]}");
+      p.setServers(static_cast<uint32_t>(seed) + 1);
+      p.initJob().setProgram("/p/" + std::to_string(seed) + ".rgl");
       break;
     }
     case MessageType::PULL_REQUEST: {
@@ -269,8 +270,9 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       break;
     case MessageType::PLAN:
       EXPECT_EQ(b.getPlan().getPlanId(), uint64_t(seed));
-      EXPECT_EQ(std::string(b.getPlan().getJson().cStr()),
-                "{\"loops\": [" + std::to_string(seed) + "]}");
+      EXPECT_EQ(b.getPlan().getServers(), uint32_t(seed) + 1);
+      EXPECT_EQ(std::string(b.getPlan().getJob().getProgram().cStr()),
+                "/p/" + std::to_string(seed) + ".rgl");
       break;
     case MessageType::PULL_REQUEST:
       EXPECT_EQ(b.getPullRequest().getParam(), uint32_t(seed));

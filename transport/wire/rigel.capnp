@@ -26,7 +26,7 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("rigel::wire");
 
-const wireVersion :UInt16 = 1;
+const wireVersion :UInt16 = 2;  # 2: Plan carries the typed cluster setup
 
 # Who a process is in the cluster; together with its rank it names an
 # endpoint (transport::PeerId). Values match transport::Role.
@@ -89,10 +89,61 @@ struct Heartbeat {
   sentUnixMicros @2 :UInt64;
 }
 
-# scheduler -> workers/servers: the execution plan (analysis Plan as JSON).
+# scheduler -> workers/servers: the cluster setup (cluster/setup.h), what
+# every member must agree on before parameters move. `job` is set (hasJob) for
+# a program run and absent for a cluster started for a self-test.
 struct Plan {
   planId @0 :UInt64;
-  json @1 :Text;
+  servers @1 :UInt32;
+  workers @2 :UInt32;
+  options @3 :JobOptions;
+  params @4 :List(ParamSpec);
+  hasJob @5 :Bool;
+  job @6 :Job;
+}
+
+# cluster/job_options.h.
+struct JobOptions {
+  staleness @0 :UInt32;
+  batch @1 :Int64;
+  syncEvery @2 :Int64;
+  device @3 :Text;          # "cpu" or "cuda"
+}
+
+# A parameter the servers hold: its rows, width (0: 1-D), sharding and
+# initialiser (ir/ir.h ParamDecl: fill a; normal mean a, std b; uniform a..b).
+struct ParamSpec {
+  name @0 :Text;
+  rows @1 :Int64;
+  width @2 :Int64;
+  hash @3 :Bool;            # hash shards (else row ranges)
+  init @4 :Init;
+  a @5 :Float64;
+  b @6 :Float64;
+  seed @7 :UInt64;
+  enum Init {
+    zeros @0;
+    fill @1;
+    normal @2;
+    uniform @3;
+  }
+}
+
+struct NamedText {
+  name @0 :Text;
+  value @1 :Text;
+}
+
+# The program a cluster runs: every worker compiles it itself from the same
+# file and overrides. `plan` is the text of a plan file (the same format as
+# `rigel plan` writes and `--plan` reads), which every worker validates
+# against the program; `data` is (data set, frontend digest) per data file.
+struct Job {
+  program @0 :Text;
+  sets @1 :List(NamedText);
+  seed @2 :UInt64;
+  plan @3 :Text;
+  data @4 :List(NamedText);
 }
 
 # worker -> server: read rows `keys` of parameter `param`.
