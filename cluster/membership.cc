@@ -41,7 +41,7 @@ StatusOr<int32_t> Membership::Register(Role role, int32_t rank, const std::strin
     return FailedPrecondition(id.ToString() + " is already held by the process at " +
                               it->second.address);
   }
-  Member& m = members_[id];
+  MemberRecord& m = members_[id];
   m.id = id;
   m.address = address;
   m.incarnation = incarnation;
@@ -58,8 +58,8 @@ bool Membership::Heard(const PeerId& id, uint64_t incarnation, Clock::time_point
   return true;
 }
 
-std::vector<Member> Membership::Expire(Clock::time_point now) {
-  std::vector<Member> out;
+std::vector<MemberRecord> Membership::Expire(Clock::time_point now) {
+  std::vector<MemberRecord> out;
   for (auto& [id, m] : members_) {
     if (!m.dead && now - m.last_seen > dead_after()) {
       m.dead = true;

@@ -26,7 +26,7 @@ namespace rigel::cluster {
 
 using Clock = std::chrono::steady_clock;
 
-struct Member {
+struct MemberRecord {
   transport::PeerId id;
   std::string address;
   uint64_t incarnation = 0;
@@ -52,11 +52,11 @@ class Membership {
 
   // Declares dead every live member silent for longer than dead_after
   // intervals; returns those newly declared dead.
-  std::vector<Member> Expire(Clock::time_point now);
+  std::vector<MemberRecord> Expire(Clock::time_point now);
 
   // Every expected member registered and none dead.
   bool Complete() const;
-  const std::map<transport::PeerId, Member>& members() const { return members_; }
+  const std::map<transport::PeerId, MemberRecord>& members() const { return members_; }
   Clock::duration interval() const { return interval_; }
   Clock::duration dead_after() const { return interval_ * dead_after_; }
 
@@ -64,7 +64,7 @@ class Membership {
   std::map<transport::Role, int> expected_;
   Clock::duration interval_;
   int dead_after_;
-  std::map<transport::PeerId, Member> members_;
+  std::map<transport::PeerId, MemberRecord> members_;
 };
 
 }  // namespace rigel::cluster

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <ostream>
 
 namespace rigel::scheduler {
@@ -100,6 +101,53 @@ OutMessage Coordinator::MemberList(int32_t rank) const {
   return m;
 }
 
+void Coordinator::SendSetup(std::shared_ptr<std::vector<std::pair<PeerId, OutMessage>>> lists) {
+  auto plan = [this] {
+    OutMessage m;
+    auto p = m.header().getBody().initPlan();
+    p.setPlanId(1);
+    cluster::SetupToWire(opts_.setup, p);
+    return m;
+  };
+  for (auto& [id, m] : *lists) (void)transport_->Send(id, std::move(m));
+  // The servers' answers come as callbacks, so the sender thread stays free:
+  // a job that fails while a server makes its shards (a member died, Fail)
+  // tells everyone at once, not after the setup's timeout.
+  auto waiting = std::make_shared<std::atomic<int>>(opts_.setup.servers);
+  auto guard = guard_;
+  auto workers = std::make_shared<std::vector<PeerId>>();
+  for (auto& [id, m] : *lists) {
+    if (id.role != Role::kServer) workers->push_back(id);
+  }
+  for (auto& [id, m] : *lists) {
+    if (id.role != Role::kServer) continue;
+    transport::CallOptions co;
+    co.timeout = transport::Millis(120000);
+    PeerId server = id;
+    Status st = transport_->Request(
+        server, plan(),
+        [guard, server, waiting, workers, plan](StatusOr<transport::InMessage> r) {
+          std::lock_guard<std::mutex> l(guard->mu);
+          Coordinator* c = guard->coordinator;
+          if (!c) return;
+          if (!r.ok()) {
+            c->End(Unavailable(server.ToString() +
+                               " did not take the setup: " + r.status().message()));
+            return;
+          }
+          if (--*waiting > 0) return;
+          c->Post([c, workers, plan] {
+            for (const PeerId& w : *workers) (void)c->transport_->Send(w, plan());
+          });
+        },
+        co);
+    if (!st.ok()) {
+      End(Unavailable(server.ToString() + " did not take the setup: " + st.message()));
+      return;
+    }
+  }
+}
+
 void Coordinator::Broadcast(std::function<OutMessage()> make) {
   std::vector<PeerId> to;
   {
@@ -172,29 +220,7 @@ void Coordinator::Handle(const InMessage& msg) {
         // Member lists first; then the setup to the servers, waiting until
         // each has its shards ready; only then to the workers, so no worker
         // can reach a server that is not serving yet.
-        Post([this, shared] {
-          auto plan = [this] {
-            OutMessage m;
-            auto p = m.header().getBody().initPlan();
-            p.setPlanId(1);
-            cluster::SetupToWire(opts_.setup, p);
-            return m;
-          };
-          for (auto& [id, m] : *shared) (void)transport_->Send(id, std::move(m));
-          for (auto& [id, m] : *shared) {
-            if (id.role != Role::kServer) continue;
-            transport::CallOptions co;
-            co.timeout = transport::Millis(120000);
-            auto r = transport_->Call(id, plan(), co);
-            if (!r.ok()) {
-              End(Unavailable(id.ToString() + " did not take the setup: " + r.status().message()));
-              return;
-            }
-          }
-          for (auto& [id, m] : *shared) {
-            if (id.role != Role::kServer) (void)transport_->Send(id, plan());
-          }
-        });
+        Post([this, shared] { SendSetup(shared); });
       }
       return;
     }
@@ -229,13 +255,13 @@ void Coordinator::Timer() {
       cv_.wait_for(l, opts_.heartbeat / 10, [this] { return ended_; });
       if (ended_) return;
     }
-    std::vector<cluster::Member> dead;
+    std::vector<cluster::MemberRecord> dead;
     {
       std::lock_guard<std::mutex> l(mu_);
       dead = members_.Expire(cluster::Clock::now());
     }
     rendezvous_.Expire(cluster::Clock::now());
-    for (const cluster::Member& d : dead) {
+    for (const cluster::MemberRecord& d : dead) {
       double secs = std::chrono::duration<double>(members_.dead_after()).count();
       std::string why = fmt::format("{} died: no heartbeat for {:.3g} s (from {})", d.id.ToString(),
                                     secs, d.address);

@@ -5,9 +5,11 @@
 //  - register (request) -> registerReply with the rank and every member known
 //    so far; once every expected server and worker has registered, each gets
 //    the full member list (a registerReply sent one-way), then the `plan`
-//    message carrying the ClusterSetup JSON (cluster/setup.h): as a
-//    request to each server, answered once its shards exist, and only then
-//    one-way to the workers, so no worker reaches a server that is not ready.
+//    message carrying the typed ClusterSetup (cluster/setup.h): as a request
+//    to each server, answered once its shards exist, and only then one-way to
+//    the workers, so no worker reaches a server that is not ready. The
+//    answers are awaited asynchronously: a failure meanwhile ends the job at
+//    once.
 //  - heartbeat (one-way) from members keeps them alive; one silent for
 //    `dead_after` intervals is declared dead: every other member gets
 //    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
@@ -74,6 +76,10 @@ class Coordinator {
   void Post(std::function<void()> send);
   void Sender();
   void Broadcast(std::function<transport::OutMessage()> make);
+  // Sends the member lists, then the setup to each server as a request and,
+  // once every server answered, to the workers (on the sender thread).
+  void SendSetup(
+      std::shared_ptr<std::vector<std::pair<transport::PeerId, transport::OutMessage>>> lists);
   void End(Status result);
   void Log(const std::string& line);
   transport::OutMessage MemberList(int32_t rank) const;  // needs mu_
