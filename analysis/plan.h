@@ -13,7 +13,7 @@
 //                      parameters keyed by a stay local, those keyed by b rotate;
 //   wavefront          all dependences have constant distances: a unimodular
 //                      skew makes them non-negative, anti-diagonals of blocks
-//                      run in parallel (blocks.h enumerates them);
+//                      run in parallel (analysis/order.h MakeStepBlocks enumerates them);
 //   serial             one worker, with the reason and the `relax` clause that
 //                      would make the loop parallel.
 //

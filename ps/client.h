@@ -1,31 +1,17 @@
 // The worker's parameter-server client: batched, asynchronous pulls and
-// pushes of rows, a row cache with versions, merged deltas and bounded
-// staleness (ps/service.h has the server side).
+// pushes of rows, a versioned row cache, merged deltas and bounded staleness
+// (server side: ps/service.h; design: docs/parameter_servers.md).
 //
-//  - Prefetch(param, keys): fetches every key that is not fresh in the cache,
-//    in one request per server (keys sorted and deduplicated); the runtime
-//    calls it with the keys of a whole mini-batch before computing it.
-//  - Pull(param, keys): the rows, from the cache where fresh; misses are
-//    counted and fetched together, one request per server, never one per key.
-//    With the cache off, reply rows are copied straight into the result.
-//  - Push(param, keys, deltas): sorts the batch into one run of distinct keys
-//    per server (deltas to the same row merged) and adds the deltas to the
-//    cached rows, so the worker reads its own writes. Nothing is sent until
-//    Flush(); runs of successive pushes are merged when more than 8 pile up.
-//  - Flush(): merges each server's runs (equal keys summed in push order) and
-//    sends them, one request per server, keys ascending and rows contiguous;
-//    completes when every server applied them.
-//  - AdvanceClock(): Flush(), then tells every server that this worker
-//    finished its clock c, and moves to c + 1.
-// Staleness s: a row fetched at clock c carries the server's minimum clock m
-// (every update of clocks < m is in it); it stays fresh while the worker's
-// clock is at most m + s. Servers answer a pull at clock c only when m >= c - s,
-// so a worker at clock c always sees every update of clocks < c - s.
-//
+// Prefetch and Pull fetch what is not fresh in the cache, one request per
+// server; Push merges deltas locally (the worker reads its own writes) and
+// sends nothing until Flush, which sends one request per server and completes
+// when every server applied them; AdvanceClock flushes and ends the worker's
+// clock. With staleness s a worker at clock c sees every update of clocks
+// < c - s. Errors are the transport's (kUnavailable naming the server).
 // Futures complete on the transport's receive thread. Thread-safety: one
 // client may be used from several threads (an internal mutex guards the
-// cache and the buffers); a Pull that overlaps a Flush of the same rows may
-// cache them without the flushed deltas until the next clock.
+// cache and buffers); a Pull overlapping a Flush of the same rows may cache
+// them without the flushed deltas until the next clock.
 #ifndef RIGEL_PS_CLIENT_H_
 #define RIGEL_PS_CLIENT_H_
 

@@ -1,27 +1,13 @@
 // The distributed driver: runs a program's driver statements in the
-// scheduler and hands each `parallel for` run to the workers
-// (worker/runner.h).
+// scheduler and hands each `parallel for` run to the workers as a `task`
+// (how a run goes: docs/distributed.md).
 //
-// Create() compiles the program, makes (or reads and checks) its plan for M
-// workers and loads the data sets, which it needs for the driver's data
-// attributes and to cut each loop's space into balanced partitions
-// (analysis/partition.h); the data never pass through the scheduler to the
-// workers, which read the same files. Setup() is the cluster setup to hand
-// every member: the parameters (sharded by hash where a loop uses them as
-// `ps` through an indirect subscript, else by range) and the job.
-//
-// Run() waits until every worker has loaded its data (a `step{start}` from
-// each), then runs the driver: each loop run is a `task` to every worker with
-// the driver values the body reads and the cuts; the run ends when every
-// worker answered `taskDone`, whose accumulator partial sums are added here
-// before the driver goes on (prints happen here). Finally, with
-// save_params, every parameter is pulled from the servers and written, and
-// each worker gets the `end` task.
-//
-// Progress: after each top-level driver loop iteration (an epoch), a line
-// with elapsed time, ETA and throughput on `progress`, and a JSON object per
-// epoch on `log_json` (updates/s, bytes moved per strategy, seconds in
-// compute and communication).
+// Create() compiles the program, makes or checks its plan, and loads the data
+// (for the driver's attributes and balanced cuts; workers read the same
+// files); errors name the program position, the plan file or the data file.
+// setup() is the cluster setup to hand every member. Run() waits until every
+// worker loaded its data, runs the driver, adds the workers' accumulator sums,
+// writes the parameters when asked, and reports progress per epoch.
 //
 // Thread-safety: Handle() runs on the transport's receive thread; Run() on
 // one other thread; Abort() from any thread.

@@ -1,31 +1,12 @@
-// The wire codec: header encoding, and the decoder that turns untrusted bytes
-// into a validated InMessage or a counted, explained rejection.
+// The wire codec: encodes headers, and decodes untrusted bytes into a
+// validated InMessage or a counted, explained rejection (the checks, in
+// order, are in docs/transport.md, "Wire format and validation").
 //
-// Every transport backend uses these functions, so every backend validates the
-// same way. Decoding never throws, never aborts and never reads outside the
-// given bytes, whatever they are (tests/fuzz/transport_fuzz.cc checks this).
-//
-// What the decoder checks, in order:
-//  1. sizes: first frame <= max_header_bytes and a whole number of 8-byte words,
-//     header + payload <= max_message_bytes, frames <= max_frames (kOversized;
-//     a header that is not whole words is kMalformed);
-//  2. Cap'n Proto structure: every reachable pointer in bounds (unknown fields
-//     included), then the body field by field with the schema's types (so
-//     pointers have the right kind and later getters cannot throw), under the
-//     nesting limit and a read budget of twice the header's own size (so
-//     pointer aliasing cannot amplify reads: a full read of an accepted
-//     message costs about its size) (kMalformed);
-//  3. wire version (kVersion), envelope kind and request id consistency
-//     (kMalformed), a known body member (kUnknownType), and the message plus
-//     its packed payload frames filling the first frame exactly (kMalformed);
-//  4. the body's Refs against the payload frames: index exists, each frame
-//     named exactly once, byte size == count * element size computed without
-//     overflow, row widths in 1..max_row_width, counts that must agree do
-//     (push rows == keys, block rows == rowEnd - rowBegin), keys strictly
-//     ascending, enum values known (kBadPayload).
-// Frames that arrive misaligned for their element type (libzmq packs small
-// frames back to back in its receive buffer) are copied once into aligned
-// memory; large frames never are.
+// Every backend uses these functions, so every backend validates the same
+// way. Decoding never throws, never aborts and never reads outside the given
+// bytes (tests/fuzz/transport_fuzz.cc); rejections are a DropReason
+// (kOversized, kMalformed, kVersion, kUnknownType, kBadPayload) with a
+// message. Misaligned small frames are copied once into aligned memory.
 //
 // Thread-safety: all functions are thread-safe (no shared state).
 #ifndef RIGEL_TRANSPORT_CODEC_H_

@@ -1,59 +1,22 @@
-// Transport: how Rigel processes exchange messages. Backends: ZeroMQ
-// (transport/zmq/transport.h: tcp, ipc, inproc), LoopbackTransport (in-process,
-// for tests of upper layers) and FaultInjectingTransport (a wrapper). RDMA
-// verbs will implement the same interface. docs/transport.md has the design.
+// Transport: how Rigel processes exchange messages (design and rationale:
+// docs/transport.md). Backends: transport/zmq/transport.h, LoopbackTransport
+// (in-process) and FaultInjectingTransport (a wrapper).
 //
-// Model. Every process owns one Transport, identified by its PeerId (role and
-// rank). A message is an OutMessage (Cap'n Proto header + payload Buffers):
-//  - Send(to, msg): one-way;
-//  - Request(to, msg, callback): the callback gets the response (or an error)
-//    exactly once; Call/RequestAsync wrap it as blocking call / future;
-//  - Respond(request, msg): answers a received request.
-// Incoming requests and one-way messages go to the Handler; responses complete
-// their request's callback. Both run on the transport's own receive thread, so
-// callers' compute threads never block on the network: a handler must return
-// quickly (hand heavy work to another thread and Respond from there: Respond
-// is thread-safe) and must never wait for a response itself (that thread is
-// the one that would deliver it).
-//
-// Zero copy. Payload Buffers are sent without copying (frames of at least
-// kZeroCopyMinBytes; smaller ones are copied, which is cheaper) and received
-// without copying; see transport/buffer.h for the ownership rule: the bytes of
-// a Buffer given to Send must stay unmodified while the Buffer's owner is
-// alive, and the transport drops its reference once the bytes are on the wire.
-//
-// Back-pressure. Each peer has a bounded send queue (ZeroMQ's high-water mark,
-// a message count), and each requester a bounded window of requests pending
-// per peer (max_in_flight). Send waits for room in the queue, Request for a
-// window slot and then for room, both up to CallOptions::send_timeout, then
-// fail with kUnavailable ("send queue to X full" / "N requests already in
-// flight to X"); nothing is dropped silently and nothing blocks forever. A
-// Request made on the receive thread (from a handler or callback) never waits
-// for a window slot, since only that thread can free one. Respond never waits:
-// the requester's window keeps what a peer owes it within the responder's
-// queue, so a response is dropped (counted, and logged once per requester)
-// only when that queue is full anyway: the requester stopped reading (one-way
-// messages to it share the queue), is gone, or has a window larger than half
-// our queue. Its request then times out. On the receive side the receive
-// thread runs the handler inline, so a slow handler stops reading; the kernel
-// and ZeroMQ buffers fill and the senders' Sends start to time out: the
-// slowness is pushed back to the senders.
-//
-// Errors. Every call returns a Status. kUnavailable: peer unreachable, queue
-// full, request timed out ("... to X timed out after N ms (deadline exceeded
-// ...)"), connection refused or transport closed; the message says which. A
-// response that comes after its request timed out is counted in
-// late_responses (logged once per peer) and never delivered.
-// kInvalidArgument: a malformed outgoing message or a bad address.
-// kFailedPrecondition: use after Close(). A peer's `error` response arrives as
-// the Status it carries. A connection whose authentication was refused stays
-// failed and keeps returning its error.
-//
-// Received messages that fail validation (codec.h) are dropped, counted in
-// stats().dropped and logged once per peer; they never reach the handler.
-//
-// Thread-safety: every method may be called from any thread concurrently,
-// except that Close() and the destructor must not run on the receive thread.
+// Each process owns one Transport, named by its PeerId. Send is one-way;
+// Request's callback gets the response or an error exactly once (Call and
+// RequestAsync wrap it); Respond answers a received request. Incoming
+// messages and responses run on the transport's receive thread: a handler
+// must return quickly and never wait for a response.
+// Ownership: payload Buffers travel without copying; the bytes of a Buffer
+// given to Send must stay unmodified while its owner lives (transport/buffer.h).
+// Errors: kUnavailable (unreachable, queue full after send_timeout, timed out
+// with "deadline exceeded", refused, closed; the message says which),
+// kInvalidArgument (malformed message, bad address), kFailedPrecondition (use
+// after Close), or the Status a peer's `error` response carries. Nothing is
+// dropped silently: invalid received messages and dropped responses are
+// counted in stats() and logged once per peer.
+// Thread-safety: every method may be called from any thread, except Close()
+// and the destructor, which must not run on the receive thread.
 #ifndef RIGEL_TRANSPORT_TRANSPORT_H_
 #define RIGEL_TRANSPORT_TRANSPORT_H_
 

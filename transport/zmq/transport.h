@@ -1,31 +1,13 @@
-// The ZeroMQ backend of Transport (see transport/transport.h for the contract
-// and docs/transport.md for the design).
+// The ZeroMQ backend of Transport (contract: transport/transport.h; sockets,
+// routing ids and reconnection: docs/transport.md, "ZeroMQ backend").
 //
-// Sockets. Each endpoint binds one ROUTER socket, its inbox, and opens one
-// DEALER socket per peer it sends to. Everything a peer sends us (requests,
-// one-way messages, responses) arrives on our inbox; everything we send to a
-// peer leaves on our DEALER to it. So a pair of peers that talk both ways has
-// two connections, and:
-//  - the caller's thread sends directly on the DEALER (under a per-peer mutex):
-//    no hand-off to another thread on the send path;
-//  - one receive thread per transport polls the inbox, decodes and validates
-//    each message, completes requests and runs the handler.
-// A DEALER's routing id carries our PeerId and advertised address, so a
-// receiver learns who sent a message and how to reach them (it connects back
-// on its own when it first needs to answer).
-//
-// Addresses: tcp://HOST:PORT (PORT `*` for any free port), ipc://PATH,
-// inproc://NAME (only between transports sharing a ZmqContext).
-//
-// Security. With a cluster key (key_file or key), every socket uses CURVE and
-// the context's ZAP handler admits only peers holding the cluster key; others
-// are refused and logged with their address. Without a key, the transport is
-// plain and refuses to listen on anything but loopback (127.0.0.0/8, ::1,
-// localhost), ipc or inproc, and logs that it runs unauthenticated.
-//
-// A peer that restarts at the same address is reconnected to automatically
-// (ZeroMQ reconnects; messages queued meanwhile are delivered to the new
-// process; requests in flight to the old one time out).
+// Each endpoint binds one ROUTER inbox and opens one DEALER per peer it sends
+// to; callers send on the DEALER directly, one receive thread per transport
+// decodes, validates and dispatches. Addresses: tcp://HOST:PORT (`*`: any
+// free port), ipc://PATH, inproc://NAME (transports sharing a ZmqContext).
+// With a cluster key every socket uses CURVE and only key holders are
+// admitted; without one the transport refuses to listen beyond loopback, ipc
+// or inproc. Errors and thread-safety as in transport/transport.h.
 #ifndef RIGEL_TRANSPORT_ZMQ_TRANSPORT_H_
 #define RIGEL_TRANSPORT_ZMQ_TRANSPORT_H_
 
