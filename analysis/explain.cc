@@ -105,101 +105,130 @@ std::vector<std::string> RelaxWarnings(const Program& prog, const LoopPlan& lp) 
   return out;
 }
 
+namespace {
+
+void ExplainSpace(std::ostream& o, const LoopPlan& lp) {
+  const std::vector<std::string>& dims = lp.accesses.space.dims;
+  o << "  space: (";
+  for (size_t d = 0; d < dims.size(); ++d) o << (d ? ", " : "") << dims[d];
+  o << ") over " << lp.data;
+  bool known = !lp.accesses.space.extent.empty() &&
+               std::all_of(lp.accesses.space.extent.begin(), lp.accesses.space.extent.end(),
+                           [](int64_t e) { return e >= 0; });
+  o << (known ? "" : "; its size is known when the data are loaded")
+    << (lp.ordered ? "; ordered (lexicographic order must be kept)" : "") << "\n";
+}
+
+void ExplainAccesses(std::ostream& o, const Program& prog, const LoopPlan& lp) {
+  o << "  accesses:\n";
+  if (lp.accesses.accesses.empty()) o << "    none\n";
+  for (const ParamAccess& a : lp.accesses.accesses) {
+    std::string at = std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
+    o << "    " << Pad(at, 7) << Pad(AccessKindName(a.kind), 18) << Pad(FormatAccess(prog, a), 16)
+      << Pad(AccessModeName(a.mode), 8);
+    std::string subs;
+    for (const Subscript& s : a.subs) {
+      subs += (subs.empty() ? "" : ", ") + s.text + ": " + SubscriptClass(s);
+      if (s.kind != Subscript::kAffine) subs += " (" + s.why + ")";
+    }
+    o << subs;
+    if (a.conditional) o << "; under if";
+    if (a.count > 1) o << "; x" << a.count;
+    o << "\n";
+  }
+  if (!lp.accesses.accums.empty()) {
+    o << "  reductions (never a dependence):";
+    for (const AccumUpdate& u : lp.accesses.accums) {
+      o << " " << prog.accums[u.accum].name << " += (" << u.loc.line << ":" << u.loc.col << ")";
+    }
+    o << "\n";
+  }
+}
+
+void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp) {
+  o << "  dependences:\n";
+  if (lp.dependences.empty())
+    o << "    none: no two iterations touch the same element with a write\n";
+  // Grouped by parameter; a relaxed parameter's pairs are allowed, so one
+  // example stands for all of them.
+  std::vector<const Dependence*> deps;
+  for (const Dependence& d : lp.dependences) deps.push_back(&d);
+  std::stable_sort(deps.begin(), deps.end(),
+                   [](const Dependence* x, const Dependence* y) { return x->param < y->param; });
+  for (size_t k = 0; k < deps.size(); ++k) {
+    const Dependence& d = *deps[k];
+    size_t more = 0;
+    if (d.relaxed) {
+      while (k + 1 + more < deps.size() && deps[k + 1 + more]->param == d.param) ++more;
+    }
+    o << "    " << prog.params[d.param].name << ": " << DescribePair(prog, lp.accesses, d);
+    o << " conflict " << d.relation;
+    if (lp.ordered && !d.distances.empty() && d.relation.find("distance") == std::string::npos) {
+      o << "; distances";
+      for (const Distance& x : d.distances) o << " " << x.ToString();
+    }
+    if (more > 0) o << " (and " << more << " more pair" << (more == 1 ? "" : "s") << ")";
+    if (d.relaxed) o << " [allowed: the loop relaxes " << prog.params[d.param].name << "]";
+    if (!d.exact) o << " [assumed: the exact test gave up]";
+    o << "\n";
+    k += more;
+  }
+}
+
+void ExplainSchedule(std::ostream& o, const LoopPlan& lp, int workers) {
+  o << "  schedule: " << ScheduleKindName(lp.schedule.kind) << " on "
+    << (lp.schedule.kind == ScheduleKind::kSerial ? 1 : workers) << " worker"
+    << (lp.schedule.kind != ScheduleKind::kSerial && workers > 1 ? "s" : "") << "\n";
+  o << "    why: " << lp.schedule_why << "\n";
+  o << "    how: " << HowItRuns(lp, workers) << "\n";
+  for (const Rejection& r : lp.rejected) {
+    o << "    not " << ScheduleKindName(r.kind) << ": " << r.reason << "\n";
+  }
+}
+
+void ExplainSuggestion(std::ostream& o, const Program& prog, const LoopPlan& lp) {
+  if (!lp.suggestion.empty()) {
+    o << "  suggestion: to run it as " << ScheduleKindName(lp.suggestion_kind)
+      << ", accept stale values with `" << lp.suggestion << "`:\n    "
+      << WithRelax(Header(prog, lp), lp.suggestion) << "\n";
+    if (!lp.no_relax.empty()) o << "    not relaxed: " << lp.no_relax << "\n";
+  } else if (lp.schedule.kind == ScheduleKind::kSerial && !lp.no_relax.empty()) {
+    o << "  suggestion: none; relaxing would change what the loop computes, not only how "
+         "fresh its reads are: "
+      << lp.no_relax << "\n";
+  } else if (lp.schedule.kind == ScheduleKind::kSerial) {
+    o << "  suggestion: none; no relax clause makes this loop parallel\n";
+  }
+}
+
+void ExplainParams(std::ostream& o, const LoopPlan& lp) {
+  const std::vector<std::string>& dims = lp.accesses.space.dims;
+  o << "  parameters:\n";
+  size_t width = 0;
+  for (const ParamPlan& p : lp.params) width = std::max(width, p.name.size());
+  for (const ParamPlan& p : lp.params) {
+    o << "    " << Pad(p.name, width + 2) << Pad(StrategyName(p.strategy), 12);
+    if (p.keyed_by >= 0 && p.keyed_by < static_cast<int>(dims.size())) {
+      o << "keyed by " << dims[p.keyed_by] << "; ";
+    }
+    o << p.why << "\n";
+  }
+}
+
+}  // namespace
+
 std::string Explain(const Program& prog, const Plan& plan) {
   std::ostringstream o;
   for (const LoopPlan& lp : plan.loops) {
-    const std::vector<std::string>& dims = lp.accesses.space.dims;
     o << "loop " << lp.id << " at " << prog.path << ":" << lp.loc.line << "\n";
     o << "  " << Header(prog, lp) << "\n";
-    o << "  space: (";
-    for (size_t d = 0; d < dims.size(); ++d) o << (d ? ", " : "") << dims[d];
-    o << ") over " << lp.data;
-    bool known = !lp.accesses.space.extent.empty() &&
-                 std::all_of(lp.accesses.space.extent.begin(), lp.accesses.space.extent.end(),
-                             [](int64_t e) { return e >= 0; });
-    o << (known ? "" : "; its size is known when the data are loaded")
-      << (lp.ordered ? "; ordered (lexicographic order must be kept)" : "") << "\n";
-    o << "  accesses:\n";
-    if (lp.accesses.accesses.empty()) o << "    none\n";
-    for (const ParamAccess& a : lp.accesses.accesses) {
-      std::string at = std::to_string(a.loc.line) + ":" + std::to_string(a.loc.col);
-      o << "    " << Pad(at, 7) << Pad(AccessKindName(a.kind), 18) << Pad(FormatAccess(prog, a), 16)
-        << Pad(AccessModeName(a.mode), 8);
-      std::string subs;
-      for (const Subscript& s : a.subs) {
-        subs += (subs.empty() ? "" : ", ") + s.text + ": " + SubscriptClass(s);
-        if (s.kind != Subscript::kAffine) subs += " (" + s.why + ")";
-      }
-      o << subs;
-      if (a.conditional) o << "; under if";
-      if (a.count > 1) o << "; x" << a.count;
-      o << "\n";
-    }
-    if (!lp.accesses.accums.empty()) {
-      o << "  reductions (never a dependence):";
-      for (const AccumUpdate& u : lp.accesses.accums) {
-        o << " " << prog.accums[u.accum].name << " += (" << u.loc.line << ":" << u.loc.col << ")";
-      }
-      o << "\n";
-    }
-    o << "  dependences:\n";
-    if (lp.dependences.empty())
-      o << "    none: no two iterations touch the same element with a write\n";
-    // Grouped by parameter; a relaxed parameter's pairs are allowed, so one
-    // example stands for all of them.
-    std::vector<const Dependence*> deps;
-    for (const Dependence& d : lp.dependences) deps.push_back(&d);
-    std::stable_sort(deps.begin(), deps.end(),
-                     [](const Dependence* x, const Dependence* y) { return x->param < y->param; });
-    for (size_t k = 0; k < deps.size(); ++k) {
-      const Dependence& d = *deps[k];
-      size_t more = 0;
-      if (d.relaxed) {
-        while (k + 1 + more < deps.size() && deps[k + 1 + more]->param == d.param) ++more;
-      }
-      o << "    " << prog.params[d.param].name << ": " << DescribePair(prog, lp.accesses, d);
-      o << " conflict " << d.relation;
-      if (lp.ordered && !d.distances.empty() && d.relation.find("distance") == std::string::npos) {
-        o << "; distances";
-        for (const Distance& x : d.distances) o << " " << x.ToString();
-      }
-      if (more > 0) o << " (and " << more << " more pair" << (more == 1 ? "" : "s") << ")";
-      if (d.relaxed) o << " [allowed: the loop relaxes " << prog.params[d.param].name << "]";
-      if (!d.exact) o << " [assumed: the exact test gave up]";
-      o << "\n";
-      k += more;
-    }
-    o << "  schedule: " << ScheduleKindName(lp.schedule.kind) << " on "
-      << (lp.schedule.kind == ScheduleKind::kSerial ? 1 : plan.workers) << " worker"
-      << (lp.schedule.kind != ScheduleKind::kSerial && plan.workers > 1 ? "s" : "") << "\n";
-    o << "    why: " << lp.schedule_why << "\n";
-    o << "    how: " << HowItRuns(lp, plan.workers) << "\n";
-    for (const Rejection& r : lp.rejected) {
-      o << "    not " << ScheduleKindName(r.kind) << ": " << r.reason << "\n";
-    }
-    if (!lp.suggestion.empty()) {
-      o << "  suggestion: to run it as " << ScheduleKindName(lp.suggestion_kind)
-        << ", accept stale values with `" << lp.suggestion << "`:\n    "
-        << WithRelax(Header(prog, lp), lp.suggestion) << "\n";
-      if (!lp.no_relax.empty()) o << "    not relaxed: " << lp.no_relax << "\n";
-    } else if (lp.schedule.kind == ScheduleKind::kSerial && !lp.no_relax.empty()) {
-      o << "  suggestion: none; relaxing would change what the loop computes, not only how "
-           "fresh its reads are: "
-        << lp.no_relax << "\n";
-    } else if (lp.schedule.kind == ScheduleKind::kSerial) {
-      o << "  suggestion: none; no relax clause makes this loop parallel\n";
-    }
+    ExplainSpace(o, lp);
+    ExplainAccesses(o, prog, lp);
+    ExplainDependences(o, prog, lp);
+    ExplainSchedule(o, lp, plan.workers);
+    ExplainSuggestion(o, prog, lp);
     for (const std::string& w : RelaxWarnings(prog, lp)) o << "  warning: " << w << "\n";
-    o << "  parameters:\n";
-    size_t width = 0;
-    for (const ParamPlan& p : lp.params) width = std::max(width, p.name.size());
-    for (const ParamPlan& p : lp.params) {
-      o << "    " << Pad(p.name, width + 2) << Pad(StrategyName(p.strategy), 12);
-      if (p.keyed_by >= 0 && p.keyed_by < static_cast<int>(dims.size())) {
-        o << "keyed by " << dims[p.keyed_by] << "; ";
-      }
-      o << p.why << "\n";
-    }
+    ExplainParams(o, lp);
     o << "\n";
   }
   return o.str();

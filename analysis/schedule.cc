@@ -134,92 +134,106 @@ struct Choice {
   std::map<int, int> keyed;  // param -> dimension its conflicts need equal
 };
 
-Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<Dependence>& deps,
-              const std::vector<bool>& relaxed, bool ordered, int workers) {
-  Choice c;
+bool AnyDependence(const Dependence&) { return true; }
+
+// Each Try* below either sets c's schedule (and why, and the keyed
+// parameters) and returns true, or records in c why it cannot be used.
+
+bool TryModelParallel1D(const Program& prog, const LoopAccesses& acc,
+                        const std::vector<const Dependence*>& active, Choice* c) {
   const std::vector<std::string>& dims = acc.space.dims;
   int d = static_cast<int>(dims.size());
-  std::vector<const Dependence*> active;
-  for (const Dependence& dep : deps) {
-    if (!relaxed[dep.param]) active.push_back(&dep);
-  }
-  auto any = [](const Dependence&) { return true; };
-  // 1. data-parallel
-  if (active.empty()) {
-    c.schedule.kind = ScheduleKind::kDataParallel;
-    c.why = "no two iterations conflict";
-    if (!deps.empty()) c.why += " on a parameter the loop does not relax";
-    return c;
-  }
-  c.rejected.push_back({ScheduleKind::kDataParallel, Reasons(prog, acc, active, any)});
-  // 2. 1-D model-parallel
   std::string why1;
   for (int k = 0; k < d; ++k) {
     bool ok = std::all_of(active.begin(), active.end(),
                           [&](const Dependence* p) { return p->needs_equal[k]; });
     if (ok) {
-      c.schedule.kind = ScheduleKind::kModelParallel1D;
-      c.schedule.dim = k;
-      for (const Dependence* p : active) c.keyed[p->param] = k;
-      c.why = "every conflict is between iterations with the same " + dims[k] +
-              ", so partitioning by " + dims[k] + " keeps conflicting iterations on one worker";
-      return c;
+      c->schedule.kind = ScheduleKind::kModelParallel1D;
+      c->schedule.dim = k;
+      for (const Dependence* p : active) c->keyed[p->param] = k;
+      c->why = "every conflict is between iterations with the same " + dims[k] +
+               ", so partitioning by " + dims[k] + " keeps conflicting iterations on one worker";
+      return true;
     }
     if (!why1.empty()) why1 += "; ";
     why1 += "by " + dims[k] + ": " +
             Reasons(prog, acc, active, [&](const Dependence& p) { return !p.needs_equal[k]; });
   }
-  c.rejected.push_back({ScheduleKind::kModelParallel1D, why1});
-  // 3. conflict-free 2-D rotation
-  if (d < 2) {
-    c.rejected.push_back(
-        {ScheduleKind::kConflictFree2D, "the space has one dimension (" + dims[0] + ")"});
-  } else if (ordered) {
-    c.rejected.push_back({ScheduleKind::kConflictFree2D,
-                          "the loop is ordered, and the rotation runs the blocks of a row in a "
-                          "different order on each worker"});
-  } else {
-    std::string why2;
-    for (int a = 0; a < d && c.schedule.kind != ScheduleKind::kConflictFree2D; ++a) {
-      for (int b = 0; b < d; ++b) {
-        if (a == b) continue;
-        std::map<int, int> keyed;
-        std::string bad;
-        for (const Dependence* p : active) {
-          bool by_a = true, by_b = true;
-          for (const Dependence* q : active) {
-            if (q->param != p->param) continue;
-            by_a = by_a && q->needs_equal[a];
-            by_b = by_b && q->needs_equal[b];
-          }
-          if (by_a || by_b) {
-            keyed[p->param] = by_a ? a : b;
-          } else if (bad.empty()) {
-            bad = Reasons(prog, acc, {p}, any) + ", which needs neither " + dims[a] + " nor " +
-                  dims[b] + " equal";
-          }
-        }
-        if (bad.empty()) {
-          c.schedule.kind = ScheduleKind::kConflictFree2D;
-          c.schedule.local_dim = a;
-          c.schedule.rotate_dim = b;
-          c.schedule.blocks = {workers, workers};
-          c.keyed = keyed;
-          c.why = "every conflict is between iterations with the same " + dims[a] +
-                  " or the same " + dims[b] + ": the " + std::to_string(workers) + " x " +
-                  std::to_string(workers) + " blocks on one step share no " + dims[a] + " and no " +
-                  dims[b];
-          break;
-        }
-        if (why2.empty()) why2 = bad;
-      }
+  c->rejected.push_back({ScheduleKind::kModelParallel1D, why1});
+  return false;
+}
+
+// Keys every active parameter by dimension a or b (one its conflicts all need
+// equal) into *keyed; returns why not for the first that has neither, or "".
+std::string KeyByEither(const Program& prog, const LoopAccesses& acc,
+                        const std::vector<const Dependence*>& active, int a, int b,
+                        std::map<int, int>* keyed) {
+  const std::vector<std::string>& dims = acc.space.dims;
+  std::string bad;
+  for (const Dependence* p : active) {
+    bool by_a = true, by_b = true;
+    for (const Dependence* q : active) {
+      if (q->param != p->param) continue;
+      by_a = by_a && q->needs_equal[a];
+      by_b = by_b && q->needs_equal[b];
     }
-    if (c.schedule.kind == ScheduleKind::kConflictFree2D) return c;
-    c.rejected.push_back({ScheduleKind::kConflictFree2D, why2});
+    if (by_a || by_b) {
+      (*keyed)[p->param] = by_a ? a : b;
+    } else if (bad.empty()) {
+      bad = Reasons(prog, acc, {p}, AnyDependence) + ", which needs neither " + dims[a] + " nor " +
+            dims[b] + " equal";
+    }
   }
-  // 4. wavefront
+  return bad;
+}
+
+bool TryConflictFree2D(const Program& prog, const LoopAccesses& acc,
+                       const std::vector<const Dependence*>& active, bool ordered, int workers,
+                       Choice* c) {
+  const std::vector<std::string>& dims = acc.space.dims;
+  int d = static_cast<int>(dims.size());
+  if (d < 2) {
+    c->rejected.push_back(
+        {ScheduleKind::kConflictFree2D, "the space has one dimension (" + dims[0] + ")"});
+    return false;
+  }
+  if (ordered) {
+    c->rejected.push_back({ScheduleKind::kConflictFree2D,
+                           "the loop is ordered, and the rotation runs the blocks of a row in a "
+                           "different order on each worker"});
+    return false;
+  }
+  std::string why2;
+  for (int a = 0; a < d; ++a) {
+    for (int b = 0; b < d; ++b) {
+      if (a == b) continue;
+      std::map<int, int> keyed;
+      std::string bad = KeyByEither(prog, acc, active, a, b, &keyed);
+      if (bad.empty()) {
+        c->schedule.kind = ScheduleKind::kConflictFree2D;
+        c->schedule.local_dim = a;
+        c->schedule.rotate_dim = b;
+        c->schedule.blocks = {workers, workers};
+        c->keyed = keyed;
+        c->why = "every conflict is between iterations with the same " + dims[a] + " or the same " +
+                 dims[b] + ": the " + std::to_string(workers) + " x " + std::to_string(workers) +
+                 " blocks on one step share no " + dims[a] + " and no " + dims[b];
+        return true;
+      }
+      if (why2.empty()) why2 = bad;
+    }
+  }
+  c->rejected.push_back({ScheduleKind::kConflictFree2D, why2});
+  return false;
+}
+
+// Collects the active dependences' constant distances into *dists; returns
+// why no wavefront can keep them (a distance that is not constant, a
+// conflict at every distance, one dimension), or "".
+std::string WavefrontBlocker(const Program& prog, const LoopAccesses& acc,
+                             const std::vector<const Dependence*>& active,
+                             std::vector<std::vector<int64_t>>* dists) {
   std::string why4;
-  std::vector<std::vector<int64_t>> dists;
   for (const Dependence* p : active) {
     for (const Distance& dist : p->distances) {
       if (!dist.Constant()) {
@@ -228,7 +242,7 @@ Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<De
                  " have distance " + dist.ToString() + ", which is not constant";
         }
       } else {
-        dists.push_back(dist.dist);
+        dists->push_back(dist.dist);
       }
     }
     if (p->always && why4.empty()) {
@@ -236,38 +250,76 @@ Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<De
              p->relation;
     }
   }
-  if (d < 2 && why4.empty()) {
+  if (acc.space.dims.size() < 2 && why4.empty()) {
     why4 = "the space has one dimension, so every block waits for the one before it";
   }
+  return why4;
+}
+
+// Why a wavefront with `skew` keeps the distinct `dists`.
+std::string WavefrontWhy(const std::vector<std::vector<int64_t>>& dists,
+                         const std::vector<std::vector<int64_t>>& skew, int d) {
+  std::string ds;
+  for (size_t k = 0; k < dists.size(); ++k) {
+    std::string v = "(";
+    for (int q = 0; q < d; ++q) v += (q ? ", " : "") + std::to_string(dists[k][q]);
+    v += ")";
+    if (ds.find(v) == std::string::npos) ds += (ds.empty() ? "" : ", ") + v;
+  }
+  bool identity = true;
+  for (int r = 0; r < d; ++r) {
+    for (int q = 0; q < r; ++q) identity = identity && skew[r][q] == 0;
+  }
+  return "every dependence has a constant distance (" + ds + ")" +
+         (identity ? "; all are already non-negative, so blocks on an anti-diagonal are independent"
+                   : "; after the skew every distance is non-negative, so blocks on an "
+                     "anti-diagonal of the skewed space are independent");
+}
+
+bool TryWavefront(const Program& prog, const LoopAccesses& acc,
+                  const std::vector<const Dependence*>& active, int workers, Choice* c) {
+  int d = static_cast<int>(acc.space.dims.size());
+  std::vector<std::vector<int64_t>> dists;
+  std::string why4 = WavefrontBlocker(prog, acc, active, &dists);
   std::vector<std::vector<int64_t>> skew;
   if (why4.empty() && !WavefrontSkew(dists, d, &skew)) {
     why4 = "no skew makes every distance non-negative";
   }
-  if (why4.empty()) {
-    c.schedule.kind = ScheduleKind::kWavefront;
-    c.schedule.skew = skew;
-    c.schedule.blocks.assign(d, 2 * static_cast<int64_t>(workers));
-    c.schedule.blocks[0] = workers;
-    std::string ds;
-    for (size_t k = 0; k < dists.size(); ++k) {
-      std::string v = "(";
-      for (int q = 0; q < d; ++q) v += (q ? ", " : "") + std::to_string(dists[k][q]);
-      v += ")";
-      if (ds.find(v) == std::string::npos) ds += (ds.empty() ? "" : ", ") + v;
-    }
-    bool identity = true;
-    for (int r = 0; r < d; ++r) {
-      for (int q = 0; q < r; ++q) identity = identity && skew[r][q] == 0;
-    }
-    c.why =
-        "every dependence has a constant distance (" + ds + ")" +
-        (identity ? "; all are already non-negative, so blocks on an anti-diagonal are independent"
-                  : "; after the skew every distance is non-negative, so blocks on an "
-                    "anti-diagonal of the skewed space are independent");
-    for (const Dependence* p : active) c.keyed[p->param] = 0;
+  if (!why4.empty()) {
+    c->rejected.push_back({ScheduleKind::kWavefront, why4});
+    return false;
+  }
+  c->schedule.kind = ScheduleKind::kWavefront;
+  c->schedule.skew = skew;
+  c->schedule.blocks.assign(d, 2 * static_cast<int64_t>(workers));
+  c->schedule.blocks[0] = workers;
+  c->why = WavefrontWhy(dists, skew, d);
+  for (const Dependence* p : active) c->keyed[p->param] = 0;
+  return true;
+}
+
+// The first schedule, in the order data-parallel, 1-D model-parallel,
+// conflict-free 2-D, wavefront, serial, that keeps every dependence the loop
+// does not relax.
+Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<Dependence>& deps,
+              const std::vector<bool>& relaxed, bool ordered, int workers) {
+  Choice c;
+  std::vector<const Dependence*> active;
+  for (const Dependence& dep : deps) {
+    if (!relaxed[dep.param]) active.push_back(&dep);
+  }
+  if (active.empty()) {
+    c.schedule.kind = ScheduleKind::kDataParallel;
+    c.why = "no two iterations conflict";
+    if (!deps.empty()) c.why += " on a parameter the loop does not relax";
     return c;
   }
-  c.rejected.push_back({ScheduleKind::kWavefront, why4});
+  c.rejected.push_back({ScheduleKind::kDataParallel, Reasons(prog, acc, active, AnyDependence)});
+  if (TryModelParallel1D(prog, acc, active, &c) ||
+      TryConflictFree2D(prog, acc, active, ordered, workers, &c) ||
+      TryWavefront(prog, acc, active, workers, &c)) {
+    return c;
+  }
   c.schedule.kind = ScheduleKind::kSerial;
   c.why = "none of the parallel schedules keeps every dependence";
   return c;

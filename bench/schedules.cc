@@ -30,36 +30,24 @@
 // still going after --timeout seconds (default 60 + 30 per epoch) is stopped
 // with its whole process group. Exit 1 if a run failed or was stopped (its
 // logs are kept and named on stderr; the other runs go on), 2 on bad usage.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include "bench/schedules.h"
+
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-#include <string>
 #include <thread>
-#include <vector>
-
-extern char** environ;
-
-namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
-using Clock = std::chrono::steady_clock;
 
-double Secs(Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); }
+namespace rigel::bench::schedules {
+namespace {
+
+using json = nlohmann::ordered_json;
 
 // `x` rounded to `digits` significant digits, so the JSON stays readable.
 double Round(double x, int digits = 5) {
@@ -75,160 +63,47 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool WriteFile(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
   return static_cast<bool>(out);
 }
 
-// The last `lines` lines of a file (all of it if shorter).
-std::string Tail(const fs::path& p, int lines) {
-  std::string s = ReadFile(p);
-  size_t pos = s.size();
-  if (pos > 0 && s[pos - 1] == '\n') --pos;  // the final newline ends the last line
-  for (int n = 0; n < lines; ++n) {
-    size_t nl = pos == 0 ? std::string::npos : s.rfind('\n', pos - 1);
-    if (nl == std::string::npos) return s;
-    pos = nl;
+// Median over the epochs after the first (all of them if there is one).
+double Steady(const RunResult& r, double EpochPoint::*field) {
+  std::vector<double> v;
+  for (size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) {
+    v.push_back(r.epochs[e].*field);
   }
-  return s.substr(pos + 1);
+  return Median(v);
 }
 
-std::string Quote(const std::string& a) {
-  if (a.find_first_of(" \t'\"$\\") == std::string::npos) return a;
-  std::string q = "'";
-  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+// Over a row's runs: the median of each run's steady-state figure.
+std::vector<double> OverRuns(const Row& row, double EpochPoint::*field) {
+  std::vector<double> v;
+  for (const RunResult& r : row.runs) v.push_back(Steady(r, field));
+  return v;
 }
 
-std::string Join(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) {
-    if (!s.empty()) s += ' ';
-    s += Quote(a);
-  }
-  return s;
+}  // namespace
+
+void Bench::Emit(const json& j) {
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
 }
 
-struct ProcResult {
-  int rc = -1;  // exit status; 128 + signal if killed
-  bool timed_out = false;
-  double wall_s = 0;
-};
-
-// Runs argv with stdin from /dev/null and stdout/stderr into files, in a new
-// process group (so a timeout stops the launcher and everything it started).
-ProcResult Run(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err,
-               double timeout_s) {
-  ProcResult r;
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = 0;
-  auto t0 = Clock::now();
-  int e = posix_spawn(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (e != 0) {
-    std::fprintf(stderr, "schedules: cannot start %s: %s\n", args[0], std::strerror(e));
-    return r;
+bool Bench::Setup() {
+  std::error_code ec;
+  fs::create_directories(o_.work_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "schedules: cannot make %s: %s\n", o_.work_dir.c_str(),
+                 ec.message().c_str());
+    return false;
   }
-  int status = 0;
-  for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0) return r;
-    if (!r.timed_out && Secs(t0) > timeout_s) {
-      r.timed_out = true;
-      kill(-pid, SIGTERM);  // the launcher's trap stops its cluster
-      auto t1 = Clock::now();
-      while (waitpid(pid, &status, WNOHANG) == 0 && Secs(t1) < 5) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  r.wall_s = Secs(t0);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  runs_ = o_.work_dir / ("runs-" + std::to_string(::getpid()));
+  fs::create_directories(runs_);
+  return MakeData() && MakePlans();
 }
-
-struct Options {
-  bool quick = false;
-  bool keep = false;
-  int epochs = 10;         // rmse runs and the serial reference
-  int scaling_epochs = 6;  // epoch_time runs
-  int rounds = 3;          // of the epoch_time runs
-  int timeout_s = 0;       // per run; 0: 60 s + 30 s per epoch
-  fs::path work_dir, bin_dir, source_dir;
-};
-
-struct DataSpec {
-  int64_t rows, cols, count;
-};
-
-struct EpochPoint {
-  int epoch = 0;
-  double test_rmse = NAN, elapsed_s = NAN, epoch_s = NAN;
-  double compute_s = NAN, comm_s = NAN, wait_s = NAN, mbytes = NAN;
-};
-
-struct RunResult {
-  bool ok = false;
-  std::vector<EpochPoint> epochs;
-  double wall_s = 0;  // of the whole process (start-up and loading included)
-};
-
-class Bench {
- public:
-  explicit Bench(Options o) : o_(std::move(o)) {}
-  int Main();
-
- private:
-  fs::path Bin(const char* name) const { return o_.bin_dir / name; }
-  bool MakeData();
-  bool MakePlans();
-  std::vector<std::string> Sets(int epochs) const {
-    return {"--set", "ratings.path=" + data_.string(), "--set", "EPOCHS=" + std::to_string(epochs)};
-  }
-  RunResult Serial(const std::string& name, int epochs);
-  RunResult Cluster(const std::string& name, const fs::path& program, const fs::path& plan,
-                    int workers, int servers, int epochs);
-  void Fail(const std::string& what, const fs::path& dir, const ProcResult& r, const fs::path& err);
-  static std::vector<std::pair<int, double>> ParseRmse(const std::string& out);
-  void Emit(const json& j) {
-    std::printf("%s\n", j.dump().c_str());
-    std::fflush(stdout);
-  }
-
-  Options o_;
-  DataSpec spec_{};
-  fs::path data_, runs_, mf_, mf_dp_, plan_dp_;
-  std::string dp_via_, refusal_;
-  json data_info_ = json::object();
-  bool failed_ = false;
-  bool record_commands_ = true;
-  std::vector<std::string> commands_;
-};
 
 bool Bench::MakeData() {
   spec_ = o_.quick ? DataSpec{5000, 5000, 200000} : DataSpec{20000, 20000, 1100000};
@@ -285,6 +160,42 @@ bool Bench::MakeData() {
   return true;
 }
 
+ProcResult Bench::Rigel(std::vector<std::string> args, const std::string& tag) {
+  args.insert(args.begin(), Bin("rigel").string());
+  commands_.push_back(Join(args));
+  return Run(args, runs_ / (tag + ".out"), runs_ / (tag + ".err"), 120);
+}
+
+std::vector<std::string> Bench::WithData(std::vector<std::string> args) const {
+  args.push_back("--set");
+  args.push_back("ratings.path=" + data_.string());
+  return args;
+}
+
+bool Bench::DescribePlan(const fs::path& plan_file, const std::string& schedule,
+                         const std::string& via) {
+  json plan = json::parse(ReadFile(plan_file), nullptr, false);
+  if (plan.is_discarded() || !plan.contains("loops") || plan["loops"].empty()) {
+    std::fprintf(stderr, "schedules: %s is not a plan\n", plan_file.c_str());
+    return false;
+  }
+  const json& l = plan["loops"][0];
+  json j = {{"bench", "schedules"},
+            {"figure", "plan"},
+            {"schedule", schedule},
+            {"via", via},
+            {"loop0_kind", l["schedule"]["kind"]},
+            {"relaxed", l["relaxed"]}};
+  for (const char* p : {"W", "H"}) {
+    const json& pp = l["params"][p];
+    std::string s = pp["strategy"].get<std::string>();
+    if (pp.contains("shard")) s += "/" + pp["shard"].get<std::string>();
+    j[p] = s;
+  }
+  Emit(j);
+  return true;
+}
+
 // The 2-D program is a copy of examples/mf.rgl (its data path is given with
 // --set); the data-parallel one is a plan file for it if the plan check
 // accepts relaxations the program does not declare, else a copy with
@@ -298,52 +209,23 @@ bool Bench::MakePlans() {
   }
   mf_ = runs_ / "mf.rgl";
   WriteFile(mf_, text);
-  auto rigel = [&](std::vector<std::string> args, const std::string& tag) {
-    args.insert(args.begin(), Bin("rigel").string());
-    commands_.push_back(Join(args));
-    return Run(args, runs_ / (tag + ".out"), runs_ / (tag + ".err"), 120);
-  };
-  auto with_sets = [&](std::vector<std::string> a) {
-    a.push_back("--set");
-    a.push_back("ratings.path=" + data_.string());
-    return a;
-  };
-  auto describe = [&](const fs::path& plan_file, const std::string& schedule,
-                      const std::string& via) -> bool {
-    json plan = json::parse(ReadFile(plan_file), nullptr, false);
-    if (plan.is_discarded() || !plan.contains("loops") || plan["loops"].empty()) {
-      std::fprintf(stderr, "schedules: %s is not a plan\n", plan_file.c_str());
-      return false;
-    }
-    const json& l = plan["loops"][0];
-    json j = {{"bench", "schedules"},
-              {"figure", "plan"},
-              {"schedule", schedule},
-              {"via", via},
-              {"loop0_kind", l["schedule"]["kind"]},
-              {"relaxed", l["relaxed"]}};
-    for (const char* p : {"W", "H"}) {
-      const json& pp = l["params"][p];
-      std::string s = pp["strategy"].get<std::string>();
-      if (pp.contains("shard")) s += "/" + pp["shard"].get<std::string>();
-      j[p] = s;
-    }
-    Emit(j);
-    return true;
-  };
 
   // The plan Rigel chooses, for 2 workers (what the rmse runs use).
   fs::path plan2d = runs_ / "plan_2d.json";
   ProcResult r =
-      rigel(with_sets({"plan", mf_.string(), "--workers", "2", "-o", plan2d.string()}), "plan_2d");
+      Rigel(WithData({"plan", mf_.string(), "--workers", "2", "-o", plan2d.string()}), "plan_2d");
   if (r.rc != 0) {
     std::fprintf(stderr, "schedules: rigel plan failed:\n%s",
                  ReadFile(runs_ / "plan_2d.err").c_str());
     return false;
   }
-  if (!describe(plan2d, "conflict_free_2d", "automatic")) return false;
+  if (!DescribePlan(plan2d, "conflict_free_2d", "automatic")) return false;
+  if (TryEditedPlan(plan2d)) return DescribePlan(plan_dp_, "data_parallel", dp_via_);
+  return MakeRelaxedProgram(std::move(text));
+}
 
-  // First try: the same plan, loop 0 edited to data-parallel.
+// First try: the same plan, loop 0 edited to data-parallel.
+bool Bench::TryEditedPlan(const fs::path& plan2d) {
   json plan = json::parse(ReadFile(plan2d));
   json& l0 = plan["loops"][0];
   l0["relaxed"] = json::array({"W", "H"});
@@ -356,13 +238,14 @@ bool Bench::MakePlans() {
   }
   fs::path edited = runs_ / "plan_dp_edited.json";
   WriteFile(edited, plan.dump(2) + "\n");
-  r = rigel(with_sets({"explain", mf_.string(), "--workers", "2", "--plan", edited.string()}),
+  ProcResult r =
+      Rigel(WithData({"explain", mf_.string(), "--workers", "2", "--plan", edited.string()}),
             "explain_dp");
   if (r.rc == 0) {
     dp_via_ = "plan_file";
     mf_dp_ = mf_;
     plan_dp_ = edited;
-    return describe(edited, "data_parallel", dp_via_);
+    return true;
   }
   refusal_ = ReadFile(runs_ / "explain_dp.err");
   while (!refusal_.empty() && (refusal_.back() == '\n' || refusal_.back() == ' ')) {
@@ -370,8 +253,11 @@ bool Bench::MakePlans() {
   }
   std::fprintf(stderr, "schedules: the edited plan is refused (%s); using `relax W, H` instead\n",
                refusal_.c_str());
+  return false;
+}
 
-  // Second: the program with `relax W, H` on its training loop.
+// Second: the program with `relax W, H` on its training loop.
+bool Bench::MakeRelaxedProgram(std::string text) {
   const std::string from = "parallel for (i, j, v) in train {";
   size_t at = text.find(from);
   if (at == std::string::npos || text.find(from, at + 1) != std::string::npos) {
@@ -384,8 +270,8 @@ bool Bench::MakePlans() {
   WriteFile(mf_dp_, text);
   dp_via_ = "program_relax";
   fs::path auto_dp = runs_ / "plan_relax.json";
-  r = rigel(with_sets({"plan", mf_dp_.string(), "--workers", "2", "-o", auto_dp.string()}),
-            "plan_relax");
+  ProcResult r = Rigel(
+      WithData({"plan", mf_dp_.string(), "--workers", "2", "-o", auto_dp.string()}), "plan_relax");
   if (r.rc != 0) {
     std::fprintf(stderr, "schedules: rigel plan failed:\n%s",
                  ReadFile(runs_ / "plan_relax.err").c_str());
@@ -396,166 +282,29 @@ bool Bench::MakePlans() {
     std::fprintf(stderr, "schedules: %s does not make loop 0 data-parallel\n", mf_dp_.c_str());
     return false;
   }
-  return describe(auto_dp, "data_parallel", dp_via_);
-}
-
-std::vector<std::pair<int, double>> Bench::ParseRmse(const std::string& out) {
-  std::vector<std::pair<int, double>> v;
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    int e = 0;
-    double x = 0;
-    if (std::sscanf(line.c_str(), "epoch %d test_rmse %lf", &e, &x) == 2) v.emplace_back(e, x);
-  }
-  return v;
-}
-
-void Bench::Fail(const std::string& what, const fs::path& dir, const ProcResult& r,
-                 const fs::path& err) {
-  failed_ = true;
-  std::fprintf(stderr, "schedules: %s failed (%s %d after %.1f s); logs in %s\n", what.c_str(),
-               r.timed_out ? "timed out, exit" : "exit", r.rc, r.wall_s, dir.c_str());
-  std::fprintf(stderr, "%s", Tail(err, 8).c_str());
-  if (fs::exists(dir / "scheduler.log")) {
-    std::fprintf(stderr, "-- scheduler.log:\n%s", Tail(dir / "scheduler.log", 8).c_str());
-  }
-}
-
-RunResult Bench::Serial(const std::string& name, int epochs) {
-  RunResult res;
-  fs::path dir = runs_ / name;
-  fs::create_directories(dir);
-  std::vector<std::string> argv = {Bin("rigel").string(), "run", "-v", mf_.string()};
-  for (auto& s : Sets(epochs)) argv.push_back(s);
-  if (record_commands_) commands_.push_back(Join(argv));
-  ProcResult r =
-      Run(argv, dir / "out", dir / "err", o_.timeout_s > 0 ? o_.timeout_s : 60 + 10.0 * epochs);
-  res.wall_s = r.wall_s;
-  auto rmse = ParseRmse(ReadFile(dir / "out"));
-  // -v: "loop L (line N): K iterations in S s (...)", one per loop run; an
-  // epoch is the run of every loop once (the training loop, then the test).
-  std::vector<std::pair<int, double>> loops;
-  std::istringstream in(ReadFile(dir / "err"));
-  std::string line;
-  int nloops = 0;
-  while (std::getline(in, line)) {
-    int l = 0, ln = 0;
-    long long k = 0;
-    double s = 0;
-    if (std::sscanf(line.c_str(), "loop %d (line %d): %lld iterations in %lf s", &l, &ln, &k, &s) ==
-        4) {
-      loops.emplace_back(l, s);
-      nloops = std::max(nloops, l + 1);
-    }
-  }
-  if (r.rc != 0 || static_cast<int>(rmse.size()) != epochs || nloops == 0 ||
-      static_cast<int>(loops.size()) != nloops * epochs) {
-    Fail("the serial run '" + name + "'", dir, r, dir / "err");
-    return res;
-  }
-  double t = 0;
-  for (int e = 0; e < epochs; ++e) {
-    EpochPoint p;
-    p.epoch = rmse[e].first;
-    p.test_rmse = rmse[e].second;
-    p.epoch_s = 0;
-    for (int l = 0; l < nloops; ++l) p.epoch_s += loops[e * nloops + l].second;
-    t += p.epoch_s;
-    p.elapsed_s = t;
-    res.epochs.push_back(p);
-  }
-  res.ok = true;
-  return res;
-}
-
-RunResult Bench::Cluster(const std::string& name, const fs::path& program, const fs::path& plan,
-                         int workers, int servers, int epochs) {
-  RunResult res;
-  fs::path dir = runs_ / name;
-  fs::create_directories(dir);
-  fs::path log = dir / "log.json";
-  std::vector<std::string> argv = {(o_.source_dir / "scripts/rigel-launch").string(),
-                                   "--bin-dir",
-                                   o_.bin_dir.string(),
-                                   "--program",
-                                   program.string(),
-                                   "--servers",
-                                   std::to_string(servers),
-                                   "--workers",
-                                   std::to_string(workers),
-                                   "--run-dir",
-                                   dir.string()};
-  std::vector<std::string> sargs = Sets(epochs);
-  sargs.insert(sargs.end(), {"--log-json", log.string()});
-  if (!plan.empty()) sargs.insert(sargs.end(), {"--plan", plan.string()});
-  for (const auto& a : sargs) argv.insert(argv.end(), {"--scheduler-arg", a});
-  if (record_commands_) commands_.push_back(Join(argv));
-  ProcResult r = Run(argv, dir / "launch.out", dir / "launch.err",
-                     o_.timeout_s > 0 ? o_.timeout_s : 60 + 30.0 * epochs);
-  res.wall_s = r.wall_s;
-  auto rmse = ParseRmse(ReadFile(dir / "launch.out"));
-  std::vector<json> log_lines;
-  {
-    std::istringstream in(ReadFile(log));
-    std::string line;
-    while (std::getline(in, line)) {
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_discarded()) log_lines.push_back(std::move(j));
-    }
-  }
-  if (r.rc != 0 || static_cast<int>(rmse.size()) != epochs ||
-      static_cast<int>(log_lines.size()) != epochs) {
-    Fail("the run '" + name + "' (" + std::to_string(rmse.size()) + " of " +
-             std::to_string(epochs) + " epochs printed, " + std::to_string(log_lines.size()) +
-             " logged)",
-         dir, r, dir / "launch.err");
-    return res;
-  }
-  for (int e = 0; e < epochs; ++e) {
-    const json& j = log_lines[e];
-    EpochPoint p;
-    p.epoch = rmse[e].first;
-    p.test_rmse = rmse[e].second;
-    p.elapsed_s = j.value("elapsed_s", NAN);
-    p.epoch_s = j.value("epoch_s", NAN);
-    p.compute_s = j.value("compute_s", NAN);
-    p.comm_s = j.value("comm_s", NAN);
-    p.wait_s = j.value("wait_s", NAN);
-    double b = 0;
-    if (j.contains("bytes")) {
-      for (const auto& [k, v] : j["bytes"].items()) b += k == "local.kept" ? 0 : v.get<double>();
-    }
-    p.mbytes = b / 1e6;
-    res.epochs.push_back(p);
-  }
-  res.ok = true;
-  return res;
-}
-
-// Median over the epochs after the first (all of them if there is one).
-double Steady(const RunResult& r, double EpochPoint::*field) {
-  std::vector<double> v;
-  for (size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) {
-    v.push_back(r.epochs[e].*field);
-  }
-  return Median(v);
+  return DescribePlan(auto_dp, "data_parallel", dp_via_);
 }
 
 int Bench::Main() {
   auto t_start = Clock::now();
   const unsigned cores = std::thread::hardware_concurrency();
-  std::error_code ec;
-  fs::create_directories(o_.work_dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "schedules: cannot make %s: %s\n", o_.work_dir.c_str(),
-                 ec.message().c_str());
+  if (!Setup()) return 1;
+  EmitSetup(cores);
+  std::vector<Curve> curves = RmseRuns();
+  for (const Curve& c : curves) EmitRmse(c);
+  std::vector<Row> rows = ScalingRuns();
+  for (const Row& row : rows) EmitEpochTime(row, cores);
+  PrintTable(curves, rows, cores, t_start);
+  if (failed_) {
+    std::fprintf(stderr, "schedules: some runs failed; their logs are kept in %s\n", runs_.c_str());
     return 1;
   }
-  runs_ = o_.work_dir / ("runs-" + std::to_string(::getpid()));
-  fs::create_directories(runs_);
-  if (!MakeData() || !MakePlans()) return 1;
+  std::error_code ec;
+  if (!o_.keep) fs::remove_all(runs_, ec);
+  return 0;
+}
 
+void Bench::EmitSetup(unsigned cores) {
   json setup = {{"bench", "schedules"},
                 {"figure", "setup"},
                 {"quick", o_.quick},
@@ -572,50 +321,44 @@ int Bench::Main() {
                 {"cores", cores}};
   if (!refusal_.empty()) setup["plan_file_refused"] = refusal_;
   Emit(setup);
+}
 
-  // 1. RMSE per epoch: serial reference, 2-D and forced data-parallel.
-  RunResult serial = Serial("serial", o_.epochs);
-  RunResult cf = Cluster("cf2d_w2_s2", mf_, {}, 2, 2, o_.epochs);
-  RunResult dp = Cluster("dp_w2_s2", mf_dp_, plan_dp_, 2, 2, o_.epochs);
-  struct Curve {
-    const char* schedule;
-    const RunResult* r;
-    int workers, servers;
-  };
-  std::vector<Curve> curves = {
-      {"serial", &serial, 1, 0}, {"conflict_free_2d", &cf, 2, 2}, {"data_parallel", &dp, 2, 2}};
-  for (const Curve& c : curves) {
-    if (!c.r->ok) continue;
-    for (const EpochPoint& p : c.r->epochs) {
-      json j = {{"bench", "schedules"},
-                {"figure", "rmse"},
-                {"schedule", c.schedule},
-                {"workers", c.workers},
-                {"servers", c.servers},
-                {"epoch", p.epoch},
-                {"elapsed_s", Round(p.elapsed_s)},
-                {"epoch_s", Round(p.epoch_s)},
-                {"test_rmse", Round(p.test_rmse, 6)}};
-      if (!std::isnan(p.mbytes)) {
-        j["mbytes"] = Round(p.mbytes, 4);
-        j["compute_s"] = Round(p.compute_s, 4);
-        j["comm_s"] = Round(p.comm_s, 4);
-        j["wait_s"] = Round(p.wait_s, 4);
-      }
-      Emit(j);
+// 1. RMSE per epoch: serial reference, 2-D and forced data-parallel.
+std::vector<Curve> Bench::RmseRuns() {
+  std::vector<Curve> curves;
+  curves.push_back({"serial", Serial("serial", o_.epochs), 1, 0});
+  curves.push_back({"conflict_free_2d", Cluster("cf2d_w2_s2", mf_, {}, 2, 2, o_.epochs), 2, 2});
+  curves.push_back({"data_parallel", Cluster("dp_w2_s2", mf_dp_, plan_dp_, 2, 2, o_.epochs), 2, 2});
+  return curves;
+}
+
+void Bench::EmitRmse(const Curve& c) {
+  if (!c.r.ok) return;
+  for (const EpochPoint& p : c.r.epochs) {
+    json j = {{"bench", "schedules"},
+              {"figure", "rmse"},
+              {"schedule", c.schedule},
+              {"workers", c.workers},
+              {"servers", c.servers},
+              {"epoch", p.epoch},
+              {"elapsed_s", Round(p.elapsed_s)},
+              {"epoch_s", Round(p.epoch_s)},
+              {"test_rmse", Round(p.test_rmse, 6)}};
+    if (!std::isnan(p.mbytes)) {
+      j["mbytes"] = Round(p.mbytes, 4);
+      j["compute_s"] = Round(p.compute_s, 4);
+      j["comm_s"] = Round(p.comm_s, 4);
+      j["wait_s"] = Round(p.wait_s, 4);
     }
+    Emit(j);
   }
+}
 
-  // 2. Seconds per epoch of the 2-D plan over 1, 2 and 4 workers, in rounds:
-  // each round runs the serial executor and the three clusters back to back
-  // (in reverse order on odd rounds), and each ratio is taken within a round,
-  // so that the drift of a shared machine's speed hits both sides alike.
-  struct Row {
-    std::string mode;
-    int workers, servers;
-    std::vector<RunResult> runs;
-    std::vector<double> ratios;
-  };
+// 2. Seconds per epoch of the 2-D plan over 1, 2 and 4 workers, in rounds:
+// each round runs the serial executor and the three clusters back to back
+// (in reverse order on odd rounds), and each ratio is taken within a round,
+// so that the drift of a shared machine's speed hits both sides alike.
+std::vector<Row> Bench::ScalingRuns() {
   std::vector<Row> rows = {{"serial", 1, 0, {}, {}},
                            {"distributed", 1, 1, {}, {}},
                            {"distributed", 2, 2, {}, {}},
@@ -642,44 +385,42 @@ int Bench::Main() {
       rows[i].runs.push_back(std::move(got[i]));
     }
   }
-  // Over a row's runs: the median of each run's steady-state figure.
-  auto over_runs = [](const Row& row, double EpochPoint::*field) {
-    std::vector<double> v;
-    for (const RunResult& r : row.runs) v.push_back(Steady(r, field));
-    return v;
-  };
-  for (const Row& row : rows) {
-    if (row.runs.empty()) continue;
-    std::vector<double> es = over_runs(row, &EpochPoint::epoch_s), first, wall;
-    for (const RunResult& r : row.runs) {
-      first.push_back(r.epochs[0].epoch_s);
-      wall.push_back(r.wall_s);
-    }
-    json j = {{"bench", "schedules"},
-              {"figure", "epoch_time"},
-              {"mode", row.mode},
-              {"schedule", row.mode == "serial" ? "serial" : "conflict_free_2d"},
-              {"workers", row.workers},
-              {"servers", row.servers},
-              {"epoch_s", Round(Median(es), 4)},
-              {"epoch_s_min", Round(*std::min_element(es.begin(), es.end()), 4)},
-              {"epoch_s_max", Round(*std::max_element(es.begin(), es.end()), 4)},
-              {"first_epoch_s", Round(Median(first), 4)},
-              {"ratio_vs_serial", Round(Median(row.ratios), 4)},
-              {"better", "lower"},
-              {"rounds", row.runs.size()}};
-    if (row.mode != "serial") {
-      j["compute_s"] = Round(Median(over_runs(row, &EpochPoint::compute_s)), 4);
-      j["comm_s"] = Round(Median(over_runs(row, &EpochPoint::comm_s)), 4);
-      j["wait_s"] = Round(Median(over_runs(row, &EpochPoint::wait_s)), 4);
-    }
-    j["final_test_rmse"] = Round(row.runs[0].epochs.back().test_rmse, 6);
-    j["process_wall_s"] = Round(Median(wall), 4);
-    j["cores"] = cores;
-    Emit(j);
-  }
+  return rows;
+}
 
-  // The table.
+void Bench::EmitEpochTime(const Row& row, unsigned cores) {
+  if (row.runs.empty()) return;
+  std::vector<double> es = OverRuns(row, &EpochPoint::epoch_s), first, wall;
+  for (const RunResult& r : row.runs) {
+    first.push_back(r.epochs[0].epoch_s);
+    wall.push_back(r.wall_s);
+  }
+  json j = {{"bench", "schedules"},
+            {"figure", "epoch_time"},
+            {"mode", row.mode},
+            {"schedule", row.mode == "serial" ? "serial" : "conflict_free_2d"},
+            {"workers", row.workers},
+            {"servers", row.servers},
+            {"epoch_s", Round(Median(es), 4)},
+            {"epoch_s_min", Round(*std::min_element(es.begin(), es.end()), 4)},
+            {"epoch_s_max", Round(*std::max_element(es.begin(), es.end()), 4)},
+            {"first_epoch_s", Round(Median(first), 4)},
+            {"ratio_vs_serial", Round(Median(row.ratios), 4)},
+            {"better", "lower"},
+            {"rounds", row.runs.size()}};
+  if (row.mode != "serial") {
+    j["compute_s"] = Round(Median(OverRuns(row, &EpochPoint::compute_s)), 4);
+    j["comm_s"] = Round(Median(OverRuns(row, &EpochPoint::comm_s)), 4);
+    j["wait_s"] = Round(Median(OverRuns(row, &EpochPoint::wait_s)), 4);
+  }
+  j["final_test_rmse"] = Round(row.runs[0].epochs.back().test_rmse, 6);
+  j["process_wall_s"] = Round(Median(wall), 4);
+  j["cores"] = cores;
+  Emit(j);
+}
+
+void Bench::PrintTable(const std::vector<Curve>& curves, const std::vector<Row>& rows,
+                       unsigned cores, Clock::time_point start) {
   std::fprintf(stderr, "schedules: MF, %lld ratings over %lld x %lld, K=16, %u core(s)%s\n",
                static_cast<long long>(spec_.count), static_cast<long long>(spec_.rows),
                static_cast<long long>(spec_.cols), cores, o_.quick ? ", --quick" : "");
@@ -687,28 +428,23 @@ int Bench::Main() {
   std::fprintf(stderr, "  %-18s %9s %12s %12s\n", "schedule (W=2,S=2)", "epochs", "final rmse",
                "s/epoch");
   for (const Curve& c : curves) {
-    if (!c.r->ok) continue;
-    std::fprintf(stderr, "  %-18s %9zu %12.5f %12.3f\n", c.schedule, c.r->epochs.size(),
-                 c.r->epochs.back().test_rmse, Steady(*c.r, &EpochPoint::epoch_s));
+    if (!c.r.ok) continue;
+    std::fprintf(stderr, "  %-18s %9zu %12.5f %12.3f\n", c.schedule, c.r.epochs.size(),
+                 c.r.epochs.back().test_rmse, Steady(c.r, &EpochPoint::epoch_s));
   }
   std::fprintf(stderr, "  %-18s %9s %12s %12s   (medians of %d round(s))\n", "2-D epoch time",
                "workers", "s/epoch", "vs serial", o_.rounds);
   for (const Row& row : rows) {
     if (row.runs.empty()) continue;
     std::fprintf(stderr, "  %-18s %9d %12.3f %12.2f\n", row.mode.c_str(), row.workers,
-                 Median(over_runs(row, &EpochPoint::epoch_s)), Median(row.ratios));
+                 Median(OverRuns(row, &EpochPoint::epoch_s)), Median(row.ratios));
   }
   std::fprintf(stderr, "  commands:\n");
   for (const auto& c : commands_) std::fprintf(stderr, "    %s\n", c.c_str());
-  std::fprintf(stderr, "  total %.1f s\n", Secs(t_start));
-
-  if (failed_) {
-    std::fprintf(stderr, "schedules: some runs failed; their logs are kept in %s\n", runs_.c_str());
-    return 1;
-  }
-  if (!o_.keep) fs::remove_all(runs_, ec);
-  return 0;
+  std::fprintf(stderr, "  total %.1f s\n", Secs(start));
 }
+
+namespace {
 
 int Usage() {
   std::fprintf(stderr,
@@ -719,6 +455,11 @@ int Usage() {
 }
 
 }  // namespace
+}  // namespace rigel::bench::schedules
+
+using rigel::bench::schedules::Bench;
+using rigel::bench::schedules::Options;
+using rigel::bench::schedules::Usage;
 
 int main(int argc, char** argv) {
   Options o;

@@ -211,119 +211,141 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       return v;
     case ir::DExpr::kSlot:
       return slots_[e.index];
-    case ir::DExpr::kUnary: {
-      RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
-      if (e.fn == ir::kNot) {
-        v.i = a.is_int ? !a.i : !a.f;
-      } else if (e.fn == ir::kNeg || (e.fn == ir::kAbs && v.is_int)) {
-        if (a.is_int && a.i == std::numeric_limits<int64_t>::min()) {
-          return ErrorAt(e.loc, "integer overflow");
-        }
-        bool negate = e.fn == ir::kNeg || a.i < 0;
-        v.i = negate ? -a.i : a.i;
-        v.f = e.fn == ir::kNeg ? -a.f : a.f;
-      } else {
-        double x = a.is_int ? static_cast<double>(a.i) : a.f;
-        switch (e.fn) {
-          case ir::kSqrt:
-            v.f = std::sqrt(x);
-            break;
-          case ir::kExp:
-            v.f = std::exp(x);
-            break;
-          case ir::kLog:
-            v.f = std::log(x);
-            break;
-          case ir::kAbs:
-            v.f = std::fabs(x);
-            break;
-          case ir::kTanh:
-            v.f = std::tanh(x);
-            break;
-          case ir::kSigmoid:
-            v.f = 1.0 / (1.0 + std::exp(-x));
-            break;
-          case ir::kLog1pExp:
-            v.f = x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-            break;
-          default:
-            break;
-        }
-      }
-      v.f = v.is_int ? static_cast<double>(v.i) : v.f;
-      return v;
-    }
-    case ir::DExpr::kBinary: {
-      RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
-      RIGEL_ASSIGN_OR_RETURN(Value b, Eval(e.b));
-      bool ints = a.is_int && b.is_int;
-      double x = a.is_int ? static_cast<double>(a.i) : a.f;
-      double y = b.is_int ? static_cast<double>(b.i) : b.f;
-      auto set_bool = [&](bool r) {
-        v.i = r;
-        v.f = r;
-      };
-      bool overflow = false;
-      switch (e.fn) {
-        case ir::kAdd:
-          ints ? void(overflow = __builtin_add_overflow(a.i, b.i, &v.i)) : void(v.f = x + y);
-          break;
-        case ir::kSub:
-          ints ? void(overflow = __builtin_sub_overflow(a.i, b.i, &v.i)) : void(v.f = x - y);
-          break;
-        case ir::kMul:
-          ints ? void(overflow = __builtin_mul_overflow(a.i, b.i, &v.i)) : void(v.f = x * y);
-          break;
-        case ir::kDiv:
-          if (ints) {
-            if (b.i == 0) return ErrorAt(e.loc, "integer division by zero");
-            if (b.i == -1 && a.i == std::numeric_limits<int64_t>::min())
-              overflow = true;
-            else
-              v.i = a.i / b.i;
-          } else {
-            v.f = x / y;
-          }
-          break;
-        case ir::kMin:
-          ints ? void(v.i = std::min(a.i, b.i)) : void(v.f = std::min(x, y));
-          break;
-        case ir::kMax:
-          ints ? void(v.i = std::max(a.i, b.i)) : void(v.f = std::max(x, y));
-          break;
-        case ir::kLt:
-          set_bool(x < y);
-          break;
-        case ir::kLe:
-          set_bool(x <= y);
-          break;
-        case ir::kGt:
-          set_bool(x > y);
-          break;
-        case ir::kGe:
-          set_bool(x >= y);
-          break;
-        case ir::kEq:
-          set_bool(ints ? a.i == b.i : x == y);
-          break;
-        case ir::kNe:
-          set_bool(ints ? a.i != b.i : x != y);
-          break;
-        case ir::kAnd:
-          set_bool((a.is_int ? a.i != 0 : a.f != 0) && (b.is_int ? b.i != 0 : b.f != 0));
-          break;
-        case ir::kOr:
-          set_bool((a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0));
-          break;
-        default:
-          break;
-      }
-      if (overflow) return ErrorAt(e.loc, "integer overflow");
-      if (v.is_int && e.fn <= ir::kMax) v.f = static_cast<double>(v.i);
-      return v;
-    }
+    case ir::DExpr::kUnary:
+      return EvalUnary(e);
+    case ir::DExpr::kBinary:
+      return EvalBinary(e);
   }
   return Internal("bad driver expression");
+}
+
+namespace {
+
+// fn(x) for the functions that compute in floating point (sqrt ... log1pexp).
+double FloatFn(int fn, double x) {
+  switch (fn) {
+    case ir::kSqrt:
+      return std::sqrt(x);
+    case ir::kExp:
+      return std::exp(x);
+    case ir::kLog:
+      return std::log(x);
+    case ir::kAbs:
+      return std::fabs(x);
+    case ir::kTanh:
+      return std::tanh(x);
+    case ir::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case ir::kLog1pExp:
+      return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+StatusOr<SerialExecutor::Value> SerialExecutor::EvalUnary(const ir::DExpr& e) const {
+  RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
+  Value v;
+  v.is_int = e.is_int;
+  if (e.fn == ir::kNot) {
+    v.i = a.is_int ? !a.i : !a.f;
+  } else if (e.fn == ir::kNeg || (e.fn == ir::kAbs && v.is_int)) {
+    if (a.is_int && a.i == std::numeric_limits<int64_t>::min()) {
+      return ErrorAt(e.loc, "integer overflow");
+    }
+    bool negate = e.fn == ir::kNeg || a.i < 0;
+    v.i = negate ? -a.i : a.i;
+    v.f = e.fn == ir::kNeg ? -a.f : a.f;
+  } else {
+    v.f = FloatFn(e.fn, a.is_int ? static_cast<double>(a.i) : a.f);
+  }
+  v.f = v.is_int ? static_cast<double>(v.i) : v.f;
+  return v;
+}
+
+StatusOr<SerialExecutor::Value> SerialExecutor::EvalBinary(const ir::DExpr& e) const {
+  RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
+  RIGEL_ASSIGN_OR_RETURN(Value b, Eval(e.b));
+  Value v;
+  v.is_int = e.is_int;
+  if (e.fn > ir::kMax) {
+    bool r = Compare(e.fn, a, b);
+    v.i = r;
+    v.f = r;
+    return v;
+  }
+  if (e.fn == ir::kDiv && a.is_int && b.is_int && b.i == 0) {
+    return ErrorAt(e.loc, "integer division by zero");
+  }
+  if (!Arithmetic(e.fn, a, b, &v)) return ErrorAt(e.loc, "integer overflow");
+  if (v.is_int) v.f = static_cast<double>(v.i);
+  return v;
+}
+
+bool SerialExecutor::Arithmetic(int fn, const Value& a, const Value& b, Value* v) {
+  bool ints = a.is_int && b.is_int;
+  double x = a.is_int ? static_cast<double>(a.i) : a.f;
+  double y = b.is_int ? static_cast<double>(b.i) : b.f;
+  switch (fn) {
+    case ir::kAdd:
+      if (ints) return !__builtin_add_overflow(a.i, b.i, &v->i);
+      v->f = x + y;
+      break;
+    case ir::kSub:
+      if (ints) return !__builtin_sub_overflow(a.i, b.i, &v->i);
+      v->f = x - y;
+      break;
+    case ir::kMul:
+      if (ints) return !__builtin_mul_overflow(a.i, b.i, &v->i);
+      v->f = x * y;
+      break;
+    case ir::kDiv:
+      if (!ints) {
+        v->f = x / y;
+      } else if (b.i == -1 && a.i == std::numeric_limits<int64_t>::min()) {
+        return false;
+      } else {
+        v->i = a.i / b.i;
+      }
+      break;
+    case ir::kMin:
+      ints ? void(v->i = std::min(a.i, b.i)) : void(v->f = std::min(x, y));
+      break;
+    case ir::kMax:
+      ints ? void(v->i = std::max(a.i, b.i)) : void(v->f = std::max(x, y));
+      break;
+    default:
+      break;
+  }
+  return true;
+}
+
+bool SerialExecutor::Compare(int fn, const Value& a, const Value& b) {
+  bool ints = a.is_int && b.is_int;
+  double x = a.is_int ? static_cast<double>(a.i) : a.f;
+  double y = b.is_int ? static_cast<double>(b.i) : b.f;
+  switch (fn) {
+    case ir::kLt:
+      return x < y;
+    case ir::kLe:
+      return x <= y;
+    case ir::kGt:
+      return x > y;
+    case ir::kGe:
+      return x >= y;
+    case ir::kEq:
+      return ints ? a.i == b.i : x == y;
+    case ir::kNe:
+      return ints ? a.i != b.i : x != y;
+    case ir::kAnd:
+      return (a.is_int ? a.i != 0 : a.f != 0) && (b.is_int ? b.i != 0 : b.f != 0);
+    case ir::kOr:
+      return (a.is_int ? a.i != 0 : a.f != 0) || (b.is_int ? b.i != 0 : b.f != 0);
+    default:
+      return false;
+  }
 }
 
 namespace {

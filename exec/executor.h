@@ -112,6 +112,13 @@ class SerialExecutor {
   Status LoadData();
   Status InitParams();
   StatusOr<Value> Eval(int expr) const;
+  StatusOr<Value> EvalUnary(const ir::DExpr& e) const;
+  StatusOr<Value> EvalBinary(const ir::DExpr& e) const;
+  // a fn b for kAdd..kMax into *v (v->i for two ints, else v->f); false on
+  // integer overflow. Division by zero is the caller's to check.
+  static bool Arithmetic(int fn, const Value& a, const Value& b, Value* v);
+  // a fn b for the comparisons and kAnd/kOr.
+  static bool Compare(int fn, const Value& a, const Value& b);
   Status Exec(const std::vector<ir::DStmt>& body);
   Status ErrorAt(ir::Loc loc, const std::string& msg) const;
 

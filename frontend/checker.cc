@@ -219,6 +219,15 @@ int Checker::DataAttr(int data, const std::string& attr, Loc loc) {
   return AddExpr(e);
 }
 
+ir::BinOp BinOpOf(Tok t) {
+  static const std::map<Tok, ir::BinOp> kOps = {
+      {Tok::kPlus, ir::kAdd},  {Tok::kMinus, ir::kSub}, {Tok::kStar, ir::kMul},
+      {Tok::kSlash, ir::kDiv}, {Tok::kLt, ir::kLt},     {Tok::kLe, ir::kLe},
+      {Tok::kGt, ir::kGt},     {Tok::kGe, ir::kGe},     {Tok::kEq, ir::kEq},
+      {Tok::kNe, ir::kNe},     {Tok::kAnd, ir::kAnd},   {Tok::kOr, ir::kOr}};
+  return kOps.at(t);
+}
+
 int Checker::DExprOf(const Expr& e) {
   ir::DExpr d;
   d.loc = e.loc;
@@ -234,186 +243,204 @@ int Checker::DExprOf(const Expr& e) {
       d.kind = ir::DExpr::kString;
       d.str = e.str;
       return AddExpr(d);
-    case Expr::kName: {
-      int slot = FindSlot(e.str);
-      if (slot >= 0) {
-        d.kind = ir::DExpr::kSlot;
-        d.index = slot;
-        d.str = prog_.slot_names[slot];
-        d.is_int = slot_is_int_[slot];
-        return AddExpr(d);
-      }
-      const Global* g = FindGlobal(e.str);
-      if (!g) {
-        Error(e.loc, "unknown name '" + e.str + "'");
-        return -1;
-      }
-      switch (g->kind) {
-        case Global::kConst:
-          return g->index;
-        case Global::kAccum:
-          d.kind = ir::DExpr::kAccum;
-          d.index = g->index;
-          return AddExpr(d);
-        case Global::kData:
-          Error(e.loc, "'" + e.str + "' is a data set, not a value; use an attribute such as " +
-                           e.str + ".count");
-          return -1;
-        case Global::kParam:
-          Error(e.loc, "parameter '" + e.str + "' can only be used inside a parallel for");
-          return -1;
-      }
-      return -1;
-    }
-    case Expr::kAttr: {
-      const Expr& obj = *e.args[0];
-      const Global* g = obj.kind == Expr::kName ? FindGlobal(obj.str) : nullptr;
-      if (!g || g->kind != Global::kData) {
-        Error(obj.loc, obj.kind == Expr::kName && !g && FindSlot(obj.str) < 0
-                           ? "unknown name '" + obj.str + "'"
-                           : "only data sets have attributes here");
-        return -1;
-      }
-      return DataAttr(g->index, e.str, e.loc);
-    }
-    case Expr::kUnary: {
-      int a = DExprOf(*e.args[0]);
-      if (a < 0) return -1;
-      bool is_int = false;
-      auto v = ConstValue(a, &is_int);
-      if (e.op == Tok::kMinus) {
-        if (v) {
-          if (is_int) {
-            int64_t r;
-            if (__builtin_sub_overflow(int64_t{0}, prog_.exprs[a].ival, &r)) {
-              Error(e.loc, "integer overflow in constant expression");
-              return -1;
-            }
-            return ConstInt(r);
-          }
-          d.kind = ir::DExpr::kFloat;
-          d.fval = -*v;
-          return AddExpr(d);
-        }
-        d.fn = ir::kNeg;
-      } else {
-        d.fn = ir::kNot;
-      }
-      d.kind = ir::DExpr::kUnary;
-      d.a = a;
-      d.is_int = prog_.exprs[a].is_int || d.fn == ir::kNot;
-      return AddExpr(d);
-    }
-    case Expr::kBinary: {
-      int a = DExprOf(*e.args[0]);
-      int b = DExprOf(*e.args[1]);
-      if (a < 0 || b < 0) return -1;
-      if (prog_.exprs[a].kind == ir::DExpr::kString || prog_.exprs[b].kind == ir::DExpr::kString) {
-        Error(e.loc, "strings can only be printed");
-        return -1;
-      }
-      static const std::map<Tok, ir::BinOp> kOps = {
-          {Tok::kPlus, ir::kAdd},  {Tok::kMinus, ir::kSub}, {Tok::kStar, ir::kMul},
-          {Tok::kSlash, ir::kDiv}, {Tok::kLt, ir::kLt},     {Tok::kLe, ir::kLe},
-          {Tok::kGt, ir::kGt},     {Tok::kGe, ir::kGe},     {Tok::kEq, ir::kEq},
-          {Tok::kNe, ir::kNe},     {Tok::kAnd, ir::kAnd},   {Tok::kOr, ir::kOr}};
-      ir::BinOp op = kOps.at(e.op);
-      bool both_int = prog_.exprs[a].is_int && prog_.exprs[b].is_int;
-      bool ai = false, bi = false;
-      auto va = ConstValue(a, &ai);
-      auto vb = ConstValue(b, &bi);
-      if (va && vb && op <= ir::kDiv) {
-        // Fold constant arithmetic so shapes and initialisers are known early.
-        if (both_int) {
-          int64_t x = prog_.exprs[a].ival, y = prog_.exprs[b].ival;
-          if (op == ir::kDiv && y == 0) {
-            Error(e.loc, "integer division by zero");
-            return -1;
-          }
-          // Folding must not wrap silently (and signed overflow is UB here).
-          int64_t r = 0;
-          bool overflow = false;
-          switch (op) {
-            case ir::kAdd:
-              overflow = __builtin_add_overflow(x, y, &r);
-              break;
-            case ir::kSub:
-              overflow = __builtin_sub_overflow(x, y, &r);
-              break;
-            case ir::kMul:
-              overflow = __builtin_mul_overflow(x, y, &r);
-              break;
-            default:  // kDiv
-              overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
-              if (!overflow) r = x / y;
-              break;
-          }
-          if (overflow) {
-            Error(e.loc, "integer overflow in constant expression");
-            return -1;
-          }
-          return ConstInt(r);
-        }
-        d.kind = ir::DExpr::kFloat;
-        d.fval = op == ir::kAdd   ? *va + *vb
-                 : op == ir::kSub ? *va - *vb
-                 : op == ir::kMul ? *va * *vb
-                                  : *va / *vb;
-        return AddExpr(d);
-      }
-      d.kind = ir::DExpr::kBinary;
-      d.fn = op;
-      d.a = a;
-      d.b = b;
-      d.is_int = op > ir::kDiv || both_int;
-      return AddExpr(d);
-    }
-    case Expr::kCall: {
-      static const std::map<std::string, ir::UnFn> kUn = {
-          {"sqrt", ir::kSqrt},        {"exp", ir::kExp},   {"log", ir::kLog},
-          {"abs", ir::kAbs},          {"tanh", ir::kTanh}, {"sigmoid", ir::kSigmoid},
-          {"log1pexp", ir::kLog1pExp}};
-      auto un = kUn.find(e.str);
-      bool is_minmax = e.str == "min" || e.str == "max";
-      if (un == kUn.end() && !is_minmax) {
-        static const char* kBodyOnly[] = {"dot",  "sum",     "norm",     "clip",  "zeros",
-                                          "rand", "randint", "negative", "window"};
-        for (const char* f : kBodyOnly) {
-          if (e.str == f) {
-            Error(e.loc, "'" + e.str + "' can only be used inside a parallel for");
-            return -1;
-          }
-        }
-        Error(e.loc, "unknown function '" + e.str + "'");
-        return -1;
-      }
-      size_t want = is_minmax ? 2 : 1;
-      if (e.args.size() != want) {
-        Error(e.loc, e.str + " expects " + std::to_string(want) + " argument" +
-                         (want == 1 ? "" : "s") + ", got " + std::to_string(e.args.size()));
-        return -1;
-      }
-      int a = DExprOf(*e.args[0]);
-      int b = is_minmax ? DExprOf(*e.args[1]) : -1;
-      if (a < 0 || (is_minmax && b < 0)) return -1;
-      d.a = a;
-      d.b = b;
-      if (is_minmax) {
-        d.kind = ir::DExpr::kBinary;
-        d.fn = e.str == "min" ? ir::kMin : ir::kMax;
-        d.is_int = prog_.exprs[a].is_int && prog_.exprs[b].is_int;
-      } else {
-        d.kind = ir::DExpr::kUnary;
-        d.fn = un->second;
-        d.is_int = e.str == "abs" && prog_.exprs[a].is_int;
-      }
-      return AddExpr(d);
-    }
+    case Expr::kName:
+      return DExprName(e);
+    case Expr::kAttr:
+      return DExprAttr(e);
+    case Expr::kUnary:
+      return DExprUnary(e);
+    case Expr::kBinary:
+      return DExprBinary(e);
+    case Expr::kCall:
+      return DExprCall(e);
     case Expr::kIndex:
       Error(e.loc, "'" + e.str + "' can only be indexed inside a parallel for");
       return -1;
   }
   return -1;
+}
+
+int Checker::DExprName(const Expr& e) {
+  ir::DExpr d;
+  d.loc = e.loc;
+  int slot = FindSlot(e.str);
+  if (slot >= 0) {
+    d.kind = ir::DExpr::kSlot;
+    d.index = slot;
+    d.str = prog_.slot_names[slot];
+    d.is_int = slot_is_int_[slot];
+    return AddExpr(d);
+  }
+  const Global* g = FindGlobal(e.str);
+  if (!g) {
+    Error(e.loc, "unknown name '" + e.str + "'");
+    return -1;
+  }
+  switch (g->kind) {
+    case Global::kConst:
+      return g->index;
+    case Global::kAccum:
+      d.kind = ir::DExpr::kAccum;
+      d.index = g->index;
+      return AddExpr(d);
+    case Global::kData:
+      Error(e.loc, "'" + e.str + "' is a data set, not a value; use an attribute such as " + e.str +
+                       ".count");
+      return -1;
+    case Global::kParam:
+      Error(e.loc, "parameter '" + e.str + "' can only be used inside a parallel for");
+      return -1;
+  }
+  return -1;
+}
+
+int Checker::DExprAttr(const Expr& e) {
+  const Expr& obj = *e.args[0];
+  const Global* g = obj.kind == Expr::kName ? FindGlobal(obj.str) : nullptr;
+  if (!g || g->kind != Global::kData) {
+    Error(obj.loc, obj.kind == Expr::kName && !g && FindSlot(obj.str) < 0
+                       ? "unknown name '" + obj.str + "'"
+                       : "only data sets have attributes here");
+    return -1;
+  }
+  return DataAttr(g->index, e.str, e.loc);
+}
+
+int Checker::DExprUnary(const Expr& e) {
+  int a = DExprOf(*e.args[0]);
+  if (a < 0) return -1;
+  ir::DExpr d;
+  d.loc = e.loc;
+  bool is_int = false;
+  auto v = ConstValue(a, &is_int);
+  if (e.op == Tok::kMinus) {
+    if (v) {
+      if (is_int) {
+        int64_t r;
+        if (__builtin_sub_overflow(int64_t{0}, prog_.exprs[a].ival, &r)) {
+          Error(e.loc, "integer overflow in constant expression");
+          return -1;
+        }
+        return ConstInt(r);
+      }
+      d.kind = ir::DExpr::kFloat;
+      d.fval = -*v;
+      return AddExpr(d);
+    }
+    d.fn = ir::kNeg;
+  } else {
+    d.fn = ir::kNot;
+  }
+  d.kind = ir::DExpr::kUnary;
+  d.a = a;
+  d.is_int = prog_.exprs[a].is_int || d.fn == ir::kNot;
+  return AddExpr(d);
+}
+
+int Checker::DExprBinary(const Expr& e) {
+  int a = DExprOf(*e.args[0]);
+  int b = DExprOf(*e.args[1]);
+  if (a < 0 || b < 0) return -1;
+  if (prog_.exprs[a].kind == ir::DExpr::kString || prog_.exprs[b].kind == ir::DExpr::kString) {
+    Error(e.loc, "strings can only be printed");
+    return -1;
+  }
+  ir::BinOp op = BinOpOf(e.op);
+  bool both_int = prog_.exprs[a].is_int && prog_.exprs[b].is_int;
+  bool ai = false, bi = false;
+  auto va = ConstValue(a, &ai);
+  auto vb = ConstValue(b, &bi);
+  ir::DExpr d;
+  d.loc = e.loc;
+  if (va && vb && op <= ir::kDiv) {
+    // Fold constant arithmetic so shapes and initialisers are known early.
+    if (both_int) return FoldIntBinary(op, prog_.exprs[a].ival, prog_.exprs[b].ival, e.loc);
+    d.kind = ir::DExpr::kFloat;
+    d.fval = op == ir::kAdd   ? *va + *vb
+             : op == ir::kSub ? *va - *vb
+             : op == ir::kMul ? *va * *vb
+                              : *va / *vb;
+    return AddExpr(d);
+  }
+  d.kind = ir::DExpr::kBinary;
+  d.fn = op;
+  d.a = a;
+  d.b = b;
+  d.is_int = op > ir::kDiv || both_int;
+  return AddExpr(d);
+}
+
+int Checker::FoldIntBinary(ir::BinOp op, int64_t x, int64_t y, Loc loc) {
+  if (op == ir::kDiv && y == 0) {
+    Error(loc, "integer division by zero");
+    return -1;
+  }
+  // Folding must not wrap silently (and signed overflow is UB here).
+  int64_t r = 0;
+  bool overflow = false;
+  switch (op) {
+    case ir::kAdd:
+      overflow = __builtin_add_overflow(x, y, &r);
+      break;
+    case ir::kSub:
+      overflow = __builtin_sub_overflow(x, y, &r);
+      break;
+    case ir::kMul:
+      overflow = __builtin_mul_overflow(x, y, &r);
+      break;
+    default:  // kDiv
+      overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
+      if (!overflow) r = x / y;
+      break;
+  }
+  if (overflow) {
+    Error(loc, "integer overflow in constant expression");
+    return -1;
+  }
+  return ConstInt(r);
+}
+
+int Checker::DExprCall(const Expr& e) {
+  static const std::map<std::string, ir::UnFn> kUn = {
+      {"sqrt", ir::kSqrt}, {"exp", ir::kExp},         {"log", ir::kLog},          {"abs", ir::kAbs},
+      {"tanh", ir::kTanh}, {"sigmoid", ir::kSigmoid}, {"log1pexp", ir::kLog1pExp}};
+  auto un = kUn.find(e.str);
+  bool is_minmax = e.str == "min" || e.str == "max";
+  if (un == kUn.end() && !is_minmax) {
+    static const char* kBodyOnly[] = {"dot",  "sum",     "norm",     "clip",  "zeros",
+                                      "rand", "randint", "negative", "window"};
+    for (const char* f : kBodyOnly) {
+      if (e.str == f) {
+        Error(e.loc, "'" + e.str + "' can only be used inside a parallel for");
+        return -1;
+      }
+    }
+    Error(e.loc, "unknown function '" + e.str + "'");
+    return -1;
+  }
+  size_t want = is_minmax ? 2 : 1;
+  if (e.args.size() != want) {
+    Error(e.loc, e.str + " expects " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") +
+                     ", got " + std::to_string(e.args.size()));
+    return -1;
+  }
+  int a = DExprOf(*e.args[0]);
+  int b = is_minmax ? DExprOf(*e.args[1]) : -1;
+  if (a < 0 || (is_minmax && b < 0)) return -1;
+  ir::DExpr d;
+  d.loc = e.loc;
+  d.a = a;
+  d.b = b;
+  if (is_minmax) {
+    d.kind = ir::DExpr::kBinary;
+    d.fn = e.str == "min" ? ir::kMin : ir::kMax;
+    d.is_int = prog_.exprs[a].is_int && prog_.exprs[b].is_int;
+  } else {
+    d.kind = ir::DExpr::kUnary;
+    d.fn = un->second;
+    d.is_int = e.str == "abs" && prog_.exprs[a].is_int;
+  }
+  return AddExpr(d);
 }
 
 }  // namespace internal

@@ -84,138 +84,150 @@ void Checker::Data(const Stmt& s) {
                                          std::to_string(s.names.size()) + " names");
     return;
   }
+  if (is_split) return DataSplit(s);
   ir::DataDecl d;
   d.name = s.names[0];
   d.loc = s.name_locs[0];
-  if (is_split) {
-    auto args = BindArgs(call, {"data", "test", "seed"}, 2);
-    if (!args) return;
-    const Expr* src = (*args)[0];
-    const Global* g = src->kind == Expr::kName ? FindGlobal(src->str) : nullptr;
-    if (!g || g->kind != Global::kData) {
-      Error(src->loc, "split expects a data set name as its first argument");
-      return;
-    }
-    const ir::DataDecl parent = prog_.data[g->index];  // a copy: push_back below reallocates
-    if (parent.kind == data::DataKind::kGrid || parent.kind == data::DataKind::kRange) {
-      Error(src->loc, "cannot split " + std::string(data::DataKindName(parent.kind)) + " data");
-      return;
-    }
-    auto frac = ConstNumberOf(*(*args)[1], "test");
-    if (!frac) return;
-    if (*frac <= 0 || *frac >= 1) {
-      Error((*args)[1]->loc, "test fraction must be between 0 and 1");
-      return;
-    }
-    int64_t seed = 0;
-    if ((*args)[2]) {
-      auto sv = ConstIntOf(*(*args)[2], "seed");
-      if (!sv) return;
-      seed = *sv;
-    }
-    for (int part = 0; part < 2; ++part) {
-      ir::DataDecl p = parent;
-      p.name = s.names[part];
-      p.loc = s.name_locs[part];
-      p.split_parent = g->index;
-      p.split_part = part;
-      p.split_test = *frac;
-      p.split_seed = static_cast<uint64_t>(seed);
-      prog_.data.push_back(p);
-      Declare(p.name, p.loc, {Global::kData, static_cast<int>(prog_.data.size()) - 1});
-    }
-    return;
-  }
   d.kind = kLoaders.at(call.str);
-  std::optional<std::vector<const Expr*>> args;
-  switch (d.kind) {
-    case data::DataKind::kTriples:
-      args = BindArgs(call, {"path", "sep", "base", "skip_header"}, 1);
-      break;
-    case data::DataKind::kLibsvm:
-      args = BindArgs(call, {"path", "base"}, 1);
-      d.base = 1;
-      break;
-    case data::DataKind::kTokens:
-      args = BindArgs(call, {"path", "min_count"}, 1);
-      break;
-    case data::DataKind::kDenseCsv:
-      args = BindArgs(call, {"path", "label", "sep", "skip_header"}, 1);
-      break;
-    case data::DataKind::kGrid:
-      args = BindArgs(call, {"N", "M"}, 2);
-      break;
-    case data::DataKind::kRange:
-      args = BindArgs(call, {"N"}, 1);
-      break;
-  }
+  auto args = LoaderArgs(call, &d);
   if (!args) return;
-  const auto& a = *args;
-  if (d.kind == data::DataKind::kGrid || d.kind == data::DataKind::kRange) {
-    d.grid_n = DExprOf(*a[0]);
-    d.grid_m = d.kind == data::DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
-    if (d.grid_n < 0 || d.grid_m < 0) return;
-    CheckGridSize(d);
-    if (UsesDriverState(d.grid_n) || UsesDriverState(d.grid_m)) {
-      Error(call.loc, "the size of a declared data set must be known before the program runs "
-                      "(constants and data attributes); write grid/range inline in the "
-                      "parallel for to size it per run");
-      return;
-    }
-  } else {
-    auto path = StringArg(a[0], "a file path");
-    if (!path) return;
-    // open() would stop at the NUL and read a file other than the one named.
-    if (path->find('\0') != std::string::npos) {
-      Error(a[0]->loc, "a file path cannot contain a NUL byte");
-      return;
-    }
-    d.path_as_written = *path;
-    auto ov = path_overrides_.find(d.name);
-    if (ov != path_overrides_.end()) {
-      d.path = ov->second;  // relative to the current directory, as typed on the command line
-      d.path_from_set = true;
-      path_overrides_.erase(ov);
-    } else {
-      d.path = ResolveRelativeTo(source_->path(), *path);
-    }
-    for (size_t k = 1; k < a.size(); ++k) {
-      if (!a[k]) continue;
-      const std::string& what = call.str == "tokens"      ? "min_count"
-                                : call.str == "libsvm"    ? "base"
-                                : call.str == "dense_csv" ? (k == 1   ? "label"
-                                                             : k == 2 ? "sep"
-                                                                      : "skip_header")
-                                                          : (k == 1   ? "sep"
-                                                             : k == 2 ? "base"
-                                                                      : "skip_header");
-      if (what == "sep") {
-        auto sep = StringArg(a[k], "the separator");
-        if (!sep) return;
-        if (sep->size() != 1) {
-          Error(a[k]->loc, "the separator must be a single character");
-          return;
-        }
-        d.sep = (*sep)[0];
-      } else if (what == "skip_header") {
-        if (a[k]->kind != Expr::kBool) {
-          Error(a[k]->loc, "skip_header must be true or false");
-          return;
-        }
-        d.skip_header = a[k]->ival != 0;
-      } else {
-        auto v = ConstIntOf(*a[k], what.c_str());
-        if (!v) return;
-        if (*v < 0) {
-          Error(a[k]->loc, what + " must not be negative");
-          return;
-        }
-        (what == "base" ? d.base : what == "label" ? d.label : d.min_count) = *v;
-      }
-    }
-  }
+  bool sized = d.kind == data::DataKind::kGrid || d.kind == data::DataKind::kRange;
+  if (!(sized ? DataSize(call, *args, &d) : DataFile(call, *args, &d))) return;
   prog_.data.push_back(d);
   Declare(d.name, d.loc, {Global::kData, static_cast<int>(prog_.data.size()) - 1});
+}
+
+void Checker::DataSplit(const Stmt& s) {
+  const Expr& call = *s.value;
+  auto args = BindArgs(call, {"data", "test", "seed"}, 2);
+  if (!args) return;
+  const Expr* src = (*args)[0];
+  const Global* g = src->kind == Expr::kName ? FindGlobal(src->str) : nullptr;
+  if (!g || g->kind != Global::kData) {
+    Error(src->loc, "split expects a data set name as its first argument");
+    return;
+  }
+  const ir::DataDecl parent = prog_.data[g->index];  // a copy: push_back below reallocates
+  if (parent.kind == data::DataKind::kGrid || parent.kind == data::DataKind::kRange) {
+    Error(src->loc, "cannot split " + std::string(data::DataKindName(parent.kind)) + " data");
+    return;
+  }
+  auto frac = ConstNumberOf(*(*args)[1], "test");
+  if (!frac) return;
+  if (*frac <= 0 || *frac >= 1) {
+    Error((*args)[1]->loc, "test fraction must be between 0 and 1");
+    return;
+  }
+  int64_t seed = 0;
+  if ((*args)[2]) {
+    auto sv = ConstIntOf(*(*args)[2], "seed");
+    if (!sv) return;
+    seed = *sv;
+  }
+  for (int part = 0; part < 2; ++part) {
+    ir::DataDecl p = parent;
+    p.name = s.names[part];
+    p.loc = s.name_locs[part];
+    p.split_parent = g->index;
+    p.split_part = part;
+    p.split_test = *frac;
+    p.split_seed = static_cast<uint64_t>(seed);
+    prog_.data.push_back(p);
+    Declare(p.name, p.loc, {Global::kData, static_cast<int>(prog_.data.size()) - 1});
+  }
+}
+
+std::optional<std::vector<const Expr*>> Checker::LoaderArgs(const Expr& call, ir::DataDecl* d) {
+  switch (d->kind) {
+    case data::DataKind::kTriples:
+      return BindArgs(call, {"path", "sep", "base", "skip_header"}, 1);
+    case data::DataKind::kLibsvm:
+      d->base = 1;
+      return BindArgs(call, {"path", "base"}, 1);
+    case data::DataKind::kTokens:
+      return BindArgs(call, {"path", "min_count"}, 1);
+    case data::DataKind::kDenseCsv:
+      return BindArgs(call, {"path", "label", "sep", "skip_header"}, 1);
+    case data::DataKind::kGrid:
+      return BindArgs(call, {"N", "M"}, 2);
+    case data::DataKind::kRange:
+      return BindArgs(call, {"N"}, 1);
+  }
+  return std::nullopt;
+}
+
+bool Checker::DataSize(const Expr& call, const std::vector<const Expr*>& a, ir::DataDecl* d) {
+  d->grid_n = DExprOf(*a[0]);
+  d->grid_m = d->kind == data::DataKind::kGrid ? DExprOf(*a[1]) : ConstInt(1);
+  if (d->grid_n < 0 || d->grid_m < 0) return false;
+  CheckGridSize(*d);
+  if (UsesDriverState(d->grid_n) || UsesDriverState(d->grid_m)) {
+    Error(call.loc,
+          "the size of a declared data set must be known before the program runs "
+          "(constants and data attributes); write grid/range inline in the "
+          "parallel for to size it per run");
+    return false;
+  }
+  return true;
+}
+
+bool Checker::DataFile(const Expr& call, const std::vector<const Expr*>& a, ir::DataDecl* d) {
+  auto path = StringArg(a[0], "a file path");
+  if (!path) return false;
+  // open() would stop at the NUL and read a file other than the one named.
+  if (path->find('\0') != std::string::npos) {
+    Error(a[0]->loc, "a file path cannot contain a NUL byte");
+    return false;
+  }
+  d->path_as_written = *path;
+  auto ov = path_overrides_.find(d->name);
+  if (ov != path_overrides_.end()) {
+    d->path = ov->second;  // relative to the current directory, as typed on the command line
+    d->path_from_set = true;
+    path_overrides_.erase(ov);
+  } else {
+    d->path = ResolveRelativeTo(source_->path(), *path);
+  }
+  for (size_t k = 1; k < a.size(); ++k) {
+    if (!a[k]) continue;
+    const std::string& what = call.str == "tokens"      ? "min_count"
+                              : call.str == "libsvm"    ? "base"
+                              : call.str == "dense_csv" ? (k == 1   ? "label"
+                                                           : k == 2 ? "sep"
+                                                                    : "skip_header")
+                                                        : (k == 1   ? "sep"
+                                                           : k == 2 ? "base"
+                                                                    : "skip_header");
+    if (!DataOption(*a[k], what, d)) return false;
+  }
+  return true;
+}
+
+bool Checker::DataOption(const Expr& arg, const std::string& what, ir::DataDecl* d) {
+  if (what == "sep") {
+    auto sep = StringArg(&arg, "the separator");
+    if (!sep) return false;
+    if (sep->size() != 1) {
+      Error(arg.loc, "the separator must be a single character");
+      return false;
+    }
+    d->sep = (*sep)[0];
+  } else if (what == "skip_header") {
+    if (arg.kind != Expr::kBool) {
+      Error(arg.loc, "skip_header must be true or false");
+      return false;
+    }
+    d->skip_header = arg.ival != 0;
+  } else {
+    auto v = ConstIntOf(arg, what.c_str());
+    if (!v) return false;
+    if (*v < 0) {
+      Error(arg.loc, what + " must not be negative");
+      return false;
+    }
+    (what == "base" ? d->base : what == "label" ? d->label : d->min_count) = *v;
+  }
+  return true;
 }
 
 void Checker::Param(const Stmt& s) {
@@ -227,8 +239,9 @@ void Checker::Param(const Stmt& s) {
     Error(s.rows->loc, "the row count of a parameter must be an integer");
     p.rows = -1;
   } else if (UsesDriverState(p.rows)) {
-    Error(s.rows->loc, "the row count of a parameter must be known before the program runs "
-                       "(constants and data attributes)");
+    Error(s.rows->loc,
+          "the row count of a parameter must be known before the program runs "
+          "(constants and data attributes)");
     p.rows = -1;
   }
   if (s.width) {
@@ -308,123 +321,144 @@ int Checker::NewSlot(const std::string& name, Loc loc, bool is_int, bool mut) {
 void Checker::DriverStmt(const Stmt& s, std::vector<ir::DStmt>* out) {
   ir::DStmt d;
   d.loc = s.loc;
+  bool ok = true;
   switch (s.kind) {
     case Stmt::kParallelFor:
       return Parallel(s, out);
-    case Stmt::kFor: {
-      if (!s.range) {
-        Error(s.value->loc,
-              "a driver loop iterates a range lo..hi; use 'parallel for' to "
-              "iterate data");
-        return;
-      }
-      if (s.names.size() != 1) {
-        Error(s.name_locs[0], "a range loop binds one variable");
-        return;
-      }
-      d.kind = ir::DStmt::kFor;
-      d.a = DExprOf(*s.value);
-      d.b = DExprOf(*s.value2);
-      if (d.a >= 0 && !prog_.exprs[d.a].is_int)
-        Error(s.value->loc, "range bounds must be integers");
-      if (d.b >= 0 && !prog_.exprs[d.b].is_int)
-        Error(s.value2->loc, "range bounds must be integers");
-      driver_scopes_.emplace_back();
-      d.slot = NewSlot(s.names[0], s.name_locs[0], true, false);
-      slot_is_loop_[d.slot] = true;
-      for (const auto& b : s.body) DriverStmt(*b, &d.body);
-      driver_scopes_.pop_back();
+    case Stmt::kFor:
+      ok = DriverFor(s, &d);
       break;
-    }
     case Stmt::kPrint:
       d.kind = ir::DStmt::kPrint;
       for (const auto& a : s.args) d.args.push_back(DExprOf(*a));
       break;
     case Stmt::kLet:
-    case Stmt::kVar: {
-      d.kind = ir::DStmt::kLet;
-      d.a = DExprOf(*s.value);
-      if (d.a >= 0 && prog_.exprs[d.a].kind == ir::DExpr::kString) {
-        Error(s.value->loc, "strings can only be printed");
-      }
-      bool is_int = d.a >= 0 && prog_.exprs[d.a].is_int;
-      d.slot = NewSlot(s.names[0], s.name_locs[0], is_int, s.kind == Stmt::kVar);
+    case Stmt::kVar:
+      DriverLet(s, &d);
       break;
-    }
     case Stmt::kIf:
-      d.kind = ir::DStmt::kIf;
-      d.a = DExprOf(*s.value);
-      driver_scopes_.emplace_back();
-      for (const auto& b : s.body) DriverStmt(*b, &d.body);
-      driver_scopes_.pop_back();
-      driver_scopes_.emplace_back();
-      for (const auto& b : s.else_body) DriverStmt(*b, &d.else_body);
-      driver_scopes_.pop_back();
+      DriverIf(s, &d);
       break;
-    case Stmt::kAssign: {
-      const Expr& t = *s.target;
-      if (t.kind == Expr::kIndex) {
-        Error(t.loc, "parameter '" + t.str + "' can only be written inside a parallel for");
-        return;
-      }
-      int value = DExprOf(*s.value);
-      int slot = FindSlot(t.str);
-      const Global* g = FindGlobal(t.str);
-      int target = -1;
-      if (slot >= 0) {
-        if (slot_is_loop_[slot]) {
-          Error(t.loc, "cannot assign to loop variable '" + t.str + "'");
-          return;
-        }
-        if (!slot_mut_[slot]) {
-          Error(t.loc, "cannot assign to '" + t.str + "': it was bound with let (use var)");
-          return;
-        }
-        d.kind = ir::DStmt::kLet;
-        d.slot = slot;
-        target = DExprOf(t);
-      } else if (g && g->kind == Global::kAccum) {
-        d.kind = ir::DStmt::kAccumSet;
-        d.index = g->index;
-        target = DExprOf(t);
-      } else {
-        Error(t.loc, g ? "cannot assign to '" + t.str + "': it is " + DescribeName(t.str)
-                       : "unknown name '" + t.str + "'");
-        return;
-      }
-      if (value < 0) return;
-      if (prog_.exprs[value].kind == ir::DExpr::kString) {
-        Error(s.value->loc, "strings can only be printed");
-        return;
-      }
-      if (s.op != Tok::kAssign) {
-        ir::DExpr b;
-        b.kind = ir::DExpr::kBinary;
-        b.fn = s.op == Tok::kPlusAssign    ? ir::kAdd
-               : s.op == Tok::kMinusAssign ? ir::kSub
-               : s.op == Tok::kStarAssign  ? ir::kMul
-                                           : ir::kDiv;
-        b.a = target;
-        b.b = value;
-        b.is_int = prog_.exprs[target].is_int && prog_.exprs[value].is_int;
-        b.loc = s.loc;
-        value = AddExpr(b);
-      }
-      // A driver variable keeps the type of its first value; f32 variables
-      // take ints (promoted), int variables do not take f32 values.
-      if (d.kind == ir::DStmt::kLet && slot_is_int_[slot] && !prog_.exprs[value].is_int) {
-        Error(s.value->loc, "cannot assign f32 to '" + t.str + "', which holds int (start it "
-                            "with a float, e.g. var " + t.str + " = 0.0)");
-        return;
-      }
-      d.a = value;
+    case Stmt::kAssign:
+      ok = DriverAssign(s, &d);
       break;
-    }
     default:
       Error(s.loc, "unexpected statement");
       return;
   }
-  out->push_back(std::move(d));
+  if (ok) out->push_back(std::move(d));
+}
+
+bool Checker::DriverFor(const Stmt& s, ir::DStmt* d) {
+  if (!s.range) {
+    Error(s.value->loc,
+          "a driver loop iterates a range lo..hi; use 'parallel for' to "
+          "iterate data");
+    return false;
+  }
+  if (s.names.size() != 1) {
+    Error(s.name_locs[0], "a range loop binds one variable");
+    return false;
+  }
+  d->kind = ir::DStmt::kFor;
+  d->a = DExprOf(*s.value);
+  d->b = DExprOf(*s.value2);
+  if (d->a >= 0 && !prog_.exprs[d->a].is_int) Error(s.value->loc, "range bounds must be integers");
+  if (d->b >= 0 && !prog_.exprs[d->b].is_int) Error(s.value2->loc, "range bounds must be integers");
+  driver_scopes_.emplace_back();
+  d->slot = NewSlot(s.names[0], s.name_locs[0], true, false);
+  slot_is_loop_[d->slot] = true;
+  for (const auto& b : s.body) DriverStmt(*b, &d->body);
+  driver_scopes_.pop_back();
+  return true;
+}
+
+void Checker::DriverLet(const Stmt& s, ir::DStmt* d) {
+  d->kind = ir::DStmt::kLet;
+  d->a = DExprOf(*s.value);
+  if (d->a >= 0 && prog_.exprs[d->a].kind == ir::DExpr::kString) {
+    Error(s.value->loc, "strings can only be printed");
+  }
+  bool is_int = d->a >= 0 && prog_.exprs[d->a].is_int;
+  d->slot = NewSlot(s.names[0], s.name_locs[0], is_int, s.kind == Stmt::kVar);
+}
+
+void Checker::DriverIf(const Stmt& s, ir::DStmt* d) {
+  d->kind = ir::DStmt::kIf;
+  d->a = DExprOf(*s.value);
+  driver_scopes_.emplace_back();
+  for (const auto& b : s.body) DriverStmt(*b, &d->body);
+  driver_scopes_.pop_back();
+  driver_scopes_.emplace_back();
+  for (const auto& b : s.else_body) DriverStmt(*b, &d->else_body);
+  driver_scopes_.pop_back();
+}
+
+bool Checker::DriverAssign(const Stmt& s, ir::DStmt* d) {
+  const Expr& t = *s.target;
+  if (t.kind == Expr::kIndex) {
+    Error(t.loc, "parameter '" + t.str + "' can only be written inside a parallel for");
+    return false;
+  }
+  int value = DExprOf(*s.value);
+  int target = -1;
+  if (!AssignTarget(t, d, &target)) return false;
+  if (value < 0) return false;
+  if (prog_.exprs[value].kind == ir::DExpr::kString) {
+    Error(s.value->loc, "strings can only be printed");
+    return false;
+  }
+  if (s.op != Tok::kAssign) {
+    ir::DExpr b;
+    b.kind = ir::DExpr::kBinary;
+    b.fn = s.op == Tok::kPlusAssign    ? ir::kAdd
+           : s.op == Tok::kMinusAssign ? ir::kSub
+           : s.op == Tok::kStarAssign  ? ir::kMul
+                                       : ir::kDiv;
+    b.a = target;
+    b.b = value;
+    b.is_int = prog_.exprs[target].is_int && prog_.exprs[value].is_int;
+    b.loc = s.loc;
+    value = AddExpr(b);
+  }
+  // A driver variable keeps the type of its first value; f32 variables
+  // take ints (promoted), int variables do not take f32 values.
+  if (d->kind == ir::DStmt::kLet && slot_is_int_[d->slot] && !prog_.exprs[value].is_int) {
+    Error(s.value->loc, "cannot assign f32 to '" + t.str +
+                            "', which holds int (start it with a float, e.g. var " + t.str +
+                            " = 0.0)");
+    return false;
+  }
+  d->a = value;
+  return true;
+}
+
+bool Checker::AssignTarget(const Expr& t, ir::DStmt* d, int* target) {
+  int slot = FindSlot(t.str);
+  const Global* g = FindGlobal(t.str);
+  if (slot >= 0) {
+    if (slot_is_loop_[slot]) {
+      Error(t.loc, "cannot assign to loop variable '" + t.str + "'");
+      return false;
+    }
+    if (!slot_mut_[slot]) {
+      Error(t.loc, "cannot assign to '" + t.str + "': it was bound with let (use var)");
+      return false;
+    }
+    d->kind = ir::DStmt::kLet;
+    d->slot = slot;
+    *target = DExprOf(t);
+    return true;
+  }
+  if (g && g->kind == Global::kAccum) {
+    d->kind = ir::DStmt::kAccumSet;
+    d->index = g->index;
+    *target = DExprOf(t);
+    return true;
+  }
+  Error(t.loc, g ? "cannot assign to '" + t.str + "': it is " + DescribeName(t.str)
+                 : "unknown name '" + t.str + "'");
+  return false;
 }
 
 }  // namespace rigel::frontend::internal

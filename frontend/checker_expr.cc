@@ -182,142 +182,36 @@ Val Checker::ParamAccess(const Expr& e, int param, std::vector<Inst>* out, ir::A
 }
 
 Val Checker::Lower(const ast::Expr& e, std::vector<Inst>* out) {
-  Inst in;
-  in.loc = e.loc;
   switch (e.kind) {
     case Expr::kInt:
-    case Expr::kBool:
+    case Expr::kBool: {
+      Inst in;
+      in.loc = e.loc;
       in.op = Op::kConstI;
       in.ival = e.ival;
       in.dst = NewReg(e.kind == Expr::kBool ? Type::kBool : Type::kInt);
       out->push_back(in);
       return {in.dst, loop_->regs[in.dst].type};
+    }
     case Expr::kFloat:
       return ConstF(e.fval, out);
     case Expr::kString:
       Error(e.loc, "strings can only be printed");
       return {};
-    case Expr::kName: {
-      int local = FindLocal(e.str);
-      if (local >= 0) return {local, loop_->regs[local].type};
-      for (auto it = body_scopes_.rbegin(); it != body_scopes_.rend(); ++it) {
-        if (it->count(e.str)) return {};  // declared, but its value had an error
-      }
-      int slot = FindSlot(e.str);
-      const Global* g = FindGlobal(e.str);
-      if (slot >= 0 || (g && g->kind == Global::kConst)) {
-        int id = DExprOf(e);
-        if (id < 0) return {};
-        const ir::DExpr& d = prog_.exprs[id];
-        if (d.kind == ir::DExpr::kInt || d.kind == ir::DExpr::kFloat) {
-          in.op = d.is_int ? Op::kConstI : Op::kConstF;
-          in.ival = d.ival;
-          in.fval = d.fval;
-        } else {
-          in.op = Op::kOuter;
-          in.index = id;
-        }
-        in.dst = NewReg(d.is_int ? Type::kInt : Type::kF32);
-        out->push_back(in);
-        return {in.dst, loop_->regs[in.dst].type};
-      }
-      if (!g) {
-        Error(e.loc, "unknown name '" + e.str + "'");
-        return {};
-      }
-      if (g->kind == Global::kParam) {
-        in.op = Op::kRead;
-        in.index = g->index;
-        Val v = ParamAccess(e, g->index, out, &in.mode, &in.a, &in.b);
-        if (!v.ok()) return {};
-        in.dst = v.reg;
-        out->push_back(in);
-        return v;
-      }
-      if (g->kind == Global::kAccum) {
-        Error(e.loc, "accumulator '" + e.str +
-                         "' can only be updated with += inside a "
-                         "parallel for, not read");
-        return {};
-      }
-      Error(e.loc, "'" + e.str + "' is a data set, not a value");
-      return {};
-    }
-    case Expr::kAttr: {
-      const ast::Expr& obj = *e.args[0];
-      if (obj.kind == Expr::kName) {
-        int local = FindLocal(obj.str);
-        if (local >= 0 && loop_->regs[local].type == Type::kRow) {
-          const ir::Reg& row = loop_->regs[local];
-          data::DataKind kind = prog_.data[row.row_data].kind;
-          in.a = local;
-          in.index = row.row_data;
-          if (e.str == "label") {
-            in.op = Op::kRowLabel;
-            in.dst = NewReg(Type::kF32);
-          } else if (e.str == "x" && kind == data::DataKind::kDenseCsv) {
-            in.op = Op::kRowX;
-            in.dst = NewReg(Type::kVec, DataAttr(row.row_data, "dim", e.loc));
-          } else if (e.str == "features" && kind == data::DataKind::kLibsvm) {
-            Error(e.loc, "row.features can only be iterated: for (f, x) in " + obj.str +
-                             ".features { ... }");
-            return {};
-          } else {
-            Error(e.loc, std::string("a ") + data::DataKindName(kind) + " row has no attribute '" +
-                             e.str + "'; it has .label and " +
-                             (kind == data::DataKind::kLibsvm ? ".features" : ".x"));
-            return {};
-          }
-          out->push_back(in);
-          return {in.dst, loop_->regs[in.dst].type};
-        }
-        for (auto it = body_scopes_.rbegin(); it != body_scopes_.rend(); ++it) {
-          if (!it->count(obj.str)) continue;
-          // A local whose declaration failed was reported there; one more
-          // error about it would only repeat that one.
-          if (local < 0) return {};
-          Error(obj.loc, "'" + obj.str + "' is a local value, not a data set or a row; only " +
-                             "those have attributes (." + e.str + ")");
-          return {};
-        }
-      }
-      int id = DExprOf(e);
-      if (id < 0) return {};
-      in.op = Op::kOuter;
-      in.index = id;
-      in.dst = NewReg(Type::kInt);
-      out->push_back(in);
-      return {in.dst, Type::kInt};
-    }
-    case Expr::kIndex: {
-      const Global* g = FindGlobal(e.str);
-      if (!g || g->kind != Global::kParam) {
-        Error(e.loc, g || FindLocal(e.str) >= 0 || FindSlot(e.str) >= 0
-                         ? "'" + e.str + "' is not a parameter and cannot be indexed"
-                         : "unknown name '" + e.str + "'");
-        return {};
-      }
-      in.op = Op::kRead;
-      in.index = g->index;
-      Val v = ParamAccess(e, g->index, out, &in.mode, &in.a, &in.b);
-      if (!v.ok()) return {};
-      in.dst = v.reg;
-      out->push_back(in);
-      return v;
-    }
+    case Expr::kName:
+      return LowerName(e, out);
+    case Expr::kAttr:
+      return LowerAttr(e, out);
+    case Expr::kIndex:
+      return LowerIndex(e, out);
     case Expr::kUnary: {
       Val a = Lower(*e.args[0], out);
       return Unary(e.op == Tok::kMinus ? ir::kNeg : ir::kNot, a, e.loc, out);
     }
     case Expr::kBinary: {
-      static const std::map<Tok, ir::BinOp> kOps = {
-          {Tok::kPlus, ir::kAdd},  {Tok::kMinus, ir::kSub}, {Tok::kStar, ir::kMul},
-          {Tok::kSlash, ir::kDiv}, {Tok::kLt, ir::kLt},     {Tok::kLe, ir::kLe},
-          {Tok::kGt, ir::kGt},     {Tok::kGe, ir::kGe},     {Tok::kEq, ir::kEq},
-          {Tok::kNe, ir::kNe},     {Tok::kAnd, ir::kAnd},   {Tok::kOr, ir::kOr}};
       Val a = Lower(*e.args[0], out);
       Val b = Lower(*e.args[1], out);
-      return Binary(kOps.at(e.op), a, b, e.loc, out);
+      return Binary(BinOpOf(e.op), a, b, e.loc, out);
     }
     case Expr::kCall:
       return Call(e, out);
@@ -325,7 +219,127 @@ Val Checker::Lower(const ast::Expr& e, std::vector<Inst>* out) {
   return {};
 }
 
-Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
+Val Checker::LowerName(const ast::Expr& e, std::vector<Inst>* out) {
+  int local = FindLocal(e.str);
+  if (local >= 0) return {local, loop_->regs[local].type};
+  for (auto it = body_scopes_.rbegin(); it != body_scopes_.rend(); ++it) {
+    if (it->count(e.str)) return {};  // declared, but its value had an error
+  }
+  int slot = FindSlot(e.str);
+  const Global* g = FindGlobal(e.str);
+  if (slot >= 0 || (g && g->kind == Global::kConst)) return LowerDriverValue(e, out);
+  if (!g) {
+    Error(e.loc, "unknown name '" + e.str + "'");
+    return {};
+  }
+  if (g->kind == Global::kParam) return ReadParam(e, g->index, out);
+  if (g->kind == Global::kAccum) {
+    Error(e.loc, "accumulator '" + e.str +
+                     "' can only be updated with += inside a "
+                     "parallel for, not read");
+    return {};
+  }
+  Error(e.loc, "'" + e.str + "' is a data set, not a value");
+  return {};
+}
+
+Val Checker::LowerDriverValue(const ast::Expr& e, std::vector<Inst>* out) {
+  int id = DExprOf(e);
+  if (id < 0) return {};
+  const ir::DExpr& d = prog_.exprs[id];
+  Inst in;
+  in.loc = e.loc;
+  if (d.kind == ir::DExpr::kInt || d.kind == ir::DExpr::kFloat) {
+    in.op = d.is_int ? Op::kConstI : Op::kConstF;
+    in.ival = d.ival;
+    in.fval = d.fval;
+  } else {
+    in.op = Op::kOuter;
+    in.index = id;
+  }
+  in.dst = NewReg(d.is_int ? Type::kInt : Type::kF32);
+  out->push_back(in);
+  return {in.dst, loop_->regs[in.dst].type};
+}
+
+Val Checker::ReadParam(const ast::Expr& e, int param, std::vector<Inst>* out) {
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kRead;
+  in.index = param;
+  Val v = ParamAccess(e, param, out, &in.mode, &in.a, &in.b);
+  if (!v.ok()) return {};
+  in.dst = v.reg;
+  out->push_back(in);
+  return v;
+}
+
+Val Checker::LowerAttr(const ast::Expr& e, std::vector<Inst>* out) {
+  const ast::Expr& obj = *e.args[0];
+  if (obj.kind == Expr::kName) {
+    int local = FindLocal(obj.str);
+    if (local >= 0 && loop_->regs[local].type == Type::kRow) return RowAttr(e, local, out);
+    for (auto it = body_scopes_.rbegin(); it != body_scopes_.rend(); ++it) {
+      if (!it->count(obj.str)) continue;
+      // A local whose declaration failed was reported there; one more
+      // error about it would only repeat that one.
+      if (local < 0) return {};
+      Error(obj.loc, "'" + obj.str + "' is a local value, not a data set or a row; only " +
+                         "those have attributes (." + e.str + ")");
+      return {};
+    }
+  }
+  int id = DExprOf(e);
+  if (id < 0) return {};
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kOuter;
+  in.index = id;
+  in.dst = NewReg(Type::kInt);
+  out->push_back(in);
+  return {in.dst, Type::kInt};
+}
+
+Val Checker::RowAttr(const ast::Expr& e, int local, std::vector<Inst>* out) {
+  const ast::Expr& obj = *e.args[0];
+  const ir::Reg& row = loop_->regs[local];
+  data::DataKind kind = prog_.data[row.row_data].kind;
+  Inst in;
+  in.loc = e.loc;
+  in.a = local;
+  in.index = row.row_data;
+  if (e.str == "label") {
+    in.op = Op::kRowLabel;
+    in.dst = NewReg(Type::kF32);
+  } else if (e.str == "x" && kind == data::DataKind::kDenseCsv) {
+    in.op = Op::kRowX;
+    in.dst = NewReg(Type::kVec, DataAttr(row.row_data, "dim", e.loc));
+  } else if (e.str == "features" && kind == data::DataKind::kLibsvm) {
+    Error(e.loc,
+          "row.features can only be iterated: for (f, x) in " + obj.str + ".features { ... }");
+    return {};
+  } else {
+    Error(e.loc, std::string("a ") + data::DataKindName(kind) + " row has no attribute '" + e.str +
+                     "'; it has .label and " +
+                     (kind == data::DataKind::kLibsvm ? ".features" : ".x"));
+    return {};
+  }
+  out->push_back(in);
+  return {in.dst, loop_->regs[in.dst].type};
+}
+
+Val Checker::LowerIndex(const ast::Expr& e, std::vector<Inst>* out) {
+  const Global* g = FindGlobal(e.str);
+  if (!g || g->kind != Global::kParam) {
+    Error(e.loc, g || FindLocal(e.str) >= 0 || FindSlot(e.str) >= 0
+                     ? "'" + e.str + "' is not a parameter and cannot be indexed"
+                     : "unknown name '" + e.str + "'");
+    return {};
+  }
+  return ReadParam(e, g->index, out);
+}
+
+bool Checker::CheckCallShape(const ast::Expr& e) {
   static const std::map<std::string, int> kArity = {
       {"dot", 2},  {"sum", 1},   {"norm", 1},    {"sqrt", 1},     {"exp", 1},     {"log", 1},
       {"abs", 1},  {"tanh", 1},  {"sigmoid", 1}, {"log1pexp", 1}, {"min", 2},     {"max", 2},
@@ -337,53 +351,31 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
     } else {
       Error(e.loc, "unknown function '" + e.str + "'");
     }
-    return {};
+    return false;
   }
   if (static_cast<int>(e.args.size()) != ar->second) {
     Error(e.loc, e.str + " expects " + std::to_string(ar->second) + " argument" +
                      (ar->second == 1 ? "" : "s") + ", got " + std::to_string(e.args.size()));
-    return {};
+    return false;
   }
   for (const auto& n : e.arg_names) {
     if (!n.empty()) {
       Error(e.loc, e.str + " takes no named arguments");
-      return {};
+      return false;
     }
   }
-  Inst in;
-  in.loc = e.loc;
+  return true;
+}
+
+Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
+  if (!CheckCallShape(e)) return {};
   const std::string& f = e.str;
-  if (f == "zeros") {
-    if (e.args[0]->kind == Expr::kName && FindLocal(e.args[0]->str) >= 0) {
-      Error(e.args[0]->loc, "the width of zeros must be a constant, not the loop value '" +
-                                e.args[0]->str + "'");
-      return {};
-    }
-    auto k = ConstIntOf(*e.args[0], "the width of zeros");
-    if (!k) return {};
-    if (*k < 1) {
-      Error(e.args[0]->loc, "zeros needs a width of at least 1");
-      return {};
-    }
-    in.op = Op::kZeros;
-    in.dst = NewReg(Type::kVec, ConstInt(*k));
-    out->push_back(in);
-    return {in.dst, Type::kVec};
-  }
-  if (f == "negative") {
-    const ast::Expr& c = *e.args[0];
-    const Global* g = c.kind == Expr::kName ? FindGlobal(c.str) : nullptr;
-    if (!g || g->kind != Global::kData || prog_.data[g->index].kind != data::DataKind::kTokens) {
-      Error(c.loc, "negative expects a tokens data set");
-      return {};
-    }
-    in.op = Op::kNegative;
-    in.index = g->index;
-    in.dst = NewReg(Type::kInt);
-    out->push_back(in);
-    return {in.dst, Type::kInt};
-  }
+  // These take no run-time values as arguments: nothing to lower first.
+  if (f == "zeros") return CallZeros(e, out);
+  if (f == "negative") return CallNegative(e, out);
   if (f == "rand") {
+    Inst in;
+    in.loc = e.loc;
     in.op = Op::kRand;
     in.dst = NewReg(Type::kF32);
     out->push_back(in);
@@ -394,59 +386,108 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   for (const Val& v : args) {
     if (!v.ok()) return {};
   }
-  if (f == "randint") {
-    if (args[0].type != Type::kInt) {
-      Error(e.args[0]->loc, "randint expects an integer bound");
-      return {};
-    }
-    in.op = Op::kRandInt;
-    in.a = args[0].reg;
-    in.dst = NewReg(Type::kInt);
-    out->push_back(in);
-    return {in.dst, Type::kInt};
-  }
-  if (f == "dot" || f == "sum" || f == "norm") {
-    for (size_t k = 0; k < args.size(); ++k) {
-      if (args[k].type != Type::kVec) {
-        Error(e.args[k]->loc, f + " expects a vector, got " + TypeName(args[k].type));
-        return {};
-      }
-    }
-    if (f == "dot") CheckWidths(args[0].reg, args[1].reg, e.loc, "dot");
-    in.op = f == "dot" ? Op::kDot : f == "sum" ? Op::kSum : Op::kNorm;
-    in.a = args[0].reg;
-    in.b = args.size() > 1 ? args[1].reg : -1;
-    in.dst = NewReg(Type::kF32);
-    out->push_back(in);
-    return {in.dst, Type::kF32};
-  }
+  if (f == "randint") return CallRandInt(e, args, out);
+  if (f == "dot" || f == "sum" || f == "norm") return CallReduce(e, args, out);
   if (f == "min" || f == "max") {
     return Binary(f == "min" ? ir::kMin : ir::kMax, args[0], args[1], e.loc, out);
   }
-  if (f == "clip") {
-    Val x = args[0];
-    if (x.type == Type::kInt) x = ToF32(x, out);
-    if (x.type != Type::kF32 && x.type != Type::kVec) {
-      Error(e.args[0]->loc, "clip expects a number or vector");
-      return {};
-    }
-    Val lo = ToF32(args[1], out), hi = ToF32(args[2], out);
-    if (lo.type != Type::kF32 || hi.type != Type::kF32) {
-      Error(e.loc, "clip's bounds must be scalars");
-      return {};
-    }
-    in.op = Op::kClip;
-    in.a = x.reg;
-    in.b = lo.reg;
-    in.c = hi.reg;
-    in.dst = NewReg(x.type, x.type == Type::kVec ? loop_->regs[x.reg].width_expr : -1);
-    out->push_back(in);
-    return {in.dst, x.type};
-  }
+  if (f == "clip") return CallClip(e, args, out);
   static const std::map<std::string, ir::UnFn> kUn = {
       {"sqrt", ir::kSqrt}, {"exp", ir::kExp},         {"log", ir::kLog},          {"abs", ir::kAbs},
       {"tanh", ir::kTanh}, {"sigmoid", ir::kSigmoid}, {"log1pexp", ir::kLog1pExp}};
   return Unary(kUn.at(f), args[0], e.loc, out);
+}
+
+Val Checker::CallZeros(const ast::Expr& e, std::vector<Inst>* out) {
+  if (e.args[0]->kind == Expr::kName && FindLocal(e.args[0]->str) >= 0) {
+    Error(e.args[0]->loc,
+          "the width of zeros must be a constant, not the loop value '" + e.args[0]->str + "'");
+    return {};
+  }
+  auto k = ConstIntOf(*e.args[0], "the width of zeros");
+  if (!k) return {};
+  if (*k < 1) {
+    Error(e.args[0]->loc, "zeros needs a width of at least 1");
+    return {};
+  }
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kZeros;
+  in.dst = NewReg(Type::kVec, ConstInt(*k));
+  out->push_back(in);
+  return {in.dst, Type::kVec};
+}
+
+Val Checker::CallNegative(const ast::Expr& e, std::vector<Inst>* out) {
+  const ast::Expr& c = *e.args[0];
+  const Global* g = c.kind == Expr::kName ? FindGlobal(c.str) : nullptr;
+  if (!g || g->kind != Global::kData || prog_.data[g->index].kind != data::DataKind::kTokens) {
+    Error(c.loc, "negative expects a tokens data set");
+    return {};
+  }
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kNegative;
+  in.index = g->index;
+  in.dst = NewReg(Type::kInt);
+  out->push_back(in);
+  return {in.dst, Type::kInt};
+}
+
+Val Checker::CallRandInt(const ast::Expr& e, const std::vector<Val>& args, std::vector<Inst>* out) {
+  if (args[0].type != Type::kInt) {
+    Error(e.args[0]->loc, "randint expects an integer bound");
+    return {};
+  }
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kRandInt;
+  in.a = args[0].reg;
+  in.dst = NewReg(Type::kInt);
+  out->push_back(in);
+  return {in.dst, Type::kInt};
+}
+
+Val Checker::CallReduce(const ast::Expr& e, const std::vector<Val>& args, std::vector<Inst>* out) {
+  const std::string& f = e.str;
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (args[k].type != Type::kVec) {
+      Error(e.args[k]->loc, f + " expects a vector, got " + TypeName(args[k].type));
+      return {};
+    }
+  }
+  if (f == "dot") CheckWidths(args[0].reg, args[1].reg, e.loc, "dot");
+  Inst in;
+  in.loc = e.loc;
+  in.op = f == "dot" ? Op::kDot : f == "sum" ? Op::kSum : Op::kNorm;
+  in.a = args[0].reg;
+  in.b = args.size() > 1 ? args[1].reg : -1;
+  in.dst = NewReg(Type::kF32);
+  out->push_back(in);
+  return {in.dst, Type::kF32};
+}
+
+Val Checker::CallClip(const ast::Expr& e, const std::vector<Val>& args, std::vector<Inst>* out) {
+  Val x = args[0];
+  if (x.type == Type::kInt) x = ToF32(x, out);
+  if (x.type != Type::kF32 && x.type != Type::kVec) {
+    Error(e.args[0]->loc, "clip expects a number or vector");
+    return {};
+  }
+  Val lo = ToF32(args[1], out), hi = ToF32(args[2], out);
+  if (lo.type != Type::kF32 || hi.type != Type::kF32) {
+    Error(e.loc, "clip's bounds must be scalars");
+    return {};
+  }
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kClip;
+  in.a = x.reg;
+  in.b = lo.reg;
+  in.c = hi.reg;
+  in.dst = NewReg(x.type, x.type == Type::kVec ? loop_->regs[x.reg].width_expr : -1);
+  out->push_back(in);
+  return {in.dst, x.type};
 }
 
 }  // namespace rigel::frontend::internal

@@ -34,11 +34,38 @@ class Checker {
   void TopLevel(const ast::Stmt& s);
   void Const(const ast::Stmt& s);
   void Data(const ast::Stmt& s);
+  // Data for `data train, test = split(...)`.
+  void DataSplit(const ast::Stmt& s);
+  // Binds a loader call's arguments by the loader's parameter names (d->kind).
+  std::optional<std::vector<const ast::Expr*>> LoaderArgs(const ast::Expr& call, ir::DataDecl* d);
+  // Fill a grid/range's size, or a file loader's path and options, from its
+  // bound arguments `a`; false after an error.
+  bool DataSize(const ast::Expr& call, const std::vector<const ast::Expr*>& a, ir::DataDecl* d);
+  bool DataFile(const ast::Expr& call, const std::vector<const ast::Expr*>& a, ir::DataDecl* d);
+  bool DataOption(const ast::Expr& arg, const std::string& what, ir::DataDecl* d);
   void Param(const ast::Stmt& s);
   void Accum(const ast::Stmt& s);
   void DriverStmt(const ast::Stmt& s, std::vector<ir::DStmt>* out);
+  // DriverStmt for one kind of statement each, filling `d`; those returning
+  // bool return false after an error that drops the statement.
+  bool DriverFor(const ast::Stmt& s, ir::DStmt* d);
+  void DriverLet(const ast::Stmt& s, ir::DStmt* d);
+  void DriverIf(const ast::Stmt& s, ir::DStmt* d);
+  bool DriverAssign(const ast::Stmt& s, ir::DStmt* d);
+  // Sets d's kind and slot or accumulator for an assignment to `t`, and
+  // *target to t's current value.
+  bool AssignTarget(const ast::Expr& t, ir::DStmt* d, int* target);
   // Lowers a driver expression; returns DExpr id or -1 after an error.
   int DExprOf(const ast::Expr& e);
+  // DExprOf for one kind of expression each.
+  int DExprName(const ast::Expr& e);
+  int DExprAttr(const ast::Expr& e);
+  int DExprUnary(const ast::Expr& e);
+  int DExprBinary(const ast::Expr& e);
+  int DExprCall(const ast::Expr& e);
+  // x op y for a constant +, -, * or /; -1 after reporting a division by zero
+  // or an overflow.
+  int FoldIntBinary(ir::BinOp op, int64_t x, int64_t y, Loc loc);
   int AddExpr(ir::DExpr e);
   int ConstInt(int64_t v);
   std::optional<double> ConstValue(int id, bool* is_int) const;
@@ -57,7 +84,25 @@ class Checker {
   void BodyAssign(const ast::Stmt& s, std::vector<ir::Inst>* out);
   void BodyFor(const ast::Stmt& s, std::vector<ir::Inst>* out);
   Val Lower(const ast::Expr& e, std::vector<ir::Inst>* out);
+  // Lower for names, attributes and indexed parameters.
+  Val LowerName(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val LowerAttr(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val LowerIndex(const ast::Expr& e, std::vector<ir::Inst>* out);
+  // A driver variable or const `e`, read inside the loop.
+  Val LowerDriverValue(const ast::Expr& e, std::vector<ir::Inst>* out);
+  // Reads parameter `param` as `e` (a name or an index expression) names it.
+  Val ReadParam(const ast::Expr& e, int param, std::vector<ir::Inst>* out);
+  // `row.attr`, where `local` is the register of a data row.
+  Val RowAttr(const ast::Expr& e, int local, std::vector<ir::Inst>* out);
   Val Call(const ast::Expr& e, std::vector<ir::Inst>* out);
+  // Reports an unknown function, a wrong argument count or a named argument.
+  bool CheckCallShape(const ast::Expr& e);
+  // Call for one built-in (or family) each; `args` are the lowered arguments.
+  Val CallZeros(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val CallNegative(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val CallRandInt(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
+  Val CallReduce(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
+  Val CallClip(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
   Val Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<ir::Inst>* out);
   Val Unary(ir::UnFn fn, Val a, Loc loc, std::vector<ir::Inst>* out);
   Val ParamAccess(const ast::Expr& e, int param, std::vector<ir::Inst>* out, ir::Access* mode,
@@ -102,6 +147,8 @@ class Checker {
 };
 
 const char* TypeName(ir::Type t);
+// The operator of a binary expression's token (+, <, and, ...).
+ir::BinOp BinOpOf(Tok t);
 
 }  // namespace rigel::frontend::internal
 

@@ -269,6 +269,122 @@ std::string Shorten(std::string s) {
   return s;
 }
 
+// Sets *reason and returns the error of a message dropped for `why`.
+Status Drop(DropReason* reason, DropReason r, std::string why) {
+  *reason = r;
+  return InvalidArgument(Shorten(std::move(why)));
+}
+
+// The sizes, checked before anything is read: `total` is the header's and
+// every frame's.
+Status CheckSizes(size_t header_bytes, uint64_t total, size_t frames, const Limits& limits,
+                  DropReason* reason) {
+  if (header_bytes > limits.max_header_bytes) {
+    return Drop(reason, DropReason::kOversized,
+                fmt::format("header of {} bytes over the limit of {}", header_bytes,
+                            limits.max_header_bytes));
+  }
+  if (total > limits.max_message_bytes) {
+    return Drop(
+        reason, DropReason::kOversized,
+        fmt::format("message of {} bytes over the limit of {}", total, limits.max_message_bytes));
+  }
+  if (frames > limits.max_frames) {
+    return Drop(reason, DropReason::kOversized,
+                fmt::format("{} payload frames over the limit of {}", frames, limits.max_frames));
+  }
+  if (header_bytes < 8 || header_bytes % 8 != 0) {
+    return Drop(reason, DropReason::kMalformed,
+                fmt::format("header of {} bytes is not whole 8-byte words", header_bytes));
+  }
+  return Status::Ok();
+}
+
+// Copies the header into `state` (in the state itself when it is small) and
+// returns where the copy starts.
+std::byte* CopyHeader(std::span<const std::byte> header, InMessageState* state) {
+  std::byte* words = state->header_inline;
+  if (header.size() > InMessageState::kInlineHeaderBytes) {
+    state->header_heap = std::make_shared_for_overwrite<uint64_t[]>(header.size() / 8);
+    words = reinterpret_cast<std::byte*>(state->header_heap.get());
+  }
+  std::memcpy(words, header.data(), header.size());
+  return words;
+}
+
+// The envelope's own fields. May throw kj::Exception.
+Status CheckEnvelope(wire::Envelope::Reader root, DropReason* reason) {
+  if (root.totalSize().capCount != 0) {
+    // No Rigel message holds capabilities; copying one would throw.
+    return Drop(reason, DropReason::kMalformed, "header contains capability pointers");
+  }
+  if (root.getVersion() != wire::WIRE_VERSION) {
+    return Drop(reason, DropReason::kVersion,
+                fmt::format("wire version {}, expected {}", root.getVersion(), wire::WIRE_VERSION));
+  }
+  bool one_way = root.getKind() == wire::Kind::ONE_WAY;
+  if (static_cast<uint16_t>(root.getKind()) > static_cast<uint16_t>(wire::Kind::RESPONSE)) {
+    return Drop(reason, DropReason::kMalformed,
+                fmt::format("unknown envelope kind {}", static_cast<int>(root.getKind())));
+  }
+  if (one_way != (root.getRequestId() == 0)) {
+    return Drop(reason, DropReason::kMalformed, "request id does not match the envelope kind");
+  }
+  if (!KnownType(root.getBody().which())) {
+    return Drop(reason, DropReason::kUnknownType,
+                fmt::format("unknown body member {}", static_cast<int>(root.getBody().which())));
+  }
+  return Status::Ok();
+}
+
+// The payload frames in order into *all: those packed into `area` (the rest
+// of the first frame, after the header's message), then `frames`.
+Status CollectFrames(capnp::List<uint32_t>::Reader packed, const InMessageState& state,
+                     std::span<const std::byte> area, std::vector<Buffer>* frames,
+                     const Limits& limits, std::vector<Buffer>* all, DropReason* reason) {
+  if (packed.size() + frames->size() > limits.max_frames) {
+    return Drop(reason, DropReason::kOversized,
+                fmt::format("{} payload frames over the limit of {}",
+                            packed.size() + frames->size(), limits.max_frames));
+  }
+  // Their padded sizes must fill the area exactly (sizes are 32-bit and at
+  // most max_frames: no overflow).
+  size_t padded = 0;
+  for (uint32_t size : packed) padded += (size_t{size} + 7) / 8 * 8;
+  if (padded != area.size()) {
+    return Drop(reason, DropReason::kMalformed,
+                fmt::format("{} bytes after the header's message, its packed frames need {}",
+                            area.size(), padded));
+  }
+  all->reserve(packed.size() + frames->size());
+  if (packed.size() > 0) {
+    // Large first frames live in shared storage the packed Buffers can
+    // alias; small ones inline in the state, so copy (a few bytes) out.
+    const std::byte* at = area.data();
+    Buffer area_buffer =
+        state.header_heap
+            ? Buffer(std::shared_ptr<const void>(state.header_heap, at), at, area.size())
+            : Buffer::Copy(at, area.size());
+    size_t offset = 0;
+    for (uint32_t size : packed) {
+      all->push_back(area_buffer.Slice(offset, size));
+      offset += (size_t{size} + 7) / 8 * 8;
+    }
+  }
+  for (Buffer& f : *frames) all->push_back(std::move(f));
+  return Status::Ok();
+}
+
+// Re-aligns typed frames that arrived misaligned; only small frames can be.
+void RealignFrames(std::span<const uint8_t> elem, std::vector<Buffer>* all) {
+  for (size_t i = 0; i < all->size(); ++i) {
+    Buffer& f = (*all)[i];
+    if (elem[i] > 1 && reinterpret_cast<uintptr_t>(f.data()) % elem[i] != 0) {
+      f = Buffer::Copy(f.data(), f.size());
+    }
+  }
+}
+
 }  // namespace
 
 const char* DropReasonName(DropReason reason) {
@@ -402,44 +518,19 @@ StatusOr<InMessage> DecodeMessage(const PeerId& from,
                                   std::shared_ptr<const std::string> reply_address,
                                   std::span<const std::byte> header, std::vector<Buffer> frames,
                                   const Limits& limits, DropReason* reason) {
-  auto fail = [reason](DropReason r, std::string why) {
-    *reason = r;
-    return InvalidArgument(Shorten(std::move(why)));
-  };
   *reason = DropReason::kNone;
   uint64_t total = header.size();
   for (const Buffer& f : frames) total += f.size();  // sizes of real memory: no overflow
-  if (header.size() > limits.max_header_bytes) {
-    return fail(DropReason::kOversized, fmt::format("header of {} bytes over the limit of {}",
-                                                    header.size(), limits.max_header_bytes));
-  }
-  if (total > limits.max_message_bytes) {
-    return fail(DropReason::kOversized, fmt::format("message of {} bytes over the limit of {}",
-                                                    total, limits.max_message_bytes));
-  }
-  if (frames.size() > limits.max_frames) {
-    return fail(DropReason::kOversized, fmt::format("{} payload frames over the limit of {}",
-                                                    frames.size(), limits.max_frames));
-  }
-  if (header.size() < 8 || header.size() % 8 != 0) {
-    return fail(DropReason::kMalformed,
-                fmt::format("header of {} bytes is not whole 8-byte words", header.size()));
-  }
+  RIGEL_RETURN_IF_ERROR(CheckSizes(header.size(), total, frames.size(), limits, reason));
 
   auto state = std::make_shared<InMessageState>();
   state->from = from;
   state->reply_address = std::move(reply_address);
   state->wire_bytes = total;
-  std::byte* words = state->header_inline;
-  if (header.size() > InMessageState::kInlineHeaderBytes) {
-    state->header_heap = std::make_shared_for_overwrite<uint64_t[]>(header.size() / 8);
-    words = reinterpret_cast<std::byte*>(state->header_heap.get());
-  }
-  std::memcpy(words, header.data(), header.size());
+  std::byte* words = CopyHeader(header, state.get());
   const auto* begin = reinterpret_cast<const capnp::word*>(words);
   const size_t num_words = header.size() / 8;
 
-  // Payload frames in order: those packed in the first frame, then `frames`.
   std::vector<Buffer> all;
   std::optional<BodyChecker> checker;
   size_t message_words = num_words;
@@ -458,59 +549,10 @@ StatusOr<InMessage> DecodeMessage(const PeerId& from,
       capnp::FlatArrayMessageReader reader(kj::arrayPtr(begin, num_words), probe);
       message_words = static_cast<size_t>(reader.getEnd() - begin);
       wire::Envelope::Reader root = reader.getRoot<wire::Envelope>();
-      if (root.totalSize().capCount != 0) {
-        // No Rigel message holds capabilities; copying one would throw.
-        return fail(DropReason::kMalformed, "header contains capability pointers");
-      }
-      if (root.getVersion() != wire::WIRE_VERSION) {
-        return fail(DropReason::kVersion, fmt::format("wire version {}, expected {}",
-                                                      root.getVersion(), wire::WIRE_VERSION));
-      }
-      bool one_way = root.getKind() == wire::Kind::ONE_WAY;
-      if (static_cast<uint16_t>(root.getKind()) > static_cast<uint16_t>(wire::Kind::RESPONSE)) {
-        return fail(DropReason::kMalformed,
-                    fmt::format("unknown envelope kind {}", static_cast<int>(root.getKind())));
-      }
-      if (one_way != (root.getRequestId() == 0)) {
-        return fail(DropReason::kMalformed, "request id does not match the envelope kind");
-      }
-      if (!KnownType(root.getBody().which())) {
-        return fail(
-            DropReason::kUnknownType,
-            fmt::format("unknown body member {}", static_cast<int>(root.getBody().which())));
-      }
-      // Packed frames: their padded sizes must fill the rest of the first
-      // frame exactly (sizes are 32-bit and at most max_frames: no overflow).
-      auto packed = root.getPacked();
-      if (packed.size() + frames.size() > limits.max_frames) {
-        return fail(DropReason::kOversized,
-                    fmt::format("{} payload frames over the limit of {}",
-                                packed.size() + frames.size(), limits.max_frames));
-      }
-      const size_t area = (num_words - message_words) * 8;
-      size_t padded = 0;
-      for (uint32_t size : packed) padded += (size_t{size} + 7) / 8 * 8;
-      if (padded != area) {
-        return fail(DropReason::kMalformed,
-                    fmt::format("{} bytes after the header's message, its packed frames need {}",
-                                area, padded));
-      }
-      all.reserve(packed.size() + frames.size());
-      if (packed.size() > 0) {
-        // Large first frames live in shared storage the packed Buffers can
-        // alias; small ones inline in the state, so copy (a few bytes) out.
-        const std::byte* at = words + message_words * 8;
-        Buffer area_buffer =
-            state->header_heap
-                ? Buffer(std::shared_ptr<const void>(state->header_heap, at), at, area)
-                : Buffer::Copy(at, area);
-        size_t offset = 0;
-        for (uint32_t size : packed) {
-          all.push_back(area_buffer.Slice(offset, size));
-          offset += (size_t{size} + 7) / 8 * 8;
-        }
-      }
-      for (Buffer& f : frames) all.push_back(std::move(f));
+      RIGEL_RETURN_IF_ERROR(CheckEnvelope(root, reason));
+      std::span<const std::byte> area(words + message_words * 8, (num_words - message_words) * 8);
+      RIGEL_RETURN_IF_ERROR(
+          CollectFrames(root.getPacked(), *state, area, &frames, limits, &all, reason));
       checker.emplace(all, limits);
       CheckBody(root, *checker);
     }
@@ -520,19 +562,12 @@ StatusOr<InMessage> DecodeMessage(const PeerId& from,
     state->reader.emplace(kj::arrayPtr(begin, message_words), options);
     state->root = state->reader->getRoot<wire::Envelope>();
   } catch (const kj::Exception& e) {
-    return fail(DropReason::kMalformed, std::string(e.getDescription().cStr()));
+    return Drop(reason, DropReason::kMalformed, std::string(e.getDescription().cStr()));
   } catch (const std::exception& e) {
-    return fail(DropReason::kMalformed, e.what());
+    return Drop(reason, DropReason::kMalformed, e.what());
   }
-  if (!checker->ok()) return fail(DropReason::kBadPayload, checker->error());
-
-  // Re-align typed frames that arrived misaligned; only small frames can be.
-  std::span<const uint8_t> elem = checker->elem_sizes();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (elem[i] > 1 && reinterpret_cast<uintptr_t>(all[i].data()) % elem[i] != 0) {
-      all[i] = Buffer::Copy(all[i].data(), all[i].size());
-    }
-  }
+  if (!checker->ok()) return Drop(reason, DropReason::kBadPayload, checker->error());
+  RealignFrames(checker->elem_sizes(), &all);
   state->frames = std::move(all);
   return InMessage(std::move(state));
 }

@@ -266,157 +266,192 @@ Status ErrorToStatus(const InMessage& msg) {
   return Status(static_cast<StatusCode>(code), std::move(text));
 }
 
-std::string Describe(const InMessage& msg) {
-  auto root = msg.header();
-  auto body = root.getBody();
-  std::string out = fmt::format("{} #{} {} from {}:", KindName(root.getKind()), root.getRequestId(),
-                                MessageTypeName(body.which()), msg.from().ToString());
-  auto keys = [&](wire::KeysRef::Reader ref) {
-    auto k = msg.Keys(ref);
-    return k.empty() ? std::string("keys=0")
-                     : fmt::format("keys={}[{}..{}]", k.size(), k.front(), k.back());
-  };
-  auto rows = [&](wire::RowsRef::Reader ref) {
-    RowsView v = msg.Rows(ref);
-    double sum = 0;
-    for (float x : v.values) sum += x;
-    return fmt::format("rows={}x{} sum={:g}", v.rows, v.width, sum);
-  };
-  switch (body.which()) {
-    case MessageType::ACK:
-      break;
-    case MessageType::ERROR: {
-      auto e = body.getError();
-      out += fmt::format(" code={} message={}", e.getCode(), TextSummary(e.getMessage()));
-      break;
-    }
-    case MessageType::REGISTER: {
-      auto r = body.getRegister();
-      out += fmt::format(" role={} rank={} address={} incarnation={} threads={}",
-                         static_cast<int>(r.getRole()), r.getRank(), TextSummary(r.getAddress()),
-                         r.getIncarnation(), r.getThreads());
-      break;
-    }
-    case MessageType::REGISTER_REPLY: {
-      auto r = body.getRegisterReply();
-      out += fmt::format(" rank={} peers=[", r.getRank());
-      for (auto p : r.getPeers()) {
-        out += fmt::format(" {}:{}@{}", static_cast<int>(p.getRole()), p.getRank(),
-                           TextSummary(p.getAddress()));
-      }
-      out += " ]";
-      break;
-    }
-    case MessageType::HEARTBEAT: {
-      auto h = body.getHeartbeat();
-      out += fmt::format(" seq={} incarnation={} sent={}", h.getSeq(), h.getIncarnation(),
-                         h.getSentUnixMicros());
-      break;
-    }
-    case MessageType::PLAN: {
-      auto p = body.getPlan();
-      out += fmt::format(" plan={} servers={} workers={} params={} job={}", p.getPlanId(),
-                         p.getServers(), p.getWorkers(), p.getParams().size(),
-                         p.getHasJob() ? TextSummary(p.getJob().getProgram()) : "none");
-      break;
-    }
-    case MessageType::PULL_REQUEST: {
-      auto p = body.getPullRequest();
-      out += fmt::format(" param={} {} width={} clock={}", p.getParam(), keys(p.getKeys()),
-                         p.getWidth(), p.getClock());
-      break;
-    }
-    case MessageType::PULL_REPLY: {
-      auto p = body.getPullReply();
-      out +=
-          fmt::format(" param={} {} minClock={}", p.getParam(), rows(p.getRows()), p.getMinClock());
-      break;
-    }
-    case MessageType::PUSH_REQUEST: {
-      auto p = body.getPushRequest();
-      out +=
-          fmt::format(" param={} {} {} rule={} clock={} lr={:g}", p.getParam(), keys(p.getKeys()),
-                      rows(p.getRows()), static_cast<int>(p.getRule()), p.getClock(), p.getLr());
-      break;
-    }
-    case MessageType::PUSH_REPLY: {
-      auto p = body.getPushReply();
-      out += fmt::format(" param={} applied={}", p.getParam(), p.getApplied());
-      break;
-    }
-    case MessageType::BARRIER:
-    case MessageType::BARRIER_RELEASE: {
-      auto b = body.which() == MessageType::BARRIER ? body.getBarrier() : body.getBarrierRelease();
-      out += fmt::format(" id={} epoch={} step={}", b.getId(), b.getEpoch(), b.getStep());
-      break;
-    }
-    case MessageType::STEP: {
-      auto s = body.getStep();
-      out += fmt::format(" epoch={} step={} loop={} command={}", s.getEpoch(), s.getStep(),
-                         s.getLoop(), static_cast<int>(s.getCommand()));
-      break;
-    }
-    case MessageType::BLOCK_HANDOFF: {
-      auto b = body.getBlockHandoff();
-      out += fmt::format(" param={} block={} rows=[{}, {}) epoch={} step={} {}", b.getParam(),
-                         b.getBlock(), b.getRowBegin(), b.getRowEnd(), b.getEpoch(), b.getStep(),
-                         rows(b.getRows()));
-      break;
-    }
-    case MessageType::METRICS: {
-      auto m = body.getMetrics();
-      out += fmt::format(" rank={} step={}", m.getRank(), m.getStep());
-      for (auto e : m.getEntries()) {
-        out += fmt::format(" {}={:g}", TextSummary(e.getName()), e.getValue());
-      }
-      break;
-    }
-    case MessageType::SHUTDOWN:
-      out += fmt::format(" reason={}", TextSummary(body.getShutdown().getReason()));
-      break;
-    case MessageType::DATA: {
-      auto d = body.getData();
-      out += fmt::format(" tag={} frames=[", d.getTag());
-      for (auto ref : d.getFrames()) out += fmt::format(" {}", msg.Bytes(ref).size());
-      out += " ]";
-      break;
-    }
-    case MessageType::CLOCK_TICK: {
-      auto t = body.getClockTick();
-      out += fmt::format(" clock={} pushes={}", t.getClock(), t.getPushes());
-      break;
-    }
-    case MessageType::PEER_DOWN: {
-      auto p = body.getPeerDown();
-      out += fmt::format(" role={} rank={} reason={}", static_cast<int>(p.getRole()), p.getRank(),
-                         TextSummary(p.getReason()));
-      break;
-    }
-    case MessageType::TASK: {
-      auto t = body.getTask();
-      out += fmt::format(" loop={} launch={} end={} json={}", t.getLoop(), t.getLaunch(),
-                         t.getEnd(), TextSummary(t.getJson()));
-      break;
-    }
-    case MessageType::TASK_DONE: {
-      auto t = body.getTaskDone();
-      out += fmt::format(" loop={} launch={} accums={} metrics={} error={}", t.getLoop(),
-                         t.getLaunch(), t.getAccums().size(), t.getMetrics().size(),
-                         TextSummary(t.getError()));
-      break;
-    }
-    case MessageType::STORE_SET:
-    case MessageType::STORE_GET:
-    case MessageType::STORE_VALUE: {
-      auto e = body.which() == MessageType::STORE_SET   ? body.getStoreSet()
-               : body.which() == MessageType::STORE_GET ? body.getStoreGet()
-                                                        : body.getStoreValue();
-      out += fmt::format(" key={} bytes={} timeout_ms={}", TextSummary(e.getKey()),
-                         e.getValue().size(), e.getTimeoutMillis());
-      break;
-    }
+namespace {
+
+std::string KeysText(const InMessage& msg, wire::KeysRef::Reader ref) {
+  auto k = msg.Keys(ref);
+  return k.empty() ? std::string("keys=0")
+                   : fmt::format("keys={}[{}..{}]", k.size(), k.front(), k.back());
+}
+
+std::string RowsText(const InMessage& msg, wire::RowsRef::Reader ref) {
+  RowsView v = msg.Rows(ref);
+  double sum = 0;
+  for (float x : v.values) sum += x;
+  return fmt::format("rows={}x{} sum={:g}", v.rows, v.width, sum);
+}
+
+// The fields of each kind of body, as Describe prints them.
+
+std::string Fields(wire::Error::Reader e) {
+  return fmt::format(" code={} message={}", e.getCode(), TextSummary(e.getMessage()));
+}
+
+std::string Fields(wire::Register::Reader r) {
+  return fmt::format(" role={} rank={} address={} incarnation={} threads={}",
+                     static_cast<int>(r.getRole()), r.getRank(), TextSummary(r.getAddress()),
+                     r.getIncarnation(), r.getThreads());
+}
+
+std::string Fields(wire::RegisterReply::Reader r) {
+  std::string out = fmt::format(" rank={} peers=[", r.getRank());
+  for (auto p : r.getPeers()) {
+    out += fmt::format(" {}:{}@{}", static_cast<int>(p.getRole()), p.getRank(),
+                       TextSummary(p.getAddress()));
+  }
+  return out + " ]";
+}
+
+std::string Fields(wire::Heartbeat::Reader h) {
+  return fmt::format(" seq={} incarnation={} sent={}", h.getSeq(), h.getIncarnation(),
+                     h.getSentUnixMicros());
+}
+
+std::string Fields(wire::Plan::Reader p) {
+  return fmt::format(" plan={} servers={} workers={} params={} job={}", p.getPlanId(),
+                     p.getServers(), p.getWorkers(), p.getParams().size(),
+                     p.getHasJob() ? TextSummary(p.getJob().getProgram()) : "none");
+}
+
+std::string Fields(const InMessage& msg, wire::PullRequest::Reader p) {
+  return fmt::format(" param={} {} width={} clock={}", p.getParam(), KeysText(msg, p.getKeys()),
+                     p.getWidth(), p.getClock());
+}
+
+std::string Fields(const InMessage& msg, wire::PullReply::Reader p) {
+  return fmt::format(" param={} {} minClock={}", p.getParam(), RowsText(msg, p.getRows()),
+                     p.getMinClock());
+}
+
+std::string Fields(const InMessage& msg, wire::PushRequest::Reader p) {
+  return fmt::format(" param={} {} {} rule={} clock={} lr={:g}", p.getParam(),
+                     KeysText(msg, p.getKeys()), RowsText(msg, p.getRows()),
+                     static_cast<int>(p.getRule()), p.getClock(), p.getLr());
+}
+
+std::string Fields(wire::PushReply::Reader p) {
+  return fmt::format(" param={} applied={}", p.getParam(), p.getApplied());
+}
+
+std::string Fields(wire::Barrier::Reader b) {
+  return fmt::format(" id={} epoch={} step={}", b.getId(), b.getEpoch(), b.getStep());
+}
+
+std::string Fields(wire::Step::Reader s) {
+  return fmt::format(" epoch={} step={} loop={} command={}", s.getEpoch(), s.getStep(), s.getLoop(),
+                     static_cast<int>(s.getCommand()));
+}
+
+std::string Fields(const InMessage& msg, wire::BlockHandoff::Reader b) {
+  return fmt::format(" param={} block={} rows=[{}, {}) epoch={} step={} {}", b.getParam(),
+                     b.getBlock(), b.getRowBegin(), b.getRowEnd(), b.getEpoch(), b.getStep(),
+                     RowsText(msg, b.getRows()));
+}
+
+std::string Fields(wire::Metrics::Reader m) {
+  std::string out = fmt::format(" rank={} step={}", m.getRank(), m.getStep());
+  for (auto e : m.getEntries()) {
+    out += fmt::format(" {}={:g}", TextSummary(e.getName()), e.getValue());
   }
   return out;
+}
+
+std::string Fields(wire::Shutdown::Reader s) {
+  return fmt::format(" reason={}", TextSummary(s.getReason()));
+}
+
+std::string Fields(const InMessage& msg, wire::Data::Reader d) {
+  std::string out = fmt::format(" tag={} frames=[", d.getTag());
+  for (auto ref : d.getFrames()) out += fmt::format(" {}", msg.Bytes(ref).size());
+  return out + " ]";
+}
+
+std::string Fields(wire::ClockTick::Reader t) {
+  return fmt::format(" clock={} pushes={}", t.getClock(), t.getPushes());
+}
+
+std::string Fields(wire::PeerDown::Reader p) {
+  return fmt::format(" role={} rank={} reason={}", static_cast<int>(p.getRole()), p.getRank(),
+                     TextSummary(p.getReason()));
+}
+
+std::string Fields(wire::Task::Reader t) {
+  return fmt::format(" loop={} launch={} end={} json={}", t.getLoop(), t.getLaunch(), t.getEnd(),
+                     TextSummary(t.getJson()));
+}
+
+std::string Fields(wire::TaskDone::Reader t) {
+  return fmt::format(" loop={} launch={} accums={} metrics={} error={}", t.getLoop(), t.getLaunch(),
+                     t.getAccums().size(), t.getMetrics().size(), TextSummary(t.getError()));
+}
+
+std::string Fields(wire::StoreEntry::Reader e) {
+  return fmt::format(" key={} bytes={} timeout_ms={}", TextSummary(e.getKey()), e.getValue().size(),
+                     e.getTimeoutMillis());
+}
+
+std::string BodyFields(const InMessage& msg) {
+  auto body = msg.header().getBody();
+  switch (body.which()) {
+    case MessageType::ACK:
+      return "";
+    case MessageType::ERROR:
+      return Fields(body.getError());
+    case MessageType::REGISTER:
+      return Fields(body.getRegister());
+    case MessageType::REGISTER_REPLY:
+      return Fields(body.getRegisterReply());
+    case MessageType::HEARTBEAT:
+      return Fields(body.getHeartbeat());
+    case MessageType::PLAN:
+      return Fields(body.getPlan());
+    case MessageType::PULL_REQUEST:
+      return Fields(msg, body.getPullRequest());
+    case MessageType::PULL_REPLY:
+      return Fields(msg, body.getPullReply());
+    case MessageType::PUSH_REQUEST:
+      return Fields(msg, body.getPushRequest());
+    case MessageType::PUSH_REPLY:
+      return Fields(body.getPushReply());
+    case MessageType::BARRIER:
+      return Fields(body.getBarrier());
+    case MessageType::BARRIER_RELEASE:
+      return Fields(body.getBarrierRelease());
+    case MessageType::STEP:
+      return Fields(body.getStep());
+    case MessageType::BLOCK_HANDOFF:
+      return Fields(msg, body.getBlockHandoff());
+    case MessageType::METRICS:
+      return Fields(body.getMetrics());
+    case MessageType::SHUTDOWN:
+      return Fields(body.getShutdown());
+    case MessageType::DATA:
+      return Fields(msg, body.getData());
+    case MessageType::CLOCK_TICK:
+      return Fields(body.getClockTick());
+    case MessageType::PEER_DOWN:
+      return Fields(body.getPeerDown());
+    case MessageType::TASK:
+      return Fields(body.getTask());
+    case MessageType::TASK_DONE:
+      return Fields(body.getTaskDone());
+    case MessageType::STORE_SET:
+      return Fields(body.getStoreSet());
+    case MessageType::STORE_GET:
+      return Fields(body.getStoreGet());
+    case MessageType::STORE_VALUE:
+      return Fields(body.getStoreValue());
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Describe(const InMessage& msg) {
+  auto root = msg.header();
+  return fmt::format("{} #{} {} from {}:", KindName(root.getKind()), root.getRequestId(),
+                     MessageTypeName(root.getBody().which()), msg.from().ToString()) +
+         BodyFields(msg);
 }
 
 }  // namespace rigel::transport
