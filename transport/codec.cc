@@ -127,6 +127,40 @@ class BodyChecker {
   std::string error_;
 };
 
+// The typed cluster setup: every pointer touched, so a bad one fails here,
+// not in the member that reads the setup later.
+void CheckPlan(wire::Plan::Reader plan) {
+  plan.getOptions().getDevice();
+  for (auto p : plan.getParams()) p.getName();
+  auto job = plan.getJob();
+  job.getProgram();
+  job.getPlan();
+  for (auto kv : job.getSets()) kv.getName(), kv.getValue();
+  for (auto kv : job.getData()) kv.getName(), kv.getValue();
+}
+
+void CheckPush(wire::PushRequest::Reader p, BodyChecker& c) {
+  auto keys = p.getKeys();
+  auto rows = p.getRows();
+  c.Keys(keys, "pushRequest.keys");
+  c.Rows(rows, "pushRequest.rows");
+  if (rows.getRows() != keys.getCount()) {
+    c.Fail(fmt::format("pushRequest: {} rows for {} keys", rows.getRows(), keys.getCount()));
+  }
+  if (static_cast<uint16_t>(p.getRule()) > static_cast<uint16_t>(wire::UpdateRule::ADAGRAD)) {
+    c.Fail(fmt::format("pushRequest.rule: unknown rule {}", static_cast<int>(p.getRule())));
+  }
+}
+
+void CheckHandoff(wire::BlockHandoff::Reader b, BodyChecker& c) {
+  auto rows = b.getRows();
+  c.Rows(rows, "blockHandoff.rows");
+  if (b.getRowEnd() < b.getRowBegin() || rows.getRows() != b.getRowEnd() - b.getRowBegin()) {
+    c.Fail(fmt::format("blockHandoff: rows [{}, {}) but {} rows sent", b.getRowBegin(),
+                       b.getRowEnd(), rows.getRows()));
+  }
+}
+
 // Reads every pointer field of the body once, with its schema type (which
 // makes Cap'n Proto check bounds, pointer kinds and the read budget), and
 // checks the Refs. May throw kj::Exception on a malformed pointer.
@@ -165,54 +199,27 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
         p.getAddress();
       }
       break;
-    case MessageType::PLAN: {
-      // Touch every pointer so a bad one fails here, not in the member.
-      auto plan = body.getPlan();
-      plan.getOptions().getDevice();
-      for (auto p : plan.getParams()) p.getName();
-      auto job = plan.getJob();
-      job.getProgram();
-      job.getPlan();
-      for (auto kv : job.getSets()) kv.getName(), kv.getValue();
-      for (auto kv : job.getData()) kv.getName(), kv.getValue();
+    case MessageType::PLAN:
+      CheckPlan(body.getPlan());
       break;
-    }
     case MessageType::PULL_REQUEST:
       c.Keys(body.getPullRequest().getKeys(), "pullRequest.keys");
       break;
     case MessageType::PULL_REPLY:
       c.Rows(body.getPullReply().getRows(), "pullReply.rows");
       break;
-    case MessageType::PUSH_REQUEST: {
-      auto p = body.getPushRequest();
-      auto keys = p.getKeys();
-      auto rows = p.getRows();
-      c.Keys(keys, "pushRequest.keys");
-      c.Rows(rows, "pushRequest.rows");
-      if (rows.getRows() != keys.getCount()) {
-        c.Fail(fmt::format("pushRequest: {} rows for {} keys", rows.getRows(), keys.getCount()));
-      }
-      if (static_cast<uint16_t>(p.getRule()) > static_cast<uint16_t>(wire::UpdateRule::ADAGRAD)) {
-        c.Fail(fmt::format("pushRequest.rule: unknown rule {}", static_cast<int>(p.getRule())));
-      }
+    case MessageType::PUSH_REQUEST:
+      CheckPush(body.getPushRequest(), c);
       break;
-    }
     case MessageType::STEP:
       if (static_cast<uint16_t>(body.getStep().getCommand()) >
           static_cast<uint16_t>(wire::StepCommand::ABORT)) {
         c.Fail("step.command: unknown command");
       }
       break;
-    case MessageType::BLOCK_HANDOFF: {
-      auto b = body.getBlockHandoff();
-      auto rows = b.getRows();
-      c.Rows(rows, "blockHandoff.rows");
-      if (b.getRowEnd() < b.getRowBegin() || rows.getRows() != b.getRowEnd() - b.getRowBegin()) {
-        c.Fail(fmt::format("blockHandoff: rows [{}, {}) but {} rows sent", b.getRowBegin(),
-                           b.getRowEnd(), rows.getRows()));
-      }
+    case MessageType::BLOCK_HANDOFF:
+      CheckHandoff(body.getBlockHandoff(), c);
       break;
-    }
     case MessageType::METRICS:
       for (auto m : body.getMetrics().getEntries()) m.getName();
       break;

@@ -1,0 +1,154 @@
+#include "scheduler/scheduler.h"
+
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "common/file.h"
+#include "frontend/compile.h"
+#include "scheduler/coordinator.h"
+#include "transport/zmq/transport.h"
+
+namespace rigel::scheduler {
+
+namespace {
+
+// The running coordinator, for StopScheduler (called from a signal thread).
+std::mutex g_mu;
+Coordinator* g_coordinator = nullptr;
+
+// Why a step before the job failed, and the exit status it calls for.
+struct Failure {
+  int code;
+  std::string message;
+};
+
+// Compiles and plans the program (driver.program). A compile error's message
+// is already FILE:LINE:COL diagnostics, printed as they are.
+StatusOr<std::unique_ptr<Driver>> MakeDriver(SchedulerOptions& o, std::ofstream* progress,
+                                             Failure* f) {
+  for (const std::string& s : o.sets) {
+    auto kv = frontend::ParseSetFlag(s);
+    if (!kv.ok()) {
+      *f = {2, "rigel-scheduler: " + kv.status().message()};
+      return kv.status();
+    }
+    o.driver.sets.push_back(*kv);
+  }
+  o.driver.workers = o.workers;
+  o.driver.servers = o.servers;
+  if (!o.progress_to.empty()) {
+    progress->open(o.progress_to, std::ios::app);
+    if (!*progress) {
+      *f = {2, "rigel-scheduler: cannot write progress to " + o.progress_to};
+      return Unavailable(f->message);
+    }
+    o.driver.progress = progress;
+  }
+  auto d = Driver::Create(o.driver);
+  if (!d.ok()) {
+    const bool diagnostics = d.status().code() == StatusCode::kInvalidArgument;
+    *f = {2, (diagnostics ? "" : "rigel-scheduler: ") + d.status().message()};
+  }
+  return d;
+}
+
+StatusOr<std::unique_ptr<transport::Transport>> StartTransport(const SchedulerOptions& o) {
+  transport::ZmqOptions zo;
+  zo.self = {transport::Role::kScheduler, 0};
+  zo.listen = o.listen;
+  zo.key_file = o.key_file;
+  RIGEL_ASSIGN_OR_RETURN(auto t, transport::CreateZmqTransport(zo));
+  if (!o.address_file.empty()) {
+    RIGEL_RETURN_IF_ERROR(WriteFileAtomically(o.address_file, t->address() + "\n"));
+  }
+  return t;
+}
+
+// Runs the coordinator (and the driver, if any) until the job ends.
+Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Driver* driver,
+              const SchedulerOptions& o, std::ostream& err) {
+  CoordinatorOptions co;
+  co.setup = setup;
+  co.heartbeat = std::chrono::milliseconds(o.heartbeat_ms);
+  co.log = &err;
+  if (driver) co.on_message = [driver](const transport::InMessage& m) { driver->Handle(m); };
+  auto coordinator = Coordinator::Start(t, co);
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    g_coordinator = coordinator.get();
+  }
+  std::thread driving;
+  if (driver) {
+    driving = std::thread([&] {
+      Status st = driver->Run(t);
+      if (!st.ok()) coordinator->Fail(st);
+    });
+  }
+  Status result = coordinator->Wait();
+  if (driver) {
+    driver->Abort(result);
+    driving.join();
+  }
+  // Give the shutdown messages a moment to leave before closing.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    g_coordinator = nullptr;
+  }
+  coordinator.reset();
+  t->Close();
+  return result;
+}
+
+}  // namespace
+
+int RunScheduler(SchedulerOptions o, std::ostream& err) {
+  std::unique_ptr<Driver> driver;
+  std::ofstream progress;
+  StatusOr<cluster::ClusterSetup> setup = Internal("no setup");
+  if (!o.driver.program.empty()) {
+    o.driver.log = &err;
+    Failure f;
+    auto d = MakeDriver(o, &progress, &f);
+    if (!d.ok()) {
+      err << f.message;
+      if (f.message.empty() || f.message.back() != '\n') err << "\n";
+      return f.code;
+    }
+    driver = std::move(d).value();
+    setup = driver->setup();
+  } else {
+    auto text = ReadFileToString(o.setup_file);
+    if (text.ok()) setup = cluster::SetupFromJson(*text, o.setup_file);
+    if (!text.ok() || !setup.ok()) {
+      err << "rigel-scheduler: " << (text.ok() ? setup.status() : text.status()).message() << "\n";
+      return 2;
+    }
+  }
+  setup->servers = o.servers;
+  setup->workers = o.workers;
+  auto t = StartTransport(o);
+  if (!t.ok()) {
+    err << "rigel-scheduler: " << t.status().message() << "\n";
+    return 1;
+  }
+  err << "rigel-scheduler: listening at " << (*t)->address() << " for " << o.servers
+      << " server(s) and " << o.workers << " worker(s)\n";
+  Status result = RunJob(t->get(), *setup, driver.get(), o, err);
+  if (!result.ok()) {
+    err << "rigel-scheduler: job failed: " << result.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+bool StopScheduler(const std::string& reason) {
+  std::lock_guard<std::mutex> l(g_mu);
+  if (!g_coordinator) return false;
+  g_coordinator->Stop(reason);
+  return true;
+}
+
+}  // namespace rigel::scheduler

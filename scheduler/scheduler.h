@@ -1,0 +1,44 @@
+// A whole scheduler process: the coordinator of a cluster and, for a program
+// run, its driver, on a ZeroMQ transport. rigel-scheduler's main only parses
+// flags into SchedulerOptions and calls RunScheduler.
+//
+// Thread-safety: RunScheduler blocks until the job ends; StopScheduler may be
+// called from any thread (a signal-waiting thread) while it runs.
+#ifndef RIGEL_SCHEDULER_SCHEDULER_H_
+#define RIGEL_SCHEDULER_SCHEDULER_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "scheduler/driver.h"
+
+namespace rigel::scheduler {
+
+struct SchedulerOptions {
+  int servers = 1;
+  int workers = 1;
+  int heartbeat_ms = 500;
+  std::string setup_file;         // a self-test cluster's setup (cluster/setup.h); or:
+  DriverOptions driver;           // driver.program set: run this program
+  std::vector<std::string> sets;  // --set NAME=VALUE, parsed into driver.sets
+  std::string progress_to;        // append a progress line per epoch here
+  std::string listen = "tcp://127.0.0.1:*";
+  std::string key_file;
+  std::string address_file;  // write the bound address here
+};
+
+// Runs the scheduler until the job ends. Returns the process exit status: 0
+// when every worker finished or StopScheduler was called, 1 with the reason
+// on `err` when the program failed or a member died, 2 for bad input (a
+// program that does not compile or plan, an unreadable setup). The program's
+// prints go to options.driver.out (stdout when null).
+int RunScheduler(SchedulerOptions options, std::ostream& err);
+
+// Ends the running scheduler's job with `reason` (every member is told to
+// shut down). Returns false when no job runs (still starting, or ended).
+bool StopScheduler(const std::string& reason);
+
+}  // namespace rigel::scheduler
+
+#endif  // RIGEL_SCHEDULER_SCHEDULER_H_
