@@ -392,8 +392,9 @@ std::string Describe(const InMessage& msg) {
     }
     case MessageType::TASK: {
       auto t = body.getTask();
-      out += fmt::format(" loop={} launch={} end={} json={}", t.getLoop(), t.getLaunch(),
-                         t.getEnd(), TextSummary(t.getJson()));
+      out += fmt::format(" loop={} launch={} end={} axes={} outer={}", t.getLoop(), t.getLaunch(),
+                         t.getEnd(), t.getRun().getCuts().getAxes().size(),
+                         t.getRun().getOuter().size());
       break;
     }
     case MessageType::TASK_DONE: {
