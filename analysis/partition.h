@@ -31,7 +31,8 @@
 // a skewed coordinate never decreases as the coordinate grows; both hold for
 // every non-decreasing list of boundaries.
 //
-// The scheduler sends cuts to workers as JSON:
+// Cuts as JSON (CutsToJson, CutsFromJson; the scheduler sends them to workers
+// typed, as transport/wire/rigel.capnp's TaskCuts):
 //   {"schedule": "conflict_free_2d", "workers": 2,
 //    "axes": [{"dim": 0, "extent": 2000, "bounds": [0, 3, 2000]},
 //             {"dim": 1, "extent": 2000, "bounds": [0, 4, 2000]}]}

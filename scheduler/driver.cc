@@ -162,6 +162,41 @@ Status FirstWorkerError(const std::map<int, transport::InMessage>& done) {
   return Status::Ok();
 }
 
+// The size of a space sized at launch (grid(n, m)); `sized` false otherwise.
+struct TaskSize {
+  bool sized = false;
+  int64_t n = 0, m = 0;
+};
+
+// The typed task (transport/wire/rigel.capnp, Task.run) the workers read
+// with worker/task.h's ReadTask.
+void FillTask(const exec::RemoteRun& run, const analysis::Cuts& cuts, const TaskSize& size,
+              wire::Task::Builder t) {
+  t.setLoop(static_cast<uint32_t>(run.loop));
+  t.setLaunch(run.launch);
+  auto r = t.initRun();
+  auto c = r.initCuts();
+  c.setSchedule(static_cast<wire::ScheduleKind>(cuts.kind));
+  c.setWorkers(static_cast<uint32_t>(cuts.workers));
+  auto axes = c.initAxes(static_cast<unsigned>(cuts.axes.size()));
+  for (size_t k = 0; k < cuts.axes.size(); ++k) {
+    axes[k].setDim(cuts.axes[k].dim);
+    auto b = axes[k].initBounds(static_cast<unsigned>(cuts.axes[k].bounds.size()));
+    for (size_t p = 0; p < cuts.axes[k].bounds.size(); ++p) b.set(p, cuts.axes[k].bounds[p]);
+  }
+  auto outer = r.initOuter(static_cast<unsigned>(run.outer.size()));
+  for (size_t k = 0; k < run.outer.size(); ++k) {
+    const auto& [id, v] = run.outer[k];
+    outer[k].setId(static_cast<uint32_t>(id));
+    outer[k].setIsInt(v.is_int);
+    outer[k].setI(v.i);
+    outer[k].setF(v.f);
+  }
+  r.setSized(size.sized);
+  r.setSpaceN(size.n);
+  r.setSpaceM(size.m);
+}
+
 }  // namespace
 
 Status Driver::WaitReady() {
@@ -178,30 +213,22 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
   const ir::DataDecl& space = prog_->data[l.data];
   auto it = cuts_.find(run.loop);
   if (it == cuts_.end() || space.sized_at_launch) {
-    RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts,
+    RIGEL_ASSIGN_OR_RETURN(cuts_[run.loop],
                            analysis::MakeCuts(plan_.loops[run.loop], opts_.workers, *run.space));
-    cuts_[run.loop] = analysis::CutsToJson(cuts);
   }
-  json task;
-  task["cuts"] = json::parse(cuts_[run.loop]);
-  task["outer"] = json::array();
-  for (const auto& [id, v] : run.outer) task["outer"].push_back({id, v.is_int, v.i, v.f});
+  TaskSize size;
   if (space.sized_at_launch) {
-    RIGEL_ASSIGN_OR_RETURN(int64_t n, ex_->EvalInt(space.grid_n));
-    RIGEL_ASSIGN_OR_RETURN(int64_t m, ex_->EvalInt(space.grid_m));
-    task["space"] = {n, m};
+    size.sized = true;
+    RIGEL_ASSIGN_OR_RETURN(size.n, ex_->EvalInt(space.grid_n));
+    RIGEL_ASSIGN_OR_RETURN(size.m, ex_->EvalInt(space.grid_m));
   }
-  const std::string text = task.dump();
   {
     std::lock_guard<std::mutex> lock(mu_);
     done_.clear();
   }
   for (int w = 0; w < opts_.workers; ++w) {
     transport::OutMessage msg;
-    auto t = msg.header().getBody().initTask();
-    t.setLoop(static_cast<uint32_t>(run.loop));
-    t.setLaunch(run.launch);
-    t.setJson(text);
+    FillTask(run, cuts_[run.loop], size, msg.header().getBody().initTask());
     RIGEL_RETURN_IF_ERROR(transport_->Send(PeerId{Role::kWorker, w}, std::move(msg)));
   }
   std::map<int, transport::InMessage> done;

@@ -82,7 +82,7 @@ class Driver {
   std::string plan_json_;
   cluster::ClusterSetup setup_;
   std::unique_ptr<exec::SerialExecutor> ex_;  // the driver, with no parameter memory
-  std::map<int, std::string> cuts_;  // per loop, JSON (spaces sized at launch: recut each run)
+  std::map<int, analysis::Cuts> cuts_;        // per loop (spaces sized at launch: recut each run)
   transport::Transport* transport_ = nullptr;
 
   std::mutex mu_;

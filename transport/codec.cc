@@ -238,9 +238,14 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
       p.getReason();
       break;
     }
-    case MessageType::TASK:
-      body.getTask().getJson();
+    case MessageType::TASK: {
+      auto t = body.getTask();
+      t.getJson();
+      auto run = t.getRun();
+      for (auto a : run.getCuts().getAxes()) a.getBounds();
+      run.getOuter();
       break;
+    }
     case MessageType::TASK_DONE: {
       auto t = body.getTaskDone();
       t.getAccums();

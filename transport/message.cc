@@ -376,8 +376,8 @@ std::string Fields(wire::PeerDown::Reader p) {
 }
 
 std::string Fields(wire::Task::Reader t) {
-  return fmt::format(" loop={} launch={} end={} json={}", t.getLoop(), t.getLaunch(), t.getEnd(),
-                     TextSummary(t.getJson()));
+  return fmt::format(" loop={} launch={} end={} axes={} outer={}", t.getLoop(), t.getLaunch(),
+                     t.getEnd(), t.getRun().getCuts().getAxes().size(), t.getRun().getOuter().size());
 }
 
 std::string Fields(wire::TaskDone::Reader t) {

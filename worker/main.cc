@@ -25,6 +25,143 @@
 #include "common/memory.h"
 #include "ps/client.h"
 #include "worker/runner.h"
+#include "worker/task.h"
+
+namespace {
+
+using namespace rigel;
+
+// Tasks wait here for the main thread: the receive thread must go on taking
+// hand-offs and replies while a task runs.
+class TaskQueue {
+ public:
+  void Push(transport::InMessage m) {
+    std::lock_guard<std::mutex> l(mu_);
+    tasks_.push_back(std::move(m));
+    cv_.notify_all();
+  }
+  // The next task; false once the job ended with none left.
+  bool Pop(const cluster::Member& member, transport::InMessage* out) {
+    std::unique_lock<std::mutex> l(mu_);
+    while (true) {
+      cv_.wait_for(l, std::chrono::milliseconds(200),
+                   [&] { return !tasks_.empty() || member.ended(); });
+      if (!tasks_.empty()) break;
+      if (member.ended()) return false;
+    }
+    *out = std::move(tasks_.front());
+    tasks_.pop_front();
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<transport::InMessage> tasks_;
+};
+
+// Tells the scheduler a task ended: its result, or why it failed.
+Status Report(transport::Transport* t, uint32_t loop, uint64_t launch,
+              const worker::TaskResult* res, const Status& st) {
+  transport::OutMessage msg;
+  auto d = msg.header().getBody().initTaskDone();
+  d.setLoop(loop);
+  d.setLaunch(launch);
+  if (res) {
+    auto a = d.initAccums(static_cast<unsigned>(res->accums.size()));
+    for (size_t k = 0; k < res->accums.size(); ++k) a.set(k, res->accums[k]);
+    auto e = d.initMetrics(static_cast<unsigned>(res->metrics.size()));
+    for (size_t k = 0; k < res->metrics.size(); ++k) {
+      e[k].setName(res->metrics[k].first);
+      e[k].setValue(res->metrics[k].second);
+    }
+  }
+  if (!st.ok()) d.setError(st.message());
+  return t->Send({transport::Role::kScheduler, 0}, std::move(msg));
+}
+
+// Loads the job, says it is ready and runs the scheduler's tasks until the
+// `end` task (or the job ended). `*owned` receives the runner, which must
+// outlive the transport's receive thread; `runner` is what that thread sees.
+Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport* t,
+              const cluster::Member& member, TaskQueue& tasks, collectives::Store* store,
+              std::atomic<worker::Runner*>& runner, std::unique_ptr<worker::Runner>* owned) {
+  auto map = setup.MakeShardMap();
+  worker::RunnerOptions ro;
+  ro.rank = rank;
+  ro.workers = setup.workers;
+  ro.job = setup.options;
+  ro.log = &std::cerr;
+  ro.store = store;
+  auto made = map.ok() ? worker::Runner::Create(*setup.job, t, std::move(map).value(), ro)
+                       : StatusOr<std::unique_ptr<worker::Runner>>(map.status());
+  if (!made.ok()) {
+    std::cerr << "rigel-worker " << rank << ": " << made.status().message() << "\n";
+    (void)Report(t, 0, 0, nullptr, made.status());
+    return made.status();
+  }
+  *owned = std::move(made).value();
+  runner = owned->get();
+  transport::OutMessage ready;
+  ready.header().getBody().initStep().setCommand(wire::StepCommand::START);
+  Status result = t->Send({transport::Role::kScheduler, 0}, std::move(ready));
+  transport::InMessage m;
+  while (result.ok() && tasks.Pop(member, &m)) {
+    auto task = m.header().getBody().getTask();
+    if (task.getEnd()) break;
+    auto spec = worker::ReadTask(task);
+    auto res = spec.ok() ? (*owned)->Run(*spec) : StatusOr<worker::TaskResult>(spec.status());
+    result = Report(t, task.getLoop(), task.getLaunch(), res.ok() ? &*res : nullptr, res.status());
+    if (!res.ok()) {
+      std::cerr << "rigel-worker " << rank << ": " << res.status().message() << "\n";
+      result = res.status();
+    }
+  }
+  return result;
+}
+
+// The parameter-server smoke test: `pushes` clocks of +1 to the first
+// `rows` rows of the first parameter (which the setup must have), then
+// their sum.
+Status SelfTest(const cluster::ClusterSetup& setup, int rank, transport::Transport* t,
+                const cluster::Member& member, int pushes, int64_t rows, int pace_ms) {
+  auto map = setup.MakeShardMap();
+  if (!map.ok()) return map.status();
+  ps::PsClientOptions co;
+  co.staleness = setup.options.staleness;
+  ps::PsClient client(t, std::move(map).value(), co);
+  int64_t width = setup.Width(0);
+  rows = std::min(rows, setup.params[0].rows);
+  std::vector<int64_t> keys(rows);
+  std::iota(keys.begin(), keys.end(), 0);
+  std::vector<float> ones(rows * width, 1.0f);
+  Status result;
+  for (int c = 0; c < pushes && result.ok(); ++c) {
+    result = client.Push(0, keys, ones.data());
+    if (result.ok()) result = client.AdvanceClock();
+    if (pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
+    if (member.ended()) break;
+  }
+  if (!result.ok()) return result;
+  auto pulled = client.Pull(0, keys).get();
+  if (!pulled.ok()) return pulled.status();
+  // Every worker pushed the same: all rows moved by workers * pushes once
+  // everyone is done; at least our own share right now.
+  double sum = std::accumulate(pulled->begin(), pulled->end(), 0.0);
+  std::cout << "rigel-worker " << rank << ": pushed " << pushes << " clocks; row sum " << sum
+            << std::endl;
+  return Status::Ok();
+}
+
+// Tells the scheduler this worker is done and waits for the job's end.
+Status Finished(transport::Transport* t, cluster::Member& member) {
+  transport::OutMessage done;
+  done.header().getBody().initStep().setCommand(wire::StepCommand::FINISHED);
+  RIGEL_RETURN_IF_ERROR(t->Send({transport::Role::kScheduler, 0}, std::move(done)));
+  return member.WaitForEnd();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   rigel::KeepLargeBuffersInHeap();
@@ -41,7 +178,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  using namespace rigel;
   const int rank = flags.rank;
   auto t = cluster::MemberTransport(transport::Role::kWorker, flags);
   if (!t.ok()) {
@@ -50,16 +186,10 @@ int main(int argc, char** argv) {
   }
   std::atomic<cluster::Member*> member{nullptr};
   std::atomic<worker::Runner*> runner{nullptr};
-  // Tasks wait here for the main thread: the receive thread must go on
-  // taking hand-offs and replies while a task runs.
-  std::mutex tasks_mu;
-  std::condition_variable tasks_cv;
-  std::deque<transport::InMessage> tasks;
+  TaskQueue tasks;
   (*t)->SetHandler([&](transport::InMessage m) {
     if (m.type() == transport::MessageType::TASK) {
-      std::lock_guard<std::mutex> l(tasks_mu);
-      tasks.push_back(std::move(m));
-      tasks_cv.notify_all();
+      tasks.Push(std::move(m));
       return;
     }
     worker::Runner* r = runner.load();
@@ -91,109 +221,17 @@ int main(int argc, char** argv) {
   Status result;
   // Outlives the transport's receive thread, which may be in its Handle().
   std::unique_ptr<worker::Runner> owned;
-  const transport::PeerId scheduler_id{transport::Role::kScheduler, 0};
   cluster::SchedulerStore store(t->get());
   if (setup->job) {
-    auto map = setup->MakeShardMap();
-    worker::RunnerOptions ro;
-    ro.rank = rank;
-    ro.workers = setup->workers;
-    ro.job = setup->options;
-    ro.log = &std::cerr;
-    ro.store = &store;
-    auto made = map.ok() ? worker::Runner::Create(*setup->job, t->get(), std::move(map).value(), ro)
-                         : StatusOr<std::unique_ptr<worker::Runner>>(map.status());
-    auto report = [&](uint32_t loop, uint64_t launch, const worker::TaskResult* res,
-                      const Status& st) {
-      transport::OutMessage msg;
-      auto d = msg.header().getBody().initTaskDone();
-      d.setLoop(loop);
-      d.setLaunch(launch);
-      if (res) {
-        auto a = d.initAccums(static_cast<unsigned>(res->accums.size()));
-        for (size_t k = 0; k < res->accums.size(); ++k) a.set(k, res->accums[k]);
-        auto e = d.initMetrics(static_cast<unsigned>(res->metrics.size()));
-        for (size_t k = 0; k < res->metrics.size(); ++k) {
-          e[k].setName(res->metrics[k].first);
-          e[k].setValue(res->metrics[k].second);
-        }
-      }
-      if (!st.ok()) d.setError(st.message());
-      return (*t)->Send(scheduler_id, std::move(msg));
-    };
-    if (!made.ok()) {
-      std::cerr << "rigel-worker " << rank << ": " << made.status().message() << "\n";
-      (void)report(0, 0, nullptr, made.status());
-      result = made.status();
-    } else {
-      owned = std::move(made).value();
-      runner = owned.get();
-      transport::OutMessage ready;
-      ready.header().getBody().initStep().setCommand(wire::StepCommand::START);
-      result = (*t)->Send(scheduler_id, std::move(ready));
-      while (result.ok()) {
-        transport::InMessage m;
-        {
-          std::unique_lock<std::mutex> l(tasks_mu);
-          tasks_cv.wait_for(l, std::chrono::milliseconds(200),
-                            [&] { return !tasks.empty() || joined->ended(); });
-          if (tasks.empty()) {
-            if (joined->ended()) break;
-            continue;
-          }
-          m = std::move(tasks.front());
-          tasks.pop_front();
-        }
-        auto task = m.header().getBody().getTask();
-        if (task.getEnd()) break;
-        worker::TaskSpec spec{static_cast<int>(task.getLoop()), task.getLaunch(),
-                              task.getJson().cStr()};
-        auto res = owned->Run(spec);
-        result = report(task.getLoop(), task.getLaunch(), res.ok() ? &*res : nullptr, res.status());
-        if (!res.ok()) {
-          std::cerr << "rigel-worker " << rank << ": " << res.status().message() << "\n";
-          result = res.status();
-        }
-      }
-    }
+    result = RunJob(*setup, rank, t->get(), *joined, tasks, &store, runner, &owned);
   } else if (pushes > 0) {
-    auto map = setup->MakeShardMap();
-    if (!map.ok() || setup->params.empty()) {
+    if (!setup->MakeShardMap().ok() || setup->params.empty()) {
       std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";
       return 1;
     }
-    ps::PsClientOptions co;
-    co.staleness = setup->options.staleness;
-    ps::PsClient client(t->get(), std::move(map).value(), co);
-    int64_t width = setup->Width(0);
-    rows = std::min(rows, setup->params[0].rows);
-    std::vector<int64_t> keys(rows);
-    std::iota(keys.begin(), keys.end(), 0);
-    std::vector<float> ones(rows * width, 1.0f);
-    for (int c = 0; c < pushes && result.ok(); ++c) {
-      result = client.Push(0, keys, ones.data());
-      if (result.ok()) result = client.AdvanceClock();
-      if (pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
-      if (joined->ended()) break;
-    }
-    if (result.ok()) {
-      auto pulled = client.Pull(0, keys).get();
-      result = pulled.status();
-      if (pulled.ok()) {
-        // Every worker pushed the same: all rows moved by workers * pushes
-        // once everyone is done; at least our own share right now.
-        double sum = std::accumulate(pulled->begin(), pulled->end(), 0.0);
-        std::cout << "rigel-worker " << rank << ": pushed " << pushes << " clocks; row sum " << sum
-                  << std::endl;
-      }
-    }
+    result = SelfTest(*setup, rank, t->get(), *joined, pushes, rows, pace_ms);
   }
-  if (result.ok()) {
-    transport::OutMessage done;
-    done.header().getBody().initStep().setCommand(wire::StepCommand::FINISHED);
-    result = (*t)->Send({transport::Role::kScheduler, 0}, std::move(done));
-  }
-  Status end = result.ok() ? joined->WaitForEnd() : result;
+  Status end = result.ok() ? Finished(t->get(), *joined) : result;
   // Closing first stops the receive thread, which may be inside the member's
   // Handle(); only then is the member destroyed.
   member = nullptr;

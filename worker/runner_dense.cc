@@ -1,5 +1,5 @@
-// The runner's allreduce parameters: joining the workers' communicator and
-// summing the deltas (worker/dense_sync.h).
+// Joining the workers' communicator for the allreduce parameters
+// (worker/dense_sync.h; the strategy is worker/sync/allreduce.cc).
 #include "collectives/communicator.h"
 #include "collectives/nccl/communicator.h"
 #include "worker/runner.h"
@@ -7,7 +7,6 @@
 namespace rigel::worker {
 
 using analysis::Strategy;
-using Clock = std::chrono::steady_clock;
 
 Status Runner::StartCollectives() {
   bool any = false;
@@ -61,22 +60,6 @@ Status Runner::StartCollectives() {
   }
   dense_ = std::make_unique<DenseSync>(std::move(comm).value(), coll::kDefaultFusionThreshold,
                                        cuda_device);
-  return Status::Ok();
-}
-
-Status Runner::SyncDense(const std::vector<int>& params, Metrics* m) {
-  if (params.empty()) return Status::Ok();
-  auto t = Clock::now();
-  std::vector<Replica> replicas;
-  for (int p : params) {
-    DenseReplica& d = *dense_replicas_[p];
-    std::vector<float>& local = ex_->mutable_param(p);
-    replicas.push_back(Replica{local.data(), d.base.data(), local.size()});
-  }
-  const uint64_t before = dense_->bytes_reduced();
-  RIGEL_RETURN_IF_ERROR(dense_->Sync(replicas));
-  m->bytes["allreduce.collective"] += static_cast<double>(dense_->bytes_reduced() - before);
-  m->comm_s += std::chrono::duration<double>(Clock::now() - t).count();
   return Status::Ok();
 }
 

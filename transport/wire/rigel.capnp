@@ -262,14 +262,15 @@ struct Data {
 }
 
 # scheduler -> worker (one-way): run `loop` once (its `launch`-th run), or,
-# with `end` set, write everything back and finish. `json` carries what the
-# run needs besides the program (the driver values the loop body reads, the
-# partition cuts, the size of a space sized at launch); see worker/runner.h.
+# with `end` set, write everything back and finish. `run` carries what the
+# run needs besides the program (TaskRun; read by worker/task.h). `json` is
+# no longer sent (it held the same as JSON text).
 struct Task {
   loop @0 :UInt32;
   launch @1 :UInt64;
   json @2 :Text;
   end @3 :Bool;
+  run @4 :TaskRun;
 }
 
 # worker -> scheduler (one-way): the task is done. `accums` are the worker's
@@ -329,4 +330,49 @@ struct Envelope {
   # ZeroMQ frame (and one CURVE box) fewer per message. (Body members added
   # after this field take ordinals from @23 on.)
   packed @22 :List(UInt32);
+}
+
+# What one run of a loop needs besides the program (Task.run): the partition
+# cuts (analysis/partition.h), the driver values the loop body reads, and the
+# size of a space sized at launch (`sized` set: grid(spaceN, spaceM)).
+struct TaskRun {
+  cuts @0 :TaskCuts;
+  outer @1 :List(DriverValue);
+  sized @2 :Bool;
+  spaceN @3 :Int64;
+  spaceM @4 :Int64;
+}
+
+# analysis::Cuts: a schedule's blocks on `workers` workers, one CutAxis per
+# cut axis (which axes each schedule has: analysis/partition.h).
+struct TaskCuts {
+  schedule @0 :ScheduleKind;
+  workers @1 :UInt32;
+  axes @2 :List(CutAxis);
+}
+
+# Values match analysis::ScheduleKind.
+enum ScheduleKind {
+  dataParallel @0;
+  modelParallel1d @1;
+  conflictFree2d @2;
+  wavefront @3;
+  serial @4;
+}
+
+# One axis: part p holds the x with bounds[p] <= x < bounds[p + 1]; `dim` is
+# the space dimension (the skewed coordinate for wavefront, -1 for
+# data_parallel's element index).
+struct CutAxis {
+  dim @0 :Int32;
+  bounds @1 :List(Int64);
+}
+
+# The value of driver expression `id` (kernel::OuterValue): `i` when `isInt`,
+# else `f`.
+struct DriverValue {
+  id @0 :UInt32;
+  isInt @1 :Bool;
+  i @2 :Int64;
+  f @3 :Float64;
 }

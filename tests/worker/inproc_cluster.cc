@@ -1,0 +1,228 @@
+#include "tests/worker/inproc_cluster.h"
+
+#include <numeric>
+#include <thread>
+
+#include "analysis/order.h"
+#include "analysis/partition.h"
+#include "data/dataset.h"
+#include "frontend/compile.h"
+
+namespace rigel::worker::testing {
+
+using transport::PeerId;
+using transport::Role;
+
+InProcCluster::InProcCluster(std::string program, InProcOptions opts)
+    : path_(std::move(program)), opts_(opts) {}
+
+InProcCluster::~InProcCluster() {
+  // Transports first: their receive threads may be in a runner or service.
+  client_.reset();
+  for (auto& t : worker_transports_) t->Close();
+  for (auto& t : server_transports_) t->Close();
+  if (client_transport_) client_transport_->Close();
+  runners_.clear();
+}
+
+StatusOr<std::unique_ptr<InProcCluster>> InProcCluster::Start(const std::string& program,
+                                                              const InProcOptions& opts) {
+  std::unique_ptr<InProcCluster> c(new InProcCluster(program, opts));
+  RIGEL_ASSIGN_OR_RETURN(c->prog_, frontend::CompileFile(program, {}));
+  analysis::PlanOptions po;
+  po.workers = opts.workers;
+  RIGEL_ASSIGN_OR_RETURN(c->plan_, analysis::MakePlan(c->prog_, po));
+  exec::ExecutorOptions eo;
+  eo.seed = opts.seed;
+  eo.out = &c->printed_;
+  eo.allocate_params = false;
+  InProcCluster* self = c.get();
+  eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
+  RIGEL_ASSIGN_OR_RETURN(c->driver_, exec::SerialExecutor::Create(c->prog_, eo));
+  // The cluster setup as scheduler/driver.cc makes it.
+  cluster::ClusterSetup setup;
+  setup.servers = opts.servers;
+  setup.workers = opts.workers;
+  setup.options.staleness = opts.staleness;
+  setup.options.batch = opts.batch;
+  setup.options.sync_every = opts.sync_every;
+  for (size_t p = 0; p < c->prog_.params.size(); ++p) {
+    cluster::ParamSpec spec;
+    spec.decl = c->prog_.params[p];
+    spec.rows = c->driver_->bindings()[p].rows;
+    for (const analysis::LoopPlan& lp : c->plan_.loops) {
+      for (const analysis::ParamPlan& pp : lp.params) {
+        spec.hash |= !pp.is_accum && pp.index == static_cast<int>(p) &&
+                     pp.strategy == analysis::Strategy::kPs && pp.shard == "hash";
+      }
+    }
+    setup.params.push_back(std::move(spec));
+  }
+  cluster::JobSpec job;
+  job.program = program;
+  job.seed = opts.seed;
+  job.plan = analysis::PlanToJson(c->prog_, c->plan_);
+  for (size_t k = 0; k < c->prog_.data.size(); ++k) {
+    const data::Dataset& d = c->driver_->data(static_cast<int>(k));
+    if (!d.path.empty()) job.data.emplace_back(c->prog_.data[k].name, data::DatasetDigest(d));
+  }
+  setup.job = std::move(job);
+  RIGEL_RETURN_IF_ERROR(c->StartServers(setup));
+  RIGEL_RETURN_IF_ERROR(c->StartWorkers(setup));
+  return c;
+}
+
+Status InProcCluster::StartServers(const cluster::ClusterSetup& setup) {
+  for (int s = 0; s < setup.servers; ++s) {
+    RIGEL_ASSIGN_OR_RETURN(auto t, net_->Join(PeerId{Role::kServer, s}));
+    RIGEL_ASSIGN_OR_RETURN(auto svc, ps::PsService::Create(t.get(), s, setup));
+    ps::PsService* raw = svc.get();
+    t->SetHandler([raw](transport::InMessage m) { raw->Handle(m); });
+    server_transports_.push_back(std::move(t));
+    services_.push_back(std::move(svc));
+  }
+  RIGEL_ASSIGN_OR_RETURN(client_transport_, net_->Join(PeerId{Role::kScheduler, 0}));
+  RIGEL_ASSIGN_OR_RETURN(cluster::ShardMap map, setup.MakeShardMap());
+  ps::PsClientOptions po;
+  po.cache = false;
+  client_ = std::make_unique<ps::PsClient>(client_transport_.get(), std::move(map), po);
+  return Status::Ok();
+}
+
+Status InProcCluster::StartWorkers(const cluster::ClusterSetup& setup) {
+  const int m = setup.workers;
+  std::vector<StatusOr<std::unique_ptr<Runner>>> made;
+  for (int w = 0; w < m; ++w) made.emplace_back(Internal("not started"));
+  for (int w = 0; w < m; ++w) {
+    RIGEL_ASSIGN_OR_RETURN(auto t, net_->Join(PeerId{Role::kWorker, w}));
+    handlers_.push_back(std::make_unique<std::atomic<Runner*>>(nullptr));
+    std::atomic<Runner*>* runner = handlers_.back().get();
+    t->SetHandler([runner](transport::InMessage msg) {
+      if (Runner* r = runner->load()) r->Handle(msg);
+    });
+    worker_transports_.push_back(std::move(t));
+  }
+  std::vector<std::thread> threads;
+  for (int w = 0; w < m; ++w) {
+    threads.emplace_back([&, w] {
+      auto map = setup.MakeShardMap();
+      if (!map.ok()) {
+        made[w] = map.status();
+        return;
+      }
+      RunnerOptions ro;
+      ro.rank = w;
+      ro.workers = m;
+      ro.job = setup.options;
+      ro.store = &store_;
+      ro.collectives_host = "127.0.0.1";
+      ro.collectives_timeout = std::chrono::milliseconds(20000);
+      made[w] = Runner::Create(*setup.job, worker_transports_[w].get(), std::move(map).value(), ro);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int w = 0; w < m; ++w) {
+    if (!made[w].ok()) return made[w].status();
+    runners_.push_back(std::move(made[w]).value());
+    handlers_[w]->store(runners_.back().get());
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<TaskResult>> InProcCluster::RunTask(const TaskSpec& task) {
+  const int m = static_cast<int>(runners_.size());
+  std::vector<StatusOr<TaskResult>> results;
+  for (int w = 0; w < m; ++w) results.emplace_back(Internal("not run"));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < m; ++w) {
+    threads.emplace_back([&, w] {
+      results[w] = runners_[w]->Run(task);
+      // A worker that failed leaves its neighbours waiting for hand-offs.
+      if (!results[w].ok()) {
+        for (auto& r : runners_) r->Abort(results[w].status());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<TaskResult> out;
+  for (int w = 0; w < m; ++w) {
+    if (!results[w].ok()) return results[w].status();
+    out.push_back(std::move(results[w]).value());
+  }
+  return out;
+}
+
+Status InProcCluster::RunRemote(const exec::RemoteRun& run) {
+  const ir::DataDecl& space = prog_.data[prog_.loops[run.loop].data];
+  TaskSpec task;
+  task.loop = run.loop;
+  task.launch = run.launch;
+  RIGEL_ASSIGN_OR_RETURN(task.cuts,
+                         analysis::MakeCuts(plan_.loops[run.loop], opts_.workers, *run.space));
+  for (const auto& [id, v] : run.outer) task.outer[id] = v;
+  if (space.sized_at_launch) {
+    task.sized = true;
+    RIGEL_ASSIGN_OR_RETURN(task.space_n, driver_->EvalInt(space.grid_n));
+    RIGEL_ASSIGN_OR_RETURN(task.space_m, driver_->EvalInt(space.grid_m));
+  }
+  RIGEL_ASSIGN_OR_RETURN(std::vector<TaskResult> results, RunTask(task));
+  std::vector<double> hashes;
+  for (const TaskResult& r : results) {
+    for (size_t a = 0; a < r.accums.size(); ++a) run.accums[a] += r.accums[a];
+    for (const auto& [name, value] : r.metrics) {
+      totals_[name] += value;
+      if (name.rfind("replica_hash.", 0) == 0) hashes.push_back(value);
+    }
+  }
+  if (!hashes.empty()) hashes_.push_back(std::move(hashes));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<float>> InProcCluster::PullParam(int p) {
+  std::vector<int64_t> keys(static_cast<size_t>(driver_->bindings()[p].rows));
+  std::iota(keys.begin(), keys.end(), 0);
+  return client_->Pull(p, keys).get();
+}
+
+StatusOr<RunValues> InProcCluster::Run() {
+  RIGEL_RETURN_IF_ERROR(driver_->Run());
+  RunValues out;
+  for (size_t p = 0; p < prog_.params.size(); ++p) {
+    RIGEL_ASSIGN_OR_RETURN(std::vector<float> v, PullParam(static_cast<int>(p)));
+    out.params.push_back(std::move(v));
+  }
+  for (size_t a = 0; a < prog_.accums.size(); ++a) {
+    out.accums.push_back(driver_->accum(static_cast<int>(a)));
+  }
+  out.printed = printed_.str();
+  return out;
+}
+
+StatusOr<RunValues> InProcCluster::Serial() const {
+  std::ostringstream printed;
+  exec::ExecutorOptions eo;
+  eo.seed = opts_.seed;
+  eo.out = &printed;
+  const analysis::Plan& plan = plan_;
+  const int workers = opts_.workers;
+  eo.order = [&plan, workers](int loop,
+                              const data::Dataset& data) -> StatusOr<std::vector<int64_t>> {
+    const analysis::LoopPlan& lp = plan.loops[loop];
+    if (lp.schedule.kind == analysis::ScheduleKind::kDataParallel) return std::vector<int64_t>{};
+    RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts, analysis::MakeCuts(lp, workers, data));
+    return analysis::ScheduleOrder(lp, cuts, data);
+  };
+  RIGEL_ASSIGN_OR_RETURN(auto ex, exec::SerialExecutor::Create(prog_, eo));
+  RIGEL_RETURN_IF_ERROR(ex->Run());
+  RunValues out;
+  for (size_t p = 0; p < prog_.params.size(); ++p) {
+    out.params.push_back(ex->param(static_cast<int>(p)));
+  }
+  for (size_t a = 0; a < prog_.accums.size(); ++a) {
+    out.accums.push_back(ex->accum(static_cast<int>(a)));
+  }
+  out.printed = printed.str();
+  return out;
+}
+
+}  // namespace rigel::worker::testing

@@ -1,0 +1,111 @@
+// An in-process cluster for tests: S parameter servers (ps::PsService) and M
+// workers (worker::Runner) on one LoopbackNetwork, driven by a serial
+// executor whose loops run remotely on the workers, as scheduler/driver.cc
+// runs them: each loop run is a task with the balanced cuts
+// (analysis::MakeCuts) handed to every worker's Runner::Run on its own
+// thread, and the workers' accumulator partial sums are added before the
+// driver goes on. Allreduce parameters meet in a collectives::MemoryStore
+// (Gloo over 127.0.0.1). No processes, no sockets for rows.
+//
+// Serial() is the reference: the serial executor visiting each loop that is
+// not data-parallel in its schedule's order for the same cuts
+// (analysis::ScheduleOrder), as tests/e2e/distributed_test.cc compares.
+//
+// Thread-safety: one test thread drives the cluster; the runners run on
+// threads the cluster starts and joins within Run().
+#ifndef RIGEL_TESTS_WORKER_INPROC_CLUSTER_H_
+#define RIGEL_TESTS_WORKER_INPROC_CLUSTER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/plan.h"
+#include "cluster/setup.h"
+#include "collectives/store.h"
+#include "common/status.h"
+#include "exec/executor.h"
+#include "ir/ir.h"
+#include "ps/client.h"
+#include "ps/service.h"
+#include "transport/loopback_transport.h"
+#include "worker/runner.h"
+
+namespace rigel::worker::testing {
+
+struct InProcOptions {
+  int workers = 2;
+  int servers = 2;
+  int staleness = 0;
+  int64_t batch = 0;       // JobSpec::batch
+  int64_t sync_every = 1;  // JobSpec::sync_every
+  uint64_t seed = 0;
+};
+
+// The parameters and accumulators a run ended with.
+struct RunValues {
+  std::vector<std::vector<float>> params;  // by parameter index
+  std::vector<double> accums;              // by accumulator index
+  std::string printed;
+};
+
+class InProcCluster {
+ public:
+  // Compiles `program`, plans it for opts.workers workers, starts the servers
+  // and the workers (whose Runner::Create joins their collectives, so they
+  // are made on threads of their own). Errors: compiling, planning, loading,
+  // or any member's start.
+  static StatusOr<std::unique_ptr<InProcCluster>> Start(const std::string& program,
+                                                        const InProcOptions& opts);
+  ~InProcCluster();
+
+  // Runs the program's driver to the end; then the servers' parameters.
+  StatusOr<RunValues> Run();
+
+  // The serial executor's run of the same program (see the file comment).
+  StatusOr<RunValues> Serial() const;
+
+  // Runs one task on every worker; the first failure stops the others
+  // (Runner::Abort) and is returned.
+  StatusOr<std::vector<TaskResult>> RunTask(const TaskSpec& task);
+
+  const ir::Program& program() const { return prog_; }
+  const analysis::Plan& plan() const { return plan_; }
+  // Every metric of every task, summed over workers and runs.
+  const std::map<std::string, double>& totals() const { return totals_; }
+  // Each run's "replica_hash.<param>" values, one per worker.
+  const std::vector<std::vector<double>>& replica_hashes() const { return hashes_; }
+
+ private:
+  InProcCluster(std::string program, InProcOptions opts);
+  Status StartServers(const cluster::ClusterSetup& setup);
+  Status StartWorkers(const cluster::ClusterSetup& setup);
+  Status RunRemote(const exec::RemoteRun& run);
+  StatusOr<std::vector<float>> PullParam(int p);
+
+  std::string path_;
+  InProcOptions opts_;
+  ir::Program prog_;
+  analysis::Plan plan_;
+  std::shared_ptr<transport::LoopbackNetwork> net_ = transport::LoopbackNetwork::Create();
+  collectives::MemoryStore store_;
+  std::vector<std::unique_ptr<transport::Transport>> server_transports_;
+  std::vector<std::unique_ptr<ps::PsService>> services_;
+  std::vector<std::unique_ptr<transport::Transport>> worker_transports_;
+  std::vector<std::unique_ptr<std::atomic<Runner*>>> handlers_;
+  std::vector<std::unique_ptr<Runner>> runners_;
+  std::unique_ptr<transport::Transport> client_transport_;
+  std::unique_ptr<ps::PsClient> client_;          // pulls the parameters at the end
+  std::unique_ptr<exec::SerialExecutor> driver_;  // no parameter memory; loops run remotely
+  std::ostringstream printed_;
+  std::map<std::string, double> totals_;
+  std::vector<std::vector<double>> hashes_;
+};
+
+}  // namespace rigel::worker::testing
+
+#endif  // RIGEL_TESTS_WORKER_INPROC_CLUSTER_H_

@@ -1,0 +1,270 @@
+// The step planner (worker/step_plan.h) on small hand-written blocks and row
+// functions: data-parallel mini-batches (sparse and dense), 1-D model
+// parallel, the 2-D rotation's columns, a wavefront's shared rows, when rows
+// go through the servers per step, and the edge cases (empty blocks, a last
+// partial batch, one worker, strategies a schedule cannot have).
+#include "worker/step_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace rigel::worker {
+namespace {
+
+using analysis::ScheduleKind;
+using analysis::Strategy;
+using Rows = std::vector<std::vector<int64_t>>;
+
+analysis::StepBlocks Blocks(int workers, std::vector<Rows> blocks) {
+  analysis::StepBlocks b;
+  b.workers = workers;
+  b.blocks = std::move(blocks);
+  return b;
+}
+
+PlanInput Input(ScheduleKind kind, int rank, int workers, std::vector<PlanParam> params,
+                int64_t batch = 0) {
+  PlanInput in;
+  in.kind = kind;
+  in.rank = rank;
+  in.workers = workers;
+  in.batch = batch;
+  in.params = 2;
+  in.loop_params = std::move(params);
+  return in;
+}
+
+PlanParam Param(int index, Strategy s, bool written = true, bool relaxed = false,
+                bool whole = false) {
+  return PlanParam{index, s, written, relaxed, whole};
+}
+
+// A row function from a table: element e touches rows touched[p][e] of
+// parameter p (sorted, distinct per call, as the worker's prefetch slice
+// gives them). Counts its calls.
+struct TableRows {
+  std::vector<std::map<int64_t, std::vector<int64_t>>> touched;
+  int calls = 0;
+
+  RowsFn Fn() {
+    return [this](std::span<const int64_t> elements) -> StatusOr<Rows> {
+      ++calls;
+      Rows out(touched.size());
+      for (size_t p = 0; p < touched.size(); ++p) {
+        std::set<int64_t> rows;
+        for (int64_t e : elements) {
+          auto it = touched[p].find(e);
+          if (it != touched[p].end()) rows.insert(it->second.begin(), it->second.end());
+        }
+        out[p].assign(rows.begin(), rows.end());
+      }
+      return out;
+    };
+  }
+};
+
+TEST(PlanSteps, SparseMiniBatchesEndPartialAndEveryWorkerTakesTheBusiestsSteps) {
+  auto b = Blocks(2, {{{0, 1, 2, 3, 4}, {5, 6, 7}}});
+  auto ps = Param(0, Strategy::kPs, true, true);
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kDataParallel, 0, 2, {ps}, 2), b),
+            (Rows{{0, 1}, {2, 3}, {4}}));
+  // Worker 1 has less work but takes as many steps, the last one empty.
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kDataParallel, 1, 2, {ps}, 2), b),
+            (Rows{{5, 6}, {7}, {}}));
+}
+
+TEST(PlanSteps, DefaultBatchIsSparseUnlessAParameterIsWhole) {
+  std::vector<int64_t> all(1100);
+  std::iota(all.begin(), all.end(), 0);
+  auto b = Blocks(1, {{all}});
+  Rows sparse = PlanSteps(Input(ScheduleKind::kDataParallel, 0, 1, {Param(0, Strategy::kPs)}), b);
+  ASSERT_EQ(sparse.size(), 3u);  // 512 + 512 + 76
+  EXPECT_EQ(sparse[0].size(), static_cast<size_t>(kSparseBatch));
+  EXPECT_EQ(sparse[2].size(), 1100u - 2 * kSparseBatch);
+  Rows dense =
+      PlanSteps(Input(ScheduleKind::kDataParallel, 0, 1,
+                      {Param(0, Strategy::kPs), Param(1, Strategy::kAllreduce, true, true, true)}),
+                b);
+  ASSERT_EQ(dense.size(), static_cast<size_t>((1100 + kDenseBatch - 1) / kDenseBatch));
+  EXPECT_EQ(dense[0].size(), static_cast<size_t>(kDenseBatch));
+}
+
+TEST(PlanSteps, DenseBatchesTakeStretchesOfTheSerialOrder) {
+  // Serial order 0..6; step k is elements [4k, 4k + 4), worker w its half.
+  auto b = Blocks(2, {{{0, 1, 2}, {3, 4, 5, 6}}});
+  auto w = Param(0, Strategy::kAllreduce, true, true, true);
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kDataParallel, 0, 2, {w}, 2), b), (Rows{{0, 1}, {4, 5}}));
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kDataParallel, 1, 2, {w}, 2), b), (Rows{{2, 3}, {6}}));
+}
+
+TEST(PlanSteps, UnbatchedLoopsRunTheirBlocksStepByStep) {
+  // Only read-only parameters: a data-parallel loop is one step.
+  auto dp = Blocks(2, {{{0, 1, 2}, {3}}});
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kDataParallel, 1, 2,
+                            {Param(0, Strategy::kReplicated, false)}, 1),
+                      dp),
+            (Rows{{3}}));
+  auto twod = Blocks(2, {{{0}, {1}}, {{2}, {}}});
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kConflictFree2D, 1, 2, {}), twod), (Rows{{1}, {}}));
+}
+
+TEST(PlanRows, ModelParallel1DHoldsItsRowsAndSyncsNothingPerStep) {
+  // Element e touches row e / 2 of parameter 0 (local) and row 7 of 1 (read).
+  TableRows t;
+  t.touched.resize(2);
+  for (int64_t e = 0; e < 6; ++e) {
+    t.touched[0][e] = {e / 2};
+    t.touched[1][e] = {7};
+  }
+  auto b = Blocks(2, {{{0, 1, 2, 3}, {4, 5}}});
+  PlanInput in = Input(ScheduleKind::kModelParallel1D, 1, 2,
+                       {Param(0, Strategy::kLocal), Param(1, Strategy::kReplicated, false)});
+  Rows steps = PlanSteps(in, b);
+  EXPECT_EQ(steps, (Rows{{4, 5}}));
+  auto plan = PlanRows(in, b, steps, t.Fn());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->params[0].held, (std::vector<int64_t>{2}));
+  EXPECT_TRUE(plan->params[0].shared.empty());
+  EXPECT_EQ(plan->params[1].read, (std::vector<int64_t>{7}));
+  EXPECT_FALSE(plan->step_sync);
+  EXPECT_FALSE(plan->prefetch);
+  EXPECT_EQ(t.calls, 1);  // only this worker's elements are sliced
+  EXPECT_EQ(ServerRowsAt(*plan, {{2}, {7}}), (Rows{{}, {}}));
+}
+
+TEST(PlanRows, RotationColumnsAreTheRowsOfEachBlockColumn) {
+  // 2 x 2 blocks: worker a runs block (a, (a + t) mod 2) at step t. Element
+  // (i, j): 0 = (0, 0), 1 = (1, 1), 2 = (0, 1), 3 = (1, 0); W keyed by i
+  // stays local, H keyed by j (rows 10 + j) rotates.
+  TableRows t;
+  t.touched.resize(2);
+  const int64_t i[] = {0, 1, 0, 1}, j[] = {0, 1, 1, 0};
+  for (int64_t e = 0; e < 4; ++e) {
+    t.touched[0][e] = {i[e]};
+    t.touched[1][e] = {10 + j[e]};
+  }
+  auto b = Blocks(2, {{{0}, {1}}, {{2}, {3}}});
+  PlanInput in = Input(ScheduleKind::kConflictFree2D, 0, 2,
+                       {Param(0, Strategy::kLocal), Param(1, Strategy::kRotate)});
+  Rows steps = PlanSteps(in, b);
+  EXPECT_EQ(steps, (Rows{{0}, {2}}));
+  auto plan = PlanRows(in, b, steps, t.Fn());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->params[0].held, (std::vector<int64_t>{0}));
+  EXPECT_EQ(plan->params[1].columns, (Rows{{10}, {11}}));
+  EXPECT_FALSE(plan->step_sync);
+  // This worker's elements once, then each of the 4 blocks once, for all
+  // rotating parameters together.
+  EXPECT_EQ(t.calls, 1 + 4);
+}
+
+TEST(PlanRows, WavefrontBoundaryRowsGoThroughTheServersEveryStep) {
+  // Anti-diagonals: step 0 worker 0 runs {0}; step 1 workers run {1} and
+  // {2}; step 2 worker 1 runs {3}. Element e touches rows e and e + 1.
+  TableRows t;
+  t.touched.resize(2);
+  for (int64_t e = 0; e < 4; ++e) t.touched[0][e] = {e, e + 1};
+  auto b = Blocks(2, {{{0}, {}}, {{1}, {2}}, {{}, {3}}});
+  PlanInput in = Input(ScheduleKind::kWavefront, 0, 2, {Param(0, Strategy::kLocal)});
+  in.staleness = 1;  // never prefetched: boundary rows are synchronous
+  Rows steps = PlanSteps(in, b);
+  EXPECT_EQ(steps, (Rows{{0}, {1}, {}}));
+  auto plan = PlanRows(in, b, steps, t.Fn());
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->params[0].shared, (std::vector<int64_t>{2}));
+  EXPECT_EQ(plan->params[0].held, (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(plan->step_sync);
+  EXPECT_FALSE(plan->prefetch);
+  EXPECT_EQ(ServerRowsAt(*plan, {{1, 2}, {}}), (Rows{{2}, {}}));
+  EXPECT_EQ(ServerRowsAt(*plan, {{0, 1}, {}}), (Rows{{}, {}}));
+}
+
+TEST(PlanRows, PsRowsAreFoundStepByStepAndRelaxedOnesMayBePulledAhead) {
+  TableRows t;
+  t.touched.resize(2);
+  auto b = Blocks(1, {{{0, 1}}});
+  for (bool relaxed : {false, true}) {
+    for (int staleness : {0, 1}) {
+      PlanInput in = Input(ScheduleKind::kDataParallel, 0, 1,
+                           {Param(0, Strategy::kPs, true, relaxed), Param(1, Strategy::kLocal)});
+      in.staleness = staleness;
+      auto plan = PlanRows(in, b, PlanSteps(in, b), t.Fn());
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      EXPECT_TRUE(plan->step_sync);
+      EXPECT_EQ(plan->prefetch, relaxed && staleness >= 1) << relaxed << " " << staleness;
+      // Every row a ps parameter touches; a local one's only when shared.
+      EXPECT_EQ(ServerRowsAt(*plan, {{3, 5}, {4}}), (Rows{{3, 5}, {}}));
+    }
+  }
+}
+
+TEST(PlanRows, AWorkerWithNoElementsHoldsNothing) {
+  TableRows t;
+  t.touched.resize(2);
+  for (int64_t e = 0; e < 3; ++e) t.touched[0][e] = {e};
+  auto b = Blocks(2, {{{0, 1, 2}, {}}});
+  PlanInput in = Input(ScheduleKind::kModelParallel1D, 1, 2,
+                       {Param(0, Strategy::kLocal), Param(1, Strategy::kReplicated, false)});
+  Rows steps = PlanSteps(in, b);
+  EXPECT_EQ(steps, (Rows{{}}));
+  auto plan = PlanRows(in, b, steps, t.Fn());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->params[0].held.empty());
+  EXPECT_TRUE(plan->params[1].read.empty());
+  // A data-parallel worker without elements still takes every step.
+  PlanInput dp = Input(ScheduleKind::kDataParallel, 1, 2, {Param(0, Strategy::kPs)}, 2);
+  EXPECT_EQ(PlanSteps(dp, b), (Rows{{}, {}}));
+}
+
+TEST(PlanRows, OneWorkerHoldsEveryRowAndRotatesNothingAway) {
+  TableRows t;
+  t.touched.resize(2);
+  for (int64_t e = 0; e < 3; ++e) {
+    t.touched[0][e] = {e};
+    t.touched[1][e] = {2 - e};
+  }
+  auto wave = Blocks(1, {{{0}}, {{1, 2}}});
+  PlanInput in = Input(ScheduleKind::kWavefront, 0, 1, {Param(0, Strategy::kLocal)});
+  auto plan = PlanRows(in, wave, PlanSteps(in, wave), t.Fn());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->params[0].held, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_FALSE(plan->step_sync);
+  auto twod = Blocks(1, {{{0, 1, 2}}});
+  PlanInput rot = Input(ScheduleKind::kConflictFree2D, 0, 1, {Param(1, Strategy::kRotate)});
+  plan = PlanRows(rot, twod, PlanSteps(rot, twod), t.Fn());
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->params[1].columns, (Rows{{0, 1, 2}}));
+}
+
+TEST(PlanRows, StrategiesTheScheduleCannotHaveAreInternalErrors) {
+  TableRows t;
+  t.touched.resize(2);
+  auto b = Blocks(1, {{{0}}});
+  PlanInput rot = Input(ScheduleKind::kModelParallel1D, 0, 1, {Param(0, Strategy::kRotate)});
+  auto plan = PlanRows(rot, b, PlanSteps(rot, b), t.Fn());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kInternal);
+  EXPECT_NE(plan.status().message().find("rotate outside a conflict_free_2d"), std::string::npos);
+  PlanInput rep = Input(ScheduleKind::kDataParallel, 0, 1, {Param(0, Strategy::kReplicated)});
+  plan = PlanRows(rep, b, PlanSteps(rep, b), t.Fn());
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("replicated for a parameter the loop writes"),
+            std::string::npos);
+}
+
+TEST(PlanRows, RowFunctionErrorsStopThePlan) {
+  RowsFn failing = [](std::span<const int64_t>) -> StatusOr<Rows> {
+    return OutOfRange("prog.rgl:3:5: error: index 9 out of range");
+  };
+  auto b = Blocks(1, {{{0}}});
+  PlanInput in = Input(ScheduleKind::kModelParallel1D, 0, 1, {Param(0, Strategy::kLocal)});
+  auto plan = PlanRows(in, b, PlanSteps(in, b), failing);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace rigel::worker

@@ -1,0 +1,232 @@
+#include "worker/step_plan.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string>
+
+#include "common/key_sort.h"
+
+namespace rigel::worker {
+
+using analysis::ScheduleKind;
+using analysis::Strategy;
+
+namespace {
+
+void SortUnique(std::vector<int64_t>* v) {
+  std::vector<int64_t> tmp;
+  SortKeys(v, &tmp);
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+std::vector<int64_t> Intersect(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+std::vector<int64_t> Minus(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// Step k takes the k-th stretch of batch * workers elements of the serial
+// order (the blocks of every worker, in worker order), each worker its own
+// batch of it: the updates one step sums are those the serial loop makes
+// next to each other, so the run ends on the same elements as the serial one.
+std::vector<std::vector<int64_t>> DenseBatches(const PlanInput& in,
+                                               const analysis::StepBlocks& blocks, int64_t batch) {
+  std::vector<int64_t> order;
+  for (int v = 0; v < in.workers; ++v) {
+    order.insert(order.end(), blocks.blocks[0][v].begin(), blocks.blocks[0][v].end());
+  }
+  const int64_t stride = batch * in.workers, total = static_cast<int64_t>(order.size());
+  std::vector<std::vector<int64_t>> steps(std::max<int64_t>(1, (total + stride - 1) / stride));
+  for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
+    int64_t lo = std::min(total, k * stride + in.rank * batch);
+    int64_t hi = std::min(total, lo + batch);
+    steps[k].assign(order.begin() + lo, order.begin() + hi);
+  }
+  return steps;
+}
+
+// This worker's block cut into batches; as many as the busiest worker needs.
+std::vector<std::vector<int64_t>> SparseBatches(const PlanInput& in,
+                                                const analysis::StepBlocks& blocks, int64_t batch) {
+  int64_t most = 0;
+  for (int v = 0; v < in.workers; ++v) {
+    most = std::max<int64_t>(most, static_cast<int64_t>(blocks.blocks[0][v].size()));
+  }
+  const std::vector<int64_t>& mine = blocks.blocks[0][in.rank];
+  std::vector<std::vector<int64_t>> steps(std::max<int64_t>(1, (most + batch - 1) / batch));
+  for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
+    int64_t lo = std::min<int64_t>(k * batch, mine.size());
+    int64_t hi = std::min<int64_t>(lo + batch, mine.size());
+    steps[k].assign(mine.begin() + lo, mine.begin() + hi);
+  }
+  return steps;
+}
+
+// Rows other workers' elements touch, and the rows of every block, sliced
+// once for all parameters on first need.
+class OtherRows {
+ public:
+  OtherRows(const PlanInput& in, const analysis::StepBlocks& blocks, const RowsFn& rows)
+      : in_(in), blocks_(blocks), rows_(rows) {}
+
+  StatusOr<const std::vector<std::vector<int64_t>>*> Theirs() {
+    if (!theirs_) {
+      std::vector<int64_t> elements;
+      for (const auto& step : blocks_.blocks) {
+        for (int v = 0; v < in_.workers; ++v) {
+          if (v != in_.rank) elements.insert(elements.end(), step[v].begin(), step[v].end());
+        }
+      }
+      RIGEL_ASSIGN_OR_RETURN(theirs_, rows_(elements));
+      theirs_->resize(static_cast<size_t>(in_.params));
+    }
+    return &*theirs_;
+  }
+
+  // by_block[t][a][p]: rows of parameter p the block of worker a touches at step t.
+  StatusOr<const std::vector<std::vector<std::vector<std::vector<int64_t>>>>*> ByBlock() {
+    if (by_block_.empty()) {
+      by_block_.resize(blocks_.steps());
+      for (int64_t t = 0; t < blocks_.steps(); ++t) {
+        for (int a = 0; a < in_.workers; ++a) {
+          RIGEL_ASSIGN_OR_RETURN(auto k, rows_(blocks_.blocks[t][a]));
+          k.resize(static_cast<size_t>(in_.params));
+          by_block_[t].push_back(std::move(k));
+        }
+      }
+    }
+    return &by_block_;
+  }
+
+ private:
+  const PlanInput& in_;
+  const analysis::StepBlocks& blocks_;
+  const RowsFn& rows_;
+  std::optional<std::vector<std::vector<int64_t>>> theirs_;
+  std::vector<std::vector<std::vector<std::vector<int64_t>>>> by_block_;
+};
+
+// Block column q: the rows of `p` the blocks (*, q) touch; block (a, t) is in
+// column (a + t) mod P.
+StatusOr<std::vector<std::vector<int64_t>>> Columns(const PlanInput& in, int p, OtherRows& others) {
+  RIGEL_ASSIGN_OR_RETURN(const auto* by_block, others.ByBlock());
+  std::vector<std::vector<int64_t>> columns(in.workers);
+  for (size_t t = 0; t < by_block->size(); ++t) {
+    for (int a = 0; a < in.workers; ++a) {
+      const std::vector<int64_t>& k = (*by_block)[t][a][p];
+      std::vector<int64_t>& column = columns[(a + t) % static_cast<size_t>(in.workers)];
+      column.insert(column.end(), k.begin(), k.end());
+    }
+  }
+  for (auto& c : columns) SortUnique(&c);
+  return columns;
+}
+
+Status PlanParamRows(const PlanInput& in, const std::vector<int64_t>& mine, OtherRows& others,
+                     ParamRows* r) {
+  const PlanParam& pp = r->param;
+  const std::string name =
+      "parameter " + std::to_string(pp.index) + ": strategy " + analysis::StrategyName(pp.strategy);
+  switch (pp.strategy) {
+    case Strategy::kLocal: {
+      // Rows other workers touch too exist only where blocks of several
+      // workers share rows (a wavefront's boundaries); 1-D and 2-D partitions
+      // were proved disjoint, so only those are scanned.
+      if (in.kind == ScheduleKind::kWavefront && in.workers > 1) {
+        RIGEL_ASSIGN_OR_RETURN(const auto* theirs, others.Theirs());
+        r->shared = Intersect(mine, (*theirs)[pp.index]);
+      }
+      r->held = Minus(mine, r->shared);
+      return Status::Ok();
+    }
+    case Strategy::kRotate: {
+      if (in.kind != ScheduleKind::kConflictFree2D) {
+        return Internal(name + " outside a conflict_free_2d schedule");
+      }
+      RIGEL_ASSIGN_OR_RETURN(r->columns, Columns(in, pp.index, others));
+      return Status::Ok();
+    }
+    case Strategy::kReplicated:
+      if (pp.written) return Internal(name + " for a parameter the loop writes");
+      r->read = mine;
+      return Status::Ok();
+    case Strategy::kPs:
+    case Strategy::kAllreduce:
+      return Status::Ok();
+    case Strategy::kAccumulator:
+      break;
+  }
+  return Internal(name + " for a parameter");
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
+                                            const analysis::StepBlocks& blocks) {
+  bool batched = false, dense = false;
+  for (const PlanParam& pp : in.loop_params) {
+    bool synced = pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce;
+    batched |= synced;
+    dense |= synced && pp.whole;
+  }
+  if (in.kind == ScheduleKind::kDataParallel && batched) {
+    // Every element of a dense update conflicts with every other: the merged
+    // deltas of a mini-batch act as one step batch * workers times as long,
+    // which overshoots unless batches are small. Sparse rows rarely collide.
+    const int64_t batch = in.batch > 0 ? in.batch : dense ? kDenseBatch : kSparseBatch;
+    return dense ? DenseBatches(in, blocks, batch) : SparseBatches(in, blocks, batch);
+  }
+  std::vector<std::vector<int64_t>> steps;
+  for (const auto& step : blocks.blocks) steps.push_back(step[in.rank]);
+  return steps;
+}
+
+StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& blocks,
+                           const std::vector<std::vector<int64_t>>& steps, const RowsFn& rows) {
+  std::vector<int64_t> mine;
+  for (const auto& s : steps) mine.insert(mine.end(), s.begin(), s.end());
+  RIGEL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> my_rows, rows(mine));
+  my_rows.resize(static_cast<size_t>(in.params));
+  OtherRows others(in, blocks, rows);
+  RowPlan out;
+  out.params.resize(static_cast<size_t>(in.params));
+  bool synchronous = false;  // some row synced per step must see every earlier clock
+  for (const PlanParam& pp : in.loop_params) {
+    ParamRows& r = out.params[pp.index];
+    r.used = true;
+    r.param = pp;
+    RIGEL_RETURN_IF_ERROR(PlanParamRows(in, my_rows[pp.index], others, &r));
+    bool ps = pp.strategy == Strategy::kPs;
+    if (ps || !r.shared.empty()) {
+      out.step_sync = true;
+      synchronous |= !ps || !pp.relaxed;
+    }
+  }
+  out.prefetch = out.step_sync && !synchronous && in.staleness >= 1;
+  return out;
+}
+
+std::vector<std::vector<int64_t>> ServerRowsAt(const RowPlan& plan,
+                                               std::vector<std::vector<int64_t>> touched) {
+  std::vector<std::vector<int64_t>> out(plan.params.size());
+  touched.resize(plan.params.size());
+  for (size_t p = 0; p < plan.params.size(); ++p) {
+    const ParamRows& r = plan.params[p];
+    if (!r.used) continue;
+    if (r.param.strategy == Strategy::kPs) {
+      out[p] = std::move(touched[p]);
+    } else if (!r.shared.empty()) {
+      out[p] = Intersect(touched[p], r.shared);
+    }
+  }
+  return out;
+}
+
+}  // namespace rigel::worker

@@ -1,0 +1,68 @@
+// The 2-D rotation's hand-offs between workers (blockHandoff messages): a
+// worker sends the rows of a block column straight to worker rank - 1 and
+// takes the next column from worker rank + 1 (worker/sync/rotation.cc). Both
+// workers list a column's rows in the same order (the step plan's,
+// worker/step_plan.h), so a message carries only the rows.
+//
+// Errors: Send returns the transport's; Take returns Abort's reason, or
+// Internal when the message does not match the column expected.
+// Thread-safety: Put and Abort from any thread (the transport's receive
+// thread); Send and Take from one thread at a time.
+#ifndef RIGEL_WORKER_SYNC_HANDOFF_H_
+#define RIGEL_WORKER_SYNC_HANDOFF_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "common/status.h"
+#include "transport/transport.h"
+#include "worker/sync/row_io.h"
+
+namespace rigel::worker::sync {
+
+// Which block column a hand-off carries: the loop, its run (`launch`), the
+// step the receiver takes it at, the parameter, and the column.
+struct ColumnId {
+  int loop = 0;
+  uint64_t launch = 0;
+  int64_t step = 0;
+  int param = 0;
+  int64_t column = 0;
+};
+
+class Handoffs {
+ public:
+  // `transport` and `io` must outlive the object; this is worker `rank` of
+  // `workers`.
+  Handoffs(transport::Transport* transport, const RowIo* io, int rank, int workers)
+      : transport_(transport), io_(io), rank_(rank), workers_(workers) {}
+
+  // Keeps a received blockHandoff for Take; false for any other message.
+  bool Put(const transport::InMessage& msg);
+  // Makes a waiting (and every later) Take return `why` (the job failed).
+  void Abort(const Status& why);
+
+  // Sends rows `keys` of the column's parameter to worker rank - 1.
+  Status Send(const ColumnId& id, const std::vector<int64_t>& keys, SyncMetrics* m);
+  // Waits for the column from worker rank + 1 and writes it into rows `keys`
+  // of the local copy.
+  Status Take(const ColumnId& id, const std::vector<int64_t>& keys, SyncMetrics* m);
+
+ private:
+  transport::Transport* transport_;
+  const RowIo* io_;
+  int rank_, workers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  // Received and not yet taken: (loop, launch, step, param).
+  std::map<std::tuple<int, uint64_t, int64_t, int>, transport::InMessage> mailbox_;
+  Status aborted_;
+};
+
+}  // namespace rigel::worker::sync
+
+#endif  // RIGEL_WORKER_SYNC_HANDOFF_H_

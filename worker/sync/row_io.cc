@@ -1,0 +1,99 @@
+#include "worker/sync/row_io.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace rigel::worker::sync {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+void RowIo::Gather(int p, const std::vector<int64_t>& keys, std::vector<float>* out) const {
+  const kernel::ParamBinding& b = param(p);
+  out->resize(keys.size() * b.width);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::memcpy(out->data() + k * b.width, b.data + keys[k] * b.width, b.width * sizeof(float));
+  }
+}
+
+void RowIo::Scatter(int p, const std::vector<int64_t>& keys, const float* rows) const {
+  const kernel::ParamBinding& b = param(p);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::memcpy(b.data + keys[k] * b.width, rows + k * b.width, b.width * sizeof(float));
+  }
+}
+
+Status RowIo::Pull(int p, const std::vector<int64_t>& keys, bool synchronous,
+                   std::vector<float>* pulled, SyncMetrics* m, const char* strategy) {
+  if (keys.empty()) {
+    if (pulled) pulled->clear();
+    return Status::Ok();
+  }
+  return Take(p, keys, synchronous ? client_->PullSynchronous(p, keys) : client_->Pull(p, keys),
+              pulled, m, strategy);
+}
+
+Status RowIo::Take(int p, const std::vector<int64_t>& keys,
+                   std::future<StatusOr<std::vector<float>>> pull, std::vector<float>* pulled,
+                   SyncMetrics* m, const char* strategy, const std::vector<int64_t>* keep_local) {
+  auto t = Clock::now();
+  StatusOr<std::vector<float>> rows = pull.get();
+  m->comm_s += Since(t);
+  if (!rows.ok()) return rows.status();
+  if (keep_local) {
+    // Rows this worker just updated: its own values are newer than those the
+    // servers had when they answered (which may lack its last deltas), and
+    // the next delta is taken against them, so nothing is counted twice.
+    const kernel::ParamBinding& b = param(p);
+    size_t j = 0;
+    for (size_t k = 0; k < keys.size(); ++k) {
+      while (j < keep_local->size() && (*keep_local)[j] < keys[k]) ++j;
+      if (j < keep_local->size() && (*keep_local)[j] == keys[k]) {
+        std::memcpy(rows->data() + k * b.width, b.data + keys[k] * b.width,
+                    b.width * sizeof(float));
+      }
+    }
+  }
+  Scatter(p, keys, rows->data());
+  m->bytes[strategy] += static_cast<double>(rows->size() * sizeof(float));
+  if (pulled) *pulled = std::move(rows).value();
+  return Status::Ok();
+}
+
+Status RowIo::PushDeltas(int p, const std::vector<int64_t>& keys, std::vector<float>* base,
+                         SyncMetrics* m, const char* strategy) {
+  const int64_t width = param(p).width;
+  std::vector<float> now;
+  Gather(p, keys, &now);
+  std::vector<int64_t> changed;
+  std::vector<float> deltas;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    bool any = false;
+    for (int64_t c = 0; c < width; ++c) {
+      float d = now[k * width + c] - (*base)[k * width + c];
+      any |= d != 0.0f;
+    }
+    if (!any) continue;
+    changed.push_back(keys[k]);
+    for (int64_t c = 0; c < width; ++c) {
+      float& b = (*base)[k * width + c];
+      float d = now[k * width + c] - b;
+      deltas.push_back(d);
+      // What the server computes when it adds the delta: the next delta is
+      // taken against exactly that.
+      b += d;
+    }
+  }
+  if (changed.empty()) return Status::Ok();
+  m->bytes[strategy] += static_cast<double>(deltas.size() * sizeof(float));
+  return client_->Push(p, changed, deltas.data());
+}
+
+}  // namespace rigel::worker::sync

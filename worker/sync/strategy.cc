@@ -1,0 +1,46 @@
+#include "worker/sync/strategy.h"
+
+#include <utility>
+
+namespace rigel::worker::sync {
+
+using analysis::Strategy;
+
+StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const SyncEnv& env) {
+  // The order the runner calls them in: the collective sum first after a
+  // step (every worker blocks in it), then pulls and pushes through the
+  // servers, then the hand-offs a neighbour waits for.
+  constexpr Strategy kOrder[] = {Strategy::kAllreduce, Strategy::kPs, Strategy::kLocal,
+                                 Strategy::kRotate, Strategy::kReplicated};
+  std::vector<std::unique_ptr<SyncStrategy>> out;
+  for (Strategy s : kOrder) {
+    std::vector<int> params;
+    for (const ParamRows& r : env.rows->params) {
+      if (r.used && r.param.strategy == s) params.push_back(r.param.index);
+    }
+    if (params.empty()) continue;
+    switch (s) {
+      case Strategy::kAllreduce:
+        if (!env.dense) return Internal("allreduce parameters but no collectives joined");
+        out.push_back(CreateAllreduce(env, std::move(params)));
+        break;
+      case Strategy::kPs:
+        out.push_back(CreatePsPullPush(env, std::move(params)));
+        break;
+      case Strategy::kLocal:
+        out.push_back(CreateLocalRows(env, std::move(params)));
+        break;
+      case Strategy::kRotate:
+        out.push_back(CreateRotation(env, std::move(params)));
+        break;
+      case Strategy::kReplicated:
+        out.push_back(CreateReplicated(env, std::move(params)));
+        break;
+      case Strategy::kAccumulator:
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace rigel::worker::sync

@@ -1,0 +1,133 @@
+// How a worker keeps parameters in sync during one run of a loop: one
+// SyncStrategy per analysis::Strategy the loop's parameters use, each in its
+// own file, made by CreateStrategies:
+//
+//   ps          ps_pull_push.cc  per step: pull the step's rows (bounded
+//                                staleness; relaxed rows may be pulled a step
+//                                ahead), push the deltas after it.
+//   local       local_rows.cc    rows only this worker touches: pulled at the
+//                                start (or kept from the last run), pushed at
+//                                the end; rows others touch too (a
+//                                wavefront's boundaries) pulled and pushed
+//                                every step.
+//   rotate      rotation.cc      block columns handed from worker to worker
+//                                after every step (worker/sync/handoff.h).
+//   allreduce   allreduce.cc     a replica on every worker, deltas summed by
+//                                a collective (worker/dense_sync.h).
+//   replicated  replicated.cc    rows read, pulled once unless unchanged.
+//   accumulator (none)           the kernel sums into the run's result.
+//
+// The runner (worker/runner.h) calls, in the order CreateStrategies returns
+// them: Begin on each, then for every planned step (worker/step_plan.h)
+// BeforeStep on each, the kernel, AfterStep on each, a clock tick when the
+// plan syncs rows per step; then advances the generation of every parameter
+// the loop writes, calls End on each, and flushes the pushes.
+//
+// Errors: those of the pulls, pushes, hand-offs and collectives; the first
+// one ends the run. Thread-safety: one run at a time, on one thread.
+#ifndef RIGEL_WORKER_SYNC_STRATEGY_H_
+#define RIGEL_WORKER_SYNC_STRATEGY_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "analysis/plan.h"
+#include "common/status.h"
+#include "ir/ir.h"
+#include "worker/dense_sync.h"
+#include "worker/step_plan.h"
+#include "worker/sync/handoff.h"
+#include "worker/sync/row_io.h"
+
+namespace rigel::worker::sync {
+
+// Rows of one parameter a worker holds across runs: which rows, what the
+// servers hold for them (the base the next delta is taken against), the loop
+// that pulled them, and the parameter's generation when they were last in
+// sync.
+struct HeldRows {
+  int loop = -1;
+  std::vector<int64_t> rows;
+  std::vector<float> base;
+  uint64_t generation = 0;
+};
+
+// An allreduce parameter's replica: `base` is its value after the last sync
+// (the same bits on every worker), `server` what the servers hold (worker 0
+// pushes the difference at the end of each run).
+struct DenseReplica {
+  bool valid = false;
+  uint64_t generation = 0;
+  std::vector<int64_t> rows;  // every row: the parameter is read and written whole
+  std::vector<float> base;
+  std::vector<float> server;
+};
+
+// What the worker keeps of one parameter between runs.
+struct ParamState {
+  uint64_t generation = 0;  // runs (of any loop) that wrote the parameter
+  HeldRows local;           // the local strategy's rows
+  HeldRows replicated;      // the replicated strategy's rows
+  DenseReplica dense;       // the allreduce strategy's replica
+};
+
+// What the strategies of one run work with; owned by the runner, outliving
+// the run's strategies.
+struct SyncEnv {
+  const ir::Program* prog = nullptr;
+  int loop = 0;
+  uint64_t launch = 0;
+  int rank = 0;
+  int workers = 1;
+  int64_t sync_every = 1;  // allreduce: steps between collective sums
+  const RowPlan* rows = nullptr;
+  RowIo* io = nullptr;
+  Handoffs* handoffs = nullptr;
+  DenseSync* dense = nullptr;                // null: the job has no allreduce parameters
+  std::vector<ParamState>* state = nullptr;  // by parameter index
+  SyncMetrics* metrics = nullptr;
+};
+
+// One planned step, as the strategies see it.
+struct Step {
+  int64_t index = 0;
+  int64_t count = 1;  // steps in the run
+  // Rows of each parameter that go through the servers at this step
+  // (ServerRowsAt; one entry per parameter, most empty), and at the next
+  // step when they are pulled ahead (RowPlan::prefetch), else null.
+  const std::vector<std::vector<int64_t>>* server_rows = nullptr;
+  const std::vector<std::vector<int64_t>>* next_rows = nullptr;
+  bool last() const { return index + 1 == count; }
+};
+
+class SyncStrategy {
+ public:
+  virtual ~SyncStrategy() = default;
+  // Start of the run: bring this worker's copies of the parameters up to date.
+  virtual Status Begin() { return Status::Ok(); }
+  // Before the kernel runs `step`: the rows it needs.
+  virtual Status BeforeStep(const Step& step) { return Status::Ok(); }
+  // After the kernel ran `step`: deltas out, hand-offs, collective sums.
+  virtual Status AfterStep(const Step& step) { return Status::Ok(); }
+  // End of the run, after the written parameters' generations advanced:
+  // write back what this worker holds (the runner then flushes).
+  virtual Status End() { return Status::Ok(); }
+};
+
+// The strategies of one run: one per analysis::Strategy that the
+// parameters env.rows uses have (accumulators none), in the order allreduce,
+// ps, local, rotate, replicated. Internal for allreduce without env.dense
+// (Runner::Create joins the collectives whenever a loop has one).
+StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const SyncEnv& env);
+
+// One strategy over `params` (parameter indices); used by CreateStrategies.
+std::unique_ptr<SyncStrategy> CreatePsPullPush(const SyncEnv& env, std::vector<int> params);
+std::unique_ptr<SyncStrategy> CreateLocalRows(const SyncEnv& env, std::vector<int> params);
+std::unique_ptr<SyncStrategy> CreateRotation(const SyncEnv& env, std::vector<int> params);
+std::unique_ptr<SyncStrategy> CreateAllreduce(const SyncEnv& env, std::vector<int> params);
+std::unique_ptr<SyncStrategy> CreateReplicated(const SyncEnv& env, std::vector<int> params);
+
+}  // namespace rigel::worker::sync
+
+#endif  // RIGEL_WORKER_SYNC_STRATEGY_H_
