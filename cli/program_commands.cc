@@ -17,6 +17,7 @@
 #include "exec/executor.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
+#include "kernel/passes/pipeline.h"
 
 extern char** environ;
 
@@ -29,6 +30,11 @@ struct ProgramArgs {
   std::string path;
   std::vector<std::string> sets;
   bool bytecode = false;
+  // `rigel dump-ir`: the loop compiler's passes to print after and to skip,
+  // their statistics, verification.
+  std::vector<std::string> print_after, disable;
+  bool stats = false;
+  bool verify = false;
   uint64_t seed = 0;
   bool verbose = false;
   // Distributed runs (`rigel run --workers M`).
@@ -102,6 +108,67 @@ int RunDistributed(const ProgramArgs& a) {
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+// "  PASS: COUNTER N, COUNTER N" per pass of each loop, "no change" for a
+// pass that changed nothing, "disabled" for one that did not run.
+void PrintStats(const std::vector<std::pair<int, std::vector<kernel::passes::PassReport>>>& loops) {
+  for (const auto& [loop, reports] : loops) {
+    std::cout << "stats loop " << loop << "\n";
+    for (const kernel::passes::PassReport& r : reports) {
+      std::string line;
+      for (const auto& [name, value] : r.stats.counters()) {
+        line += (line.empty() ? "" : ", ") + name + " " + std::to_string(value);
+      }
+      if (!r.ran) line = "disabled";
+      if (line.empty()) line = "no change";
+      std::cout << "  " << r.pass << ": " << line << "\n";
+    }
+  }
+}
+
+// `rigel dump-ir`: the IR; with any compiler flag, the data are loaded and
+// every loop is compiled with them.
+void DumpIr(const ProgramArgs& a, int* exit_code) {
+  for (const auto& [names, allow_all] :
+       {std::make_pair(&a.disable, false), std::make_pair(&a.print_after, true)}) {
+    Status st = kernel::passes::CheckPassNames(*names, allow_all);
+    if (!st.ok()) {
+      std::cerr << "rigel: " << st.message() << "\n";
+      *exit_code = 2;  // a usage error, like any bad flag value
+      return;
+    }
+  }
+  auto prog = CompileProgram(a.path, a.sets, exit_code);
+  if (!prog) return;
+  std::cout << ir::Print(*prog);
+  if (!a.bytecode && !a.stats && !a.verify && a.print_after.empty() && a.disable.empty()) return;
+  exec::ExecutorOptions opts;
+  opts.compile.disable = a.disable;
+  opts.compile.print_after = a.print_after;
+  if (a.verify) opts.compile.verify = true;
+  opts.compile.print = [](const std::string& pass, const std::string& text) {
+    std::cout << "=== after " << pass << " ===\n" << text;
+  };
+  std::vector<std::pair<int, std::vector<kernel::passes::PassReport>>> stats;
+  if (a.stats) {
+    opts.compile.stats = [&stats](int loop, const std::vector<kernel::passes::PassReport>& r) {
+      stats.emplace_back(loop, r);
+    };
+  }
+  auto ex = exec::SerialExecutor::Create(*prog, opts);
+  if (!ex.ok()) {
+    const Status& st = ex.status();
+    std::cerr << (st.code() == StatusCode::kInternal ? "rigel: internal error: " : "")
+              << st.message();
+    if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";
+    *exit_code = 1;
+    return;
+  }
+  for (size_t l = 0; a.bytecode && l < prog->loops.size(); ++l) {
+    std::cout << "bytecode loop " << l << "\n" << (*ex)->kernel(static_cast<int>(l)).Disassemble();
+  }
+  if (a.stats) PrintStats(stats);
+}
+
 void AddProgramArgs(CLI::App* cmd, ProgramArgs* args) {
   cmd->add_option("program", args->path, "the .rgl program")->required();
   cmd->add_option("--set", args->sets,
@@ -154,22 +221,18 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
   AddProgramArgs(cmd, args.get());
   cmd->add_flag("--bytecode", args->bytecode,
                 "also load the data and print each loop's compiled bytecode");
-  cmd->callback([args, exit_code] {
-    auto prog = CompileProgram(args->path, args->sets, exit_code);
-    if (!prog) return;
-    std::cout << ir::Print(*prog);
-    if (!args->bytecode) return;
-    auto ex = exec::SerialExecutor::Create(*prog, {});
-    if (!ex.ok()) {
-      std::cerr << ex.status().message();
-      *exit_code = 1;
-      return;
-    }
-    for (size_t l = 0; l < prog->loops.size(); ++l) {
-      std::cout << "bytecode loop " << l << "\n"
-                << (*ex)->kernel(static_cast<int>(l)).Disassemble();
-    }
-  });
+  cmd->add_option("--print-after", args->print_after,
+                  "also print each loop's IR or bytecode after this pass of the loop compiler "
+                  "(repeatable; all: after every pass)")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--disable", args->disable, "skip this pass of the loop compiler (repeatable)")
+      ->expected(1)
+      ->take_all();
+  cmd->add_flag("--stats", args->stats, "also print what each pass did to each loop");
+  cmd->add_flag("--verify", args->verify,
+                "check the IR and the bytecode after every pass (always on in debug builds)");
+  cmd->callback([args, exit_code] { DumpIr(*args, exit_code); });
 }
 
 void AddRunCommand(CLI::App& app, int* exit_code) {

@@ -68,7 +68,9 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
     return v.i;
   };
   for (size_t l = 0; l < prog.loops.size(); ++l) {
-    auto k = kernel::Kernel::Compile(prog, static_cast<int>(l), widths);
+    auto k = kernel::Kernel::Compile(prog, static_cast<int>(l), widths, opts.compile);
+    // A failed verification is a bug in the compiler, not in the program.
+    if (!k.ok() && k.status().code() == StatusCode::kInternal) return k.status();
     if (!k.ok()) return ex->ErrorAt(prog.loops[l].loc, k.status().message());
     ex->kernels_.push_back(std::move(k).value());
   }

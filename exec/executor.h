@@ -63,6 +63,9 @@ struct ExecutorOptions {
   // Called after each iteration `i` of a top-level driver `for lo..hi` (an
   // epoch), for progress lines and per-epoch logs.
   std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
+  // How each loop is compiled: passes to skip or print, their statistics,
+  // verification (kernel/passes/pipeline.h).
+  kernel::CompileOptions compile;
 };
 
 class SerialExecutor {
@@ -70,7 +73,8 @@ class SerialExecutor {
   // Loads every data set, allocates and initialises parameters, checks the
   // vector widths that depend on data, and compiles every loop. Errors name
   // the program location ("FILE:LINE:COL: error: ...") and, for data, the
-  // data file and line. `prog` must outlive the executor.
+  // data file and line; a compiler verification failure is Internal and
+  // names the pass. `prog` must outlive the executor.
   static StatusOr<std::unique_ptr<SerialExecutor>> Create(const ir::Program& prog,
                                                           const ExecutorOptions& opts);
 

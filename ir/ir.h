@@ -10,7 +10,8 @@
 // `let` values are defined once; `var` registers may be reassigned (kMove).
 // Expressions outside loop bodies (sizes, driver lets, prints) are DExpr trees.
 //
-// Documented in docs/architecture.md; `rigel dump-ir` prints it (ir_print.cc).
+// Documented in docs/architecture.md; `rigel dump-ir` prints it (ir/print.cc);
+// ir/verify.h checks a loop body's invariants.
 #ifndef RIGEL_IR_IR_H_
 #define RIGEL_IR_IR_H_
 
@@ -206,6 +207,8 @@ struct Program {
 
 // Human-readable dump (stable format; used by `rigel dump-ir` and tests).
 std::string Print(const Program& p);
+// One loop (a loop of `p` or a rewritten copy of it) as Print writes it.
+std::string PrintLoop(const Program& p, const Loop& l);
 // Renders one driver expression as source-like text.
 std::string PrintExpr(const Program& p, int expr);
 

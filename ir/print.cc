@@ -223,6 +223,24 @@ std::string PrintExpr(const Program& p, int id) {
   return "?";
 }
 
+std::string PrintLoop(const Program& p, const Loop& l) {
+  std::string out = "loop " + std::to_string(l.id) + (l.ordered ? " ordered" : "") + " over " +
+                    p.data[l.data].name + " (";
+  for (size_t k = 0; k < l.vars.size(); ++k) {
+    out += (k ? ", " : "") + R(l, l.vars[k]) + ": " + TypeStr(p, l.regs[l.vars[k]]);
+  }
+  out += ")";
+  std::string relax;
+  for (size_t k = 0; k < l.relaxed.size(); ++k) {
+    if (l.relaxed[k]) relax += (relax.empty() ? "" : ", ") + p.params[k].name;
+  }
+  if (!relax.empty()) out += " relax " + relax;
+  out += "\n";
+  PrintBody(p, l, l.body, 2, &out);
+  out += "end\n";
+  return out;
+}
+
 std::string Print(const Program& p) {
   std::string out = "program " + p.path + "\n";
   for (const auto& [name, v] : p.consts) out += "const " + name + " = " + Num(v) + "\n";
@@ -246,22 +264,7 @@ std::string Print(const Program& p) {
            Num(q.a) + ", " + Num(q.b) + ", seed=" + std::to_string(q.seed) + ")\n";
   }
   for (const AccumDecl& a : p.accums) out += "accum " + a.name + ": f32\n";
-  for (const Loop& l : p.loops) {
-    out += "loop " + std::to_string(l.id) + (l.ordered ? " ordered" : "") + " over " +
-           p.data[l.data].name + " (";
-    for (size_t k = 0; k < l.vars.size(); ++k) {
-      out += (k ? ", " : "") + R(l, l.vars[k]) + ": " + TypeStr(p, l.regs[l.vars[k]]);
-    }
-    out += ")";
-    std::string relax;
-    for (size_t k = 0; k < l.relaxed.size(); ++k) {
-      if (l.relaxed[k]) relax += (relax.empty() ? "" : ", ") + p.params[k].name;
-    }
-    if (!relax.empty()) out += " relax " + relax;
-    out += "\n";
-    PrintBody(p, l, l.body, 2, &out);
-    out += "end\n";
-  }
+  for (const Loop& l : p.loops) out += PrintLoop(p, l);
   out += "driver\n";
   PrintDriver(p, p.driver, 2, &out);
   out += "end\n";

@@ -7,9 +7,11 @@
 // to that parameter can happen while the view is live (otherwise a copy), and
 // (3) fuses linear vector expressions (sums of scalar-times-vector terms, the
 // shape of every SGD update) into one pass that writes straight into the
-// destination row. Values are those of evaluating the IR in f32, up to the
-// rounding of the reassociated linear combinations; the same kernel runs on
-// the serial path and on workers, so they agree exactly with each other.
+// destination row. These steps are named passes of one pipeline
+// (kernel/passes/pipeline.h) that CompileOptions can print, skip and verify.
+// Values are those of evaluating the IR in f32, up to the rounding of the
+// reassociated linear combinations; the same kernel runs on the serial path
+// and on workers, so they agree exactly with each other.
 //
 // A Kernel is immutable after Compile; Run() keeps its mutable state in a
 // Frame, so one Kernel can run on several threads with one Frame each.
@@ -19,12 +21,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "data/dataset.h"
 #include "ir/ir.h"
+#include "kernel/passes/stats.h"
 
 namespace rigel::kernel {
 
@@ -58,6 +63,22 @@ struct RunContext {
 // Resolves a width DExpr to a number (data attributes, consts).
 using WidthFn = std::function<StatusOr<int64_t>(int expr)>;
 
+// How Kernel::Compile runs the pass pipeline (kernel/passes/pipeline.h).
+struct CompileOptions {
+  // Run the IR and bytecode verifiers before the first pass and after every
+  // pass. Unset: on in debug and sanitizer builds, off in Release.
+  std::optional<bool> verify;
+  // Passes to skip, by name (the kernel stays correct, only slower).
+  std::vector<std::string> disable;
+  // Passes, by name or "all", after which `print` gets the loop as text: its
+  // IR (ir::PrintLoop) after an IR pass; "bytecode loop N" and the
+  // disassembly after a bytecode pass. Not called for a disabled pass.
+  std::vector<std::string> print_after;
+  std::function<void(const std::string& pass, const std::string& text)> print;
+  // Called once per compiled loop with a report per pass, in pipeline order.
+  std::function<void(int loop, const std::vector<passes::PassReport>& reports)> stats;
+};
+
 class Kernel {
  public:
   ~Kernel();
@@ -65,8 +86,11 @@ class Kernel {
   Kernel& operator=(Kernel&&) noexcept;
 
   // Compiles loop `loop` of `prog`. Returns InvalidArgument (with the
-  // program location) if a vector width is not positive or widths disagree.
-  static StatusOr<Kernel> Compile(const ir::Program& prog, int loop, const WidthFn& widths);
+  // program location) if a vector width is not positive or widths disagree,
+  // or if `opts` names a pass that does not exist; Internal if verification
+  // is on and a pass breaks the IR or the bytecode (naming the pass).
+  static StatusOr<Kernel> Compile(const ir::Program& prog, int loop, const WidthFn& widths,
+                                  const CompileOptions& opts = {});
 
   // Runs elements [begin, end) of the loop's data set in order. Stops at the
   // first run-time error (an index out of range, integer division by zero)
@@ -100,7 +124,8 @@ class Kernel {
   // and loop variables). With `key_slice`, every row or element read or write
   // becomes an instruction that appends its row to the run's key trace.
   static StatusOr<Kernel> CompileBody(const ir::Program& prog, int loop, ir::Loop body,
-                                      bool key_slice, const WidthFn& widths);
+                                      bool key_slice, const WidthFn& widths,
+                                      const CompileOptions& opts);
   // Elements list[begin..end) (or begin..end when list is null). `keys`
   // receives the rows of a key slice's accesses; null for a normal kernel.
   Status RunSome(const RunContext& ctx, const int64_t* list, int64_t begin, int64_t end,

@@ -1,4 +1,7 @@
-// Private to kernel*.cc: the bytecode the kernel interpreter runs.
+// Private to kernel/ (the compiler in kernel/lower/ and kernel/passes/, the
+// interpreter in kernel/run.cc): the bytecode the kernel interpreter runs.
+// kernel/operands.h says what each field means per opcode; kernel/verify.h
+// checks a program against it.
 #ifndef RIGEL_KERNEL_KERNEL_IMPL_H_
 #define RIGEL_KERNEL_KERNEL_IMPL_H_
 
@@ -54,13 +57,15 @@ enum Code : uint16_t {
   kVBinSV,  // V[d] = S[a] fn V[b]
   kVUn,
   kVClip,
-  kDot,
+  kDot,  // fn 1: the value is read once (kernel/passes/fuse_dot.cc may fuse it)
   kSum,
   kNorm,
   kDotOp,  // S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul
   // Parameters: param index aux, subscripts in slots a (row) and b (column).
   kRdElem1,
   kRdElem2,
+  // A row or whole copy with fn 1 may be a view: no write to its parameter
+  // can happen while the value is live (kernel/passes/read_views.cc).
   kRdRowView,
   kRdRowCopy,
   kRdWholeView,
@@ -140,7 +145,7 @@ union Slot {
 
 struct Kernel::Impl {
   const ir::Program* prog = nullptr;
-  ir::Loop rewritten;  // the loop after read CSE; what `code` was made from
+  ir::Loop rewritten;  // the loop after the IR passes; what `code` was made from
   int loop = -1;
   data::DataKind kind = data::DataKind::kRange;
   int data = -1;
@@ -159,6 +164,9 @@ struct Kernel::Impl {
   // A key slice: row and element accesses were compiled to kKey.
   bool key_slice = false;
 };
+
+// The bytecode of `k` as text, one instruction per line (kernel/debug.cc).
+std::string Disassemble(const Kernel::Impl& k);
 
 }  // namespace rigel::kernel
 

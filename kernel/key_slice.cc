@@ -1,6 +1,6 @@
 // Backward slicing of a loop body on the structured IR, then compilation of
-// the reduced body by the kernel compiler in key-slice mode (kernel_compile.cc
-// turns its accesses into kKey).
+// the reduced body by the kernel compiler in key-slice mode (the lowering,
+// kernel/lower/access.cc, turns its accesses into kKey).
 //
 // Why the slice computes what the kernel computes: an instruction is kept if
 // it defines a register some kept instruction reads (every definition of it,
@@ -293,7 +293,7 @@ StatusOr<KeySlice> KeySlice::Compile(const ir::Program& prog, int loop, const Wi
   Slicer s(prog, prog.loops[loop]);
   ir::Loop body = s.Run();
   RIGEL_ASSIGN_OR_RETURN(
-      Kernel k, Kernel::CompileBody(prog, loop, std::move(body), /*key_slice=*/true, widths));
+      Kernel k, Kernel::CompileBody(prog, loop, std::move(body), /*key_slice=*/true, widths, {}));
   return KeySlice(std::move(k), s.exact(), s.whole(), s.touches(), s.empty());
 }
 

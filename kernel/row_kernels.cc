@@ -153,7 +153,7 @@ auto ByWidth(int64_t width, F f) {
 LinFn SelectLin(int count, int64_t width) {
   if (count > 4) {
     // Wide combinations are rare; instantiate a few counts, beyond that the
-    // compiler splits the combination (see kernel_compile.cc).
+    // compiler splits the combination (see kernel/lower/linear.cc).
     switch (count) {
       case 5: return LinWide<5>;
       case 6: return LinWide<6>;
