@@ -13,8 +13,9 @@
 // reassociated linear combinations; the same kernel runs on the serial path
 // and on workers, so they agree exactly with each other.
 //
-// A Kernel is immutable after Compile; Run() keeps its mutable state in a
-// Frame, so one Kernel can run on several threads with one Frame each.
+// A Kernel is immutable after Compile; each Run() keeps its mutable state
+// (scalar slots, the vector arena) in its own call, so one Kernel can run on
+// several threads at once.
 #ifndef RIGEL_KERNEL_KERNEL_H_
 #define RIGEL_KERNEL_KERNEL_H_
 

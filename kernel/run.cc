@@ -1,4 +1,5 @@
-// The bytecode interpreter. One switch dispatch per instruction; vector
+// The bytecode interpreter. One indirect jump per instruction (direct
+// threading through a table of label addresses); vector
 // instructions do a whole row per dispatch, which is what keeps the
 // interpreter within a small factor of hand-written loops.
 #include <algorithm>
