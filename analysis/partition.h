@@ -1,46 +1,19 @@
-// Partition cuts: where the blocks of a loop's schedule begin and end.
+// Partition cuts: where the blocks of a loop's schedule begin and end. A
+// `Cuts` value holds, per axis of the schedule (the element index for
+// data_parallel, a coordinate for model_parallel_1d, two for
+// conflict_free_2d, one skewed coordinate per dimension for wavefront), the
+// boundaries of its parts; the part an element falls in on each axis says
+// which worker runs it and when (analysis/order.h). Axes, balance bounds and
+// why any non-decreasing boundaries keep a schedule's dependences:
+// docs/schedules.md ("Cuts: where the blocks begin and end").
 //
-// A schedule runs a data set in blocks (analysis/plan.h, docs/schedules.md):
-// it cuts one or more axes into ranges, and the range an element falls in on
-// each axis says which worker runs it and at which step (analysis/order.h).
-// A `Cuts` value holds those ranges' boundaries. The axes of each schedule:
+// EqualCuts cuts every axis into equal lengths; MakeCuts balances each
+// coordinate axis by element counts (a value's elements are never split). The
+// JSON form (CutsToJson/CutsFromJson) is for tests and files; workers get
+// cuts typed (transport/wire/rigel.capnp TaskCuts). Errors: InvalidArgument
+// naming the axis or key.
 //
-//   data_parallel      one axis: the element index e in [0, count), P parts;
-//   model_parallel_1d  one axis: coordinate schedule.dim, P parts;
-//   conflict_free_2d   two axes: [0] coordinate local_dim, [1] rotate_dim,
-//                      P parts each;
-//   wavefront          one axis per skewed coordinate x'_r = sum_c T[r][c] x_c
-//                      (T = schedule.skew), over [0, 1 + sum_c T[r][c] *
-//                      (extent_c - 1)), schedule.blocks[r] parts;
-//   serial             none.
-//
-// EqualCuts cuts every axis into ranges of equal length (what Rigel always
-// did). MakeCuts cuts each coordinate axis so that every part holds as close
-// to count / parts elements as the data allow (a greedy cut of the prefix
-// sums of the per-value histogram), so that skewed data (Zipf-distributed
-// user and item ids) still gives every worker the same work; the element-index
-// axis of data_parallel is cut into equal counts. A value's elements are never
-// split between parts, so a single heavy value bounds how equal the parts can
-// be: no part holds more than count / parts + h elements, where h is the
-// largest number of elements sharing one value. Each axis is balanced on its
-// own; the blocks of a 2-D or wavefront schedule are products of ranges, so
-// strongly correlated coordinates can still leave unequal blocks.
-//
-// Any cuts keep a schedule's dependences: the 2-D rotation needs only that a
-// step's blocks use distinct ranges, and the wavefront only that the part of
-// a skewed coordinate never decreases as the coordinate grows; both hold for
-// every non-decreasing list of boundaries.
-//
-// Cuts as JSON (CutsToJson, CutsFromJson; the scheduler sends them to workers
-// typed, as transport/wire/rigel.capnp's TaskCuts):
-//   {"schedule": "conflict_free_2d", "workers": 2,
-//    "axes": [{"dim": 0, "extent": 2000, "bounds": [0, 3, 2000]},
-//             {"dim": 1, "extent": 2000, "bounds": [0, 4, 2000]}]}
-// ("dim" is the space dimension of the axis, the skewed coordinate's index for
-// wavefront, and -1 for the element index of data_parallel.)
-//
-// Value types and pure functions; thread-safe (concurrent calls on shared
-// const values are fine).
+// Value types and pure functions; thread-safe.
 #ifndef RIGEL_ANALYSIS_PARTITION_H_
 #define RIGEL_ANALYSIS_PARTITION_H_
 

@@ -1,29 +1,16 @@
-// Storage for the rows of one parameter shard on a parameter server.
+// Storage for the rows of one parameter shard on a parameter server
+// (layouts, memory and speed: docs/parameter_servers.md).
 //
-// Two layouts, one interface:
-//  - RangeStore: rows [begin, end) of a parameter keyed by a loop variable,
-//    one contiguous array, every row initialised when the store is made.
-//  - HashStore: rows of an indirectly accessed parameter (embeddings,
-//    feature weights), any subset of row ids, created on first touch. It is
-//    an open-addressing table of our own (linear probing, 16-byte slots
-//    holding the row id and its arena row, rows in per-stripe arenas of
-//    256-row chunks): at width 64 it holds 1.1-1.2x the payload bytes,
-//    depending on how full the tables are (tests/server measures it), with no
-//    allocation per row. Lookups run as a software pipeline that prefetches
-//    each key's slot and row a few keys ahead: rows are scattered, and
-//    waiting on memory is what a batch costs otherwise (bench/ps.cc, cases apply/...).
-// Either way a row's initial value comes from a RowInit, a pure function of
-// the row id, so it does not depend on which server holds the row or on how
-// many servers there are.
+// RangeStore holds rows [begin, end) in one array, all initialised up front;
+// HashStore holds any subset of row ids, created on first touch, in an
+// open-addressing table of our own. A row's initial value comes from a
+// RowInit, a pure function of the row id, so it does not depend on which
+// server holds it. Errors: InvalidArgument for a bad range or width.
 //
-// Concurrency: rows are guarded by 16 lock stripes (a row's stripe is a hash
-// of its id). A batch runs on L threads (oneTBB's parallel_for, L a power of
-// two, at most 16 and the hardware threads, with at least 32768 keys per
-// thread; one thread below that): thread l locks the stripes s with
-// s % L == l and handles the batch's keys in them, in batch order. So a row
-// is never seen half-updated, repeated keys apply in order, and concurrent
-// batches serialise only on the stripes they share. All methods are
-// thread-safe.
+// Thread-safety: all methods are thread-safe. Rows are guarded by 16 lock
+// stripes; a batch runs on up to 16 threads (oneTBB), each owning whole
+// stripes, so a row is never seen half-updated and repeated keys apply in
+// batch order.
 #ifndef RIGEL_PS_ROW_STORE_H_
 #define RIGEL_PS_ROW_STORE_H_
 

@@ -1,28 +1,16 @@
-// A parameter server's request handling: the stores of the shards this server
-// holds (row_store.h), answering batched pulls and pushes, and bounded
-// staleness.
+// A parameter server's request handling: the stores of the shards this
+// server holds (ps/row_store.h), batched pulls and pushes, and bounded
+// staleness (docs/parameter_servers.md).
 //
-// Messages (transport/wire/rigel.capnp):
-//   pullRequest  -> pullReply with the rows in key order, and the server's
-//                   minimum worker clock when it answered (the version the
-//                   worker's cache records);
-//   pushRequest  -> pushReply after the rows are applied (add, assign, SGD,
-//                   Adagrad);
-//   clockTick    (one-way, worker -> every server) "I finished clock c, after
-//                   sending you n pushes".
-// Staleness s: a pull from a worker at clock c is answered once every worker
-// has finished clock c - s (its ticks arrived and the pushes before them are
-// applied); until then it waits here, without blocking anything else. s = 0
-// is synchronous: a worker at clock c sees every update of clocks < c.
+// pullRequest is answered with the rows in key order and the server's minimum
+// worker clock; pushRequest after the rows are applied; clockTick (one-way)
+// records that a worker finished a clock. With staleness s, a pull from a
+// worker at clock c waits (without blocking anything else) until every worker
+// finished clock c - s. A key this server does not hold, an unknown parameter
+// or a width mismatch is answered with an error and never applied.
 //
-// Requests are served in arrival order on the transport's receive thread;
-// each batch is applied by the store's stripes in parallel (oneTBB), so one
-// batch uses every core and a row is never read half-updated. A key that
-// this server does not hold, an unknown parameter or a width mismatch is
-// answered with an error, never applied.
-//
-// Thread-safety: Handle() is called from the receive thread; stats() from
-// anywhere.
+// Thread-safety: Handle() is called from the transport's receive thread;
+// stats() from anywhere.
 #ifndef RIGEL_PS_SERVICE_H_
 #define RIGEL_PS_SERVICE_H_
 

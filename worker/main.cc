@@ -24,101 +24,12 @@
 #include "cluster/scheduler_store.h"
 #include "common/memory.h"
 #include "ps/client.h"
+#include "worker/job.h"
 #include "worker/runner.h"
-#include "worker/task.h"
 
 namespace {
 
 using namespace rigel;
-
-// Tasks wait here for the main thread: the receive thread must go on taking
-// hand-offs and replies while a task runs.
-class TaskQueue {
- public:
-  void Push(transport::InMessage m) {
-    std::lock_guard<std::mutex> l(mu_);
-    tasks_.push_back(std::move(m));
-    cv_.notify_all();
-  }
-  // The next task; false once the job ended with none left.
-  bool Pop(const cluster::Member& member, transport::InMessage* out) {
-    std::unique_lock<std::mutex> l(mu_);
-    while (true) {
-      cv_.wait_for(l, std::chrono::milliseconds(200),
-                   [&] { return !tasks_.empty() || member.ended(); });
-      if (!tasks_.empty()) break;
-      if (member.ended()) return false;
-    }
-    *out = std::move(tasks_.front());
-    tasks_.pop_front();
-    return true;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<transport::InMessage> tasks_;
-};
-
-// Tells the scheduler a task ended: its result, or why it failed.
-Status Report(transport::Transport* t, uint32_t loop, uint64_t launch,
-              const worker::TaskResult* res, const Status& st) {
-  transport::OutMessage msg;
-  auto d = msg.header().getBody().initTaskDone();
-  d.setLoop(loop);
-  d.setLaunch(launch);
-  if (res) {
-    auto a = d.initAccums(static_cast<unsigned>(res->accums.size()));
-    for (size_t k = 0; k < res->accums.size(); ++k) a.set(k, res->accums[k]);
-    auto e = d.initMetrics(static_cast<unsigned>(res->metrics.size()));
-    for (size_t k = 0; k < res->metrics.size(); ++k) {
-      e[k].setName(res->metrics[k].first);
-      e[k].setValue(res->metrics[k].second);
-    }
-  }
-  if (!st.ok()) d.setError(st.message());
-  return t->Send({transport::Role::kScheduler, 0}, std::move(msg));
-}
-
-// Loads the job, says it is ready and runs the scheduler's tasks until the
-// `end` task (or the job ended). `*owned` receives the runner, which must
-// outlive the transport's receive thread; `runner` is what that thread sees.
-Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport* t,
-              const cluster::Member& member, TaskQueue& tasks, collectives::Store* store,
-              std::atomic<worker::Runner*>& runner, std::unique_ptr<worker::Runner>* owned) {
-  auto map = setup.MakeShardMap();
-  worker::RunnerOptions ro;
-  ro.rank = rank;
-  ro.workers = setup.workers;
-  ro.job = setup.options;
-  ro.log = &std::cerr;
-  ro.store = store;
-  auto made = map.ok() ? worker::Runner::Create(*setup.job, t, std::move(map).value(), ro)
-                       : StatusOr<std::unique_ptr<worker::Runner>>(map.status());
-  if (!made.ok()) {
-    std::cerr << "rigel-worker " << rank << ": " << made.status().message() << "\n";
-    (void)Report(t, 0, 0, nullptr, made.status());
-    return made.status();
-  }
-  *owned = std::move(made).value();
-  runner = owned->get();
-  transport::OutMessage ready;
-  ready.header().getBody().initStep().setCommand(wire::StepCommand::START);
-  Status result = t->Send({transport::Role::kScheduler, 0}, std::move(ready));
-  transport::InMessage m;
-  while (result.ok() && tasks.Pop(member, &m)) {
-    auto task = m.header().getBody().getTask();
-    if (task.getEnd()) break;
-    auto spec = worker::ReadTask(task);
-    auto res = spec.ok() ? (*owned)->Run(*spec) : StatusOr<worker::TaskResult>(spec.status());
-    result = Report(t, task.getLoop(), task.getLaunch(), res.ok() ? &*res : nullptr, res.status());
-    if (!res.ok()) {
-      std::cerr << "rigel-worker " << rank << ": " << res.status().message() << "\n";
-      result = res.status();
-    }
-  }
-  return result;
-}
 
 // The parameter-server smoke test: `pushes` clocks of +1 to the first
 // `rows` rows of the first parameter (which the setup must have), then
@@ -153,14 +64,6 @@ Status SelfTest(const cluster::ClusterSetup& setup, int rank, transport::Transpo
   return Status::Ok();
 }
 
-// Tells the scheduler this worker is done and waits for the job's end.
-Status Finished(transport::Transport* t, cluster::Member& member) {
-  transport::OutMessage done;
-  done.header().getBody().initStep().setCommand(wire::StepCommand::FINISHED);
-  RIGEL_RETURN_IF_ERROR(t->Send({transport::Role::kScheduler, 0}, std::move(done)));
-  return member.WaitForEnd();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -186,7 +89,7 @@ int main(int argc, char** argv) {
   }
   std::atomic<cluster::Member*> member{nullptr};
   std::atomic<worker::Runner*> runner{nullptr};
-  TaskQueue tasks;
+  worker::TaskQueue tasks;
   (*t)->SetHandler([&](transport::InMessage m) {
     if (m.type() == transport::MessageType::TASK) {
       tasks.Push(std::move(m));
@@ -223,7 +126,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<worker::Runner> owned;
   cluster::SchedulerStore store(t->get());
   if (setup->job) {
-    result = RunJob(*setup, rank, t->get(), *joined, tasks, &store, runner, &owned);
+    result =
+        worker::RunJob(*setup, rank, t->get(), *joined, tasks, &store, runner, &owned, std::cerr);
   } else if (pushes > 0) {
     if (!setup->MakeShardMap().ok() || setup->params.empty()) {
       std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";
@@ -231,7 +135,7 @@ int main(int argc, char** argv) {
     }
     result = SelfTest(*setup, rank, t->get(), *joined, pushes, rows, pace_ms);
   }
-  Status end = result.ok() ? Finished(t->get(), *joined) : result;
+  Status end = result.ok() ? worker::FinishJob(t->get(), *joined) : result;
   // Closing first stops the receive thread, which may be inside the member's
   // Handle(); only then is the member destroyed.
   member = nullptr;
