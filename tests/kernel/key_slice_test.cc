@@ -505,7 +505,9 @@ parallel for (i, j, v) in t {
       KeySets got = h->SliceKeys(s, one);
       for (const std::string& name : params) {
         int p = h->param(name);
-        if (s.exact(p)) EXPECT_EQ(got[p], written[p]) << "element " << e << ", param " << name;
+        if (s.exact(p)) {
+          EXPECT_EQ(got[p], written[p]) << "element " << e << ", param " << name;
+        }
       }
     }
   }
