@@ -8,7 +8,8 @@
 // two terms of a linear form instead of one with the summed coefficient
 // (`H - lr*reg*H` instead of `(1 - lr*reg) * H`), which rounds differently.
 // For it numbers are compared to a relative 1e-5 (printed) and 1e-4
-// (parameters); everything else about the output must still be equal.
+// (parameters); everything else about the output must still be equal. Under
+// clang, every pass is compared that way (see Reassociates).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,7 +29,18 @@
 namespace rigel::kernel {
 namespace {
 
-bool Reassociates(const std::string& pass) { return pass == "merge-reads"; }
+// clang contracts a*b+c into one fused multiply-add within an expression
+// (-ffp-contract=on; GCC contracts across statements), so there a pass that
+// changes which expression computes a value (fuse-row-writes) changes the
+// rounding too: under clang (the sanitizer build) every pass is compared
+// within the tolerance.
+bool Reassociates(const std::string& pass) {
+#if defined(__clang__)
+  return true;
+#else
+  return pass == "merge-reads";
+#endif
+}
 
 struct Outcome {
   std::string out;

@@ -7,9 +7,11 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/config.h"
 #include "common/file.h"
 #include "exec/executor.h"
 #include "frontend/compile.h"
@@ -50,7 +52,7 @@ parallel for (i, j, v) in t {)" +
   }
 
   // Compiles loop 0 through `passes` into impl_ (widths are constants here).
-  Status Build(const std::vector<const Pass*>& passes, bool verify) {
+  Status Build(const std::vector<const Pass*>& passes, std::optional<bool> verify) {
     impl_ = std::make_unique<Kernel::Impl>();
     impl_->prog = prog_.get();
     impl_->loop = 0;
@@ -288,6 +290,21 @@ TEST_F(PipelineTest, AVerifierFailureNamesThePass) {
   passes.push_back(&break_jumps);
   EXPECT_TRUE(Build(passes, /*verify=*/false).ok());
   EXPECT_FALSE(Build(passes, /*verify=*/true).ok());
+}
+
+// Unset, verification follows the build: on in debug and sanitizer builds
+// (scripts/test.sh --sanitize), off in Release.
+TEST_F(PipelineTest, VerificationIsOnByDefaultInDebugAndSanitizerBuilds) {
+  Compile("\n  for k in 0..2 { W[i] = W[i] + 0.5 * H[j] }\n  b[i] += v");
+  static const BreakJumps break_jumps;
+  std::vector<const Pass*> passes = Pipeline();
+  passes.push_back(&break_jumps);
+  Status st = Build(passes, std::nullopt);
+#if !defined(NDEBUG) || RIGEL_SANITIZE
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << "no verification in a debug or sanitizer build";
+#else
+  EXPECT_TRUE(st.ok()) << st.message();
+#endif
 }
 
 TEST_F(PipelineTest, BytecodeVerifierFindsFaults) {
