@@ -1,35 +1,14 @@
-// Seeded synthetic data for the reference programs in examples/ (`rigel gen`).
+// Seeded synthetic data with a planted model for the reference programs in
+// examples/ (`rigel gen`): ratings (mf.rgl, bias.rgl), sparse libsvm train and
+// test files (sparse_lr.rgl), a token corpus (word2vec.rgl) and dense CSV
+// (dense_lr.rgl). examples/README.md lists the kinds and their figures.
 //
-// Each kind has a planted model, so the data set says how well a program can
-// do on it:
-//   ratings  `i,j,v` triples from a low-rank model plus Gaussian noise, for
-//            matrix factorisation (mf.rgl, bias.rgl); reports the noise floor.
-//   sparse   libsvm train and test files (labels -1/+1, 1-based indices) from a
-//            planted sparse logistic model (sparse_lr.rgl); reports the planted
-//            model's test accuracy.
-//   corpus   whitespace-separated tokens `w123` with topical co-occurrence, for
-//            word2vec (word2vec.rgl).
-//   dense    CSV, label 0/1 in column 0 then `dim` features, from a planted
-//            dense logistic model (dense_lr.rgl); reports the planted accuracy.
-//
-// Determinism: all randomness comes from common/hash.h (SplitMix64 streams
-// keyed by HashCoords(seed, stream)), so the same options give byte-identical
-// files on every run. Rows and columns are popularity-skewed by a Zipf law
-// whose ranks are shuffled over the ids, so popular ids are spread over the
-// index range (range partitions stay balanced).
-//
-// Summary: every generator returns "name: value" lines with the key figures
-// (the CLI prints them). Unless `write_info` is false, Generate*() also writes
-// them to `<out>.info` (for `sparse`: next to the train file), one per line, so
-// tests and docs can read e.g. "noise floor RMSE: 0.5012" without regenerating.
-//
-// Errors: invalid options (non-positive sizes, a count that does not fit the
-// index space, an empty output path) are InvalidArgument; failures to write are
-// IoError. Nothing is written when options are invalid. Missing parent folders
-// of the outputs are created; files are written atomically (temp + rename).
-//
-// Thread-safety: all functions are pure apart from the files they write; they
-// may run concurrently for distinct output paths.
+// Each Generate* returns "name: value" summary lines (noise floor, planted
+// accuracy, ...) and, unless `write_info` is false, writes them to
+// `<out>.info`. Same options, byte-identical files (all randomness from
+// common/hash.h). Files are written atomically; missing parent folders are
+// created. Errors: InvalidArgument for invalid options (nothing is written),
+// IoError when writing fails. Thread-safe for distinct output paths.
 #ifndef RIGEL_EXAMPLES_GENERATORS_H_
 #define RIGEL_EXAMPLES_GENERATORS_H_
 

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ir/param_init.h"
+#include "kernel/float_ops.h"
 
 namespace rigel::exec {
 
@@ -221,32 +222,6 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
   return Internal("bad driver expression");
 }
 
-namespace {
-
-// fn(x) for the functions that compute in floating point (sqrt ... log1pexp).
-double FloatFn(int fn, double x) {
-  switch (fn) {
-    case ir::kSqrt:
-      return std::sqrt(x);
-    case ir::kExp:
-      return std::exp(x);
-    case ir::kLog:
-      return std::log(x);
-    case ir::kAbs:
-      return std::fabs(x);
-    case ir::kTanh:
-      return std::tanh(x);
-    case ir::kSigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case ir::kLog1pExp:
-      return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-    default:
-      return 0;
-  }
-}
-
-}  // namespace
-
 StatusOr<SerialExecutor::Value> SerialExecutor::EvalUnary(const ir::DExpr& e) const {
   RIGEL_ASSIGN_OR_RETURN(Value a, Eval(e.a));
   Value v;
@@ -261,7 +236,7 @@ StatusOr<SerialExecutor::Value> SerialExecutor::EvalUnary(const ir::DExpr& e) co
     v.i = negate ? -a.i : a.i;
     v.f = e.fn == ir::kNeg ? -a.f : a.f;
   } else {
-    v.f = FloatFn(e.fn, a.is_int ? static_cast<double>(a.i) : a.f);
+    v.f = kernel::ApplyUn(e.fn, a.is_int ? static_cast<double>(a.i) : a.f);
   }
   v.f = v.is_int ? static_cast<double>(v.i) : v.f;
   return v;

@@ -1,30 +1,13 @@
 // The step planner: which elements this worker runs at each step of one run
-// of a loop, and which rows of each parameter it needs when. Pure functions:
-// no transport, no parameter-server client, no threads; the rows a set of
-// elements touches come from a RowsFn (in the worker, the loop's prefetch
+// of a loop (PlanSteps: mini-batches for data-parallel loops with ps or
+// allreduce parameters, the blocks' steps otherwise), and which rows of each
+// parameter it needs when (PlanRows, by analysis::Strategy). The rows a set
+// of elements touches come from a RowsFn (in the worker, the loop's prefetch
 // slice, kernel/key_slice.h). docs/distributed.md ("One loop run on a
-// worker") describes the schedules; worker/sync/strategy.h the strategies
-// that act on the plan.
+// worker") describes the plans.
 //
-// Steps (PlanSteps), from analysis::MakeStepBlocks's blocks[step][worker]:
-//   - a data-parallel loop with a `ps` or `allreduce` parameter runs in
-//     mini-batches of `batch` elements per worker (0: kDenseBatch when such a
-//     parameter is read or written whole, else kSparseBatch). Sparse: worker
-//     w's block cut in order, as many steps as the busiest worker needs (so
-//     clocks stay equal; a worker's last steps may be partial or empty).
-//     Dense: step k is the k-th stretch of batch * workers elements of the
-//     serial order, each worker taking its batch of it.
-//   - any other loop: one step per step of the blocks, this worker's block.
-// Rows (PlanRows), by the parameter's analysis::Strategy:
-//   local       held: rows only this worker touches; shared: rows other
-//               workers touch too (only a wavefront's block boundaries).
-//   rotate      columns[q]: the rows the blocks (*, q) touch.
-//   replicated  read: the rows this worker's elements touch.
-//   ps, allreduce, accumulator: nothing planned ahead (ps rows are found
-//               step by step: ServerRowsAt).
-//
-// Thread-safe: pure functions over their arguments (a RowsFn is called on
-// the caller's thread).
+// Thread-safe: pure functions over their arguments, with no transport or
+// threads (a RowsFn is called on the caller's thread).
 #ifndef RIGEL_WORKER_STEP_PLAN_H_
 #define RIGEL_WORKER_STEP_PLAN_H_
 
@@ -68,14 +51,15 @@ struct PlanInput {
   std::vector<PlanParam> loop_params;  // the loop's parameters (no accumulators)
 };
 
-// Where one parameter's rows are during a run (see the file comment).
+// Where one parameter's rows are during a run; which fields are filled
+// depends on its strategy (ps, allreduce and accumulators: none).
 struct ParamRows {
   bool used = false;  // the loop touches the parameter
   PlanParam param;
-  std::vector<int64_t> held;
-  std::vector<int64_t> shared;
-  std::vector<std::vector<int64_t>> columns;
-  std::vector<int64_t> read;
+  std::vector<int64_t> held;    // local: rows only this worker touches
+  std::vector<int64_t> shared;  // local: rows other workers touch too (wavefront boundaries)
+  std::vector<std::vector<int64_t>> columns;  // rotate: [q] the rows blocks (*, q) touch
+  std::vector<int64_t> read;                  // replicated: rows this worker's elements read
 };
 
 struct RowPlan {

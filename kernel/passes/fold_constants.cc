@@ -2,12 +2,13 @@
 // int -> f32 conversion of an int constant, become f32 constants, so
 // coefficient arithmetic such as `lr * reg` costs nothing per iteration and
 // the lowering can fold the result into linear forms. Each result is what
-// the interpreter would compute: the f32 operation on the f32 operands.
+// the interpreter would compute (kernel/float_ops.h, shared with it).
 // Registers defined by constants are never `var`s (a var gets its own
 // register and a move), so a constant register holds its value everywhere.
 #include <optional>
 #include <vector>
 
+#include "kernel/float_ops.h"
 #include "kernel/passes/pipeline.h"
 
 namespace rigel::kernel::passes {
@@ -50,17 +51,7 @@ class Folder {
       return std::nullopt;
     }
     if (!f32_[in.a] || !f32_[in.b]) return std::nullopt;
-    float x = *f32_[in.a], y = *f32_[in.b];
-    switch (in.fn) {
-      case ir::kAdd:
-        return x + y;
-      case ir::kSub:
-        return x - y;
-      case ir::kMul:
-        return x * y;
-      default:
-        return x / y;
-    }
+    return ApplyBin(in.fn, *f32_[in.a], *f32_[in.b]);
   }
   static Inst MakeConst(const Inst& in, float v) {
     Inst c;

@@ -116,7 +116,8 @@ parallel ordered for (i, j) in grid(N, M) {
 )");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   float a[4][5];
-  for (auto& row : a) for (float& x : row) x = 1;
+  for (auto& row : a)
+    for (float& x : row) x = 1;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 4; ++j) a[i + 1][j + 1] = 0.5f * (a[i][j + 1] + a[i + 1][j]) + 1;
   for (int i = 0; i < 4; ++i)
@@ -272,8 +273,8 @@ TEST(Executor, IntegerOverflowIsAnError) {
   for (const Case& c : cases) {
     Ran r = RunProgram(c.text);
     ASSERT_FALSE(r.status.ok()) << c.text;
-    EXPECT_NE(r.status.message().find(c.where), std::string::npos)
-        << c.text << "\n" << r.status.message();
+    EXPECT_NE(r.status.message().find(c.where), std::string::npos) << c.text << "\n"
+                                                                   << r.status.message();
   }
 }
 
@@ -306,6 +307,32 @@ parallel for i in range(5) {
       r.status.message().find("prog.rgl:4:3: error: index 4 out of range for the rows of 'b' (4)"),
       std::string::npos)
       << r.status.message();
+}
+
+// Every other run-time error of a loop body: the message names its cause
+// and the source position of the operation.
+TEST(Executor, LoopBodyErrorsNameTheirCause) {
+  WriteData("w.txt", "a b c d e f\n");
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"param b: f32[2] = zeros()\nparallel for i in range(2) {\n  let k = 1 / i\n  b[0] += k\n}\n",
+       "prog.rgl:3:13: error: integer division by zero"},
+      {"param W: f32[2, 3] = zeros()\nparallel for i in range(2) {\n  W[i, 3 - i] += 1\n}\n",
+       "prog.rgl:3:3: error: index 3 out of range for the columns of 'W' (3)"},
+      {"accum s: f32\nparallel for i in range(3) {\n  s += randint(i - 1)\n}\n",
+       "prog.rgl:3:8: error: randint bound must be positive, got -1"},
+      {"data c = tokens(\"w.txt\")\naccum n: f32\nparallel for (t, w) in c {\n"
+       "  for x in window(c, t, t - 3) { n += 1 }\n}\n",
+       "prog.rgl:4:3: error: window radius must not be negative, got -3"},
+  };
+  for (const Case& c : cases) {
+    Ran r = RunProgram(c.text);
+    ASSERT_FALSE(r.status.ok()) << c.text;
+    EXPECT_NE(r.status.message().find(c.message), std::string::npos) << c.text << "\n"
+                                                                     << r.status.message();
+  }
 }
 
 TEST(Executor, FusedInstructionsReportTheirOwnLocations) {

@@ -1,28 +1,11 @@
 // How a worker keeps parameters in sync during one run of a loop: one
-// SyncStrategy per analysis::Strategy the loop's parameters use, each in its
-// own file, made by CreateStrategies:
+// SyncStrategy per analysis::Strategy the loop's parameters use (ps, local,
+// rotate, allreduce, replicated; an accumulator needs none), each in its own
+// file of worker/sync/, made by CreateStrategies. docs/distributed.md ("One
+// loop run on a worker") says what each does per step.
 //
-//   ps          ps_pull_push.cc  per step: pull the step's rows (bounded
-//                                staleness; relaxed rows may be pulled a step
-//                                ahead), push the deltas after it.
-//   local       local_rows.cc    rows only this worker touches: pulled at the
-//                                start (or kept from the last run), pushed at
-//                                the end; rows others touch too (a
-//                                wavefront's boundaries) pulled and pushed
-//                                every step.
-//   rotate      rotation.cc      block columns handed from worker to worker
-//                                after every step (worker/sync/handoff.h).
-//   allreduce   allreduce.cc     a replica on every worker, deltas summed by
-//                                a collective (worker/dense_sync.h).
-//   replicated  replicated.cc    rows read, pulled once unless unchanged.
-//   accumulator (none)           the kernel sums into the run's result.
-//
-// The runner (worker/runner.h) calls, in the order CreateStrategies returns
-// them: Begin on each, then for every planned step (worker/step_plan.h)
-// BeforeStep on each, the kernel, AfterStep on each, a clock tick when the
-// plan syncs rows per step; then advances the generation of every parameter
-// the loop writes, calls End on each, and flushes the pushes.
-//
+// Call order (worker/runner.cc): Begin on each, then per planned step
+// BeforeStep on each, the kernel, AfterStep on each; then End on each.
 // Errors: those of the pulls, pushes, hand-offs and collectives; the first
 // one ends the run. Thread-safety: one run at a time, on one thread.
 #ifndef RIGEL_WORKER_SYNC_STRATEGY_H_
