@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -14,6 +15,8 @@
 #include "cli/commands.h"
 #include "cli/compile_program.h"
 #include "cluster/job_options.h"
+#include "common/cpu_time.h"
+#include "exec/epoch_log.h"
 #include "exec/executor.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
@@ -23,6 +26,46 @@ extern char** environ;
 
 namespace rigel::cli {
 namespace {
+
+// A serial run's per-epoch JSON lines (--log-json): the figures the
+// distributed driver logs, for one process that moves no bytes.
+class SerialEpochs {
+ public:
+  // OK and no log for an empty path.
+  Status Open(const std::string& path) { return path.empty() ? Status::Ok() : log_.Open(path); }
+  // Call when the driver starts running (after the data are loaded).
+  void Start() {
+    start_ = epoch_start_ = Clock::now();
+    cpu_s_ = ProcessCpuSeconds();
+  }
+  void Write(const exec::SerialExecutor& ex, int64_t i, int64_t lo, int64_t hi) {
+    auto now = Clock::now();
+    exec::EpochFigures f;
+    f.epoch = i;
+    f.done = i - lo + 1;
+    f.epochs = hi - lo;
+    f.elapsed_s = std::chrono::duration<double>(now - start_).count();
+    f.epoch_s = std::chrono::duration<double>(now - epoch_start_).count();
+    f.updates = static_cast<double>(ex.elements_run() - elements_);
+    f.compute_s = ex.loop_seconds() - loop_s_;
+    const double cpu = ProcessCpuSeconds();
+    f.cpu_s = cpu - cpu_s_;
+    f.workers = 1;
+    f.servers = 0;
+    log_.Write(f);
+    epoch_start_ = now;
+    elements_ = ex.elements_run();
+    loop_s_ = ex.loop_seconds();
+    cpu_s_ = cpu;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  exec::EpochLog log_;
+  Clock::time_point start_ = Clock::now(), epoch_start_ = start_;
+  int64_t elements_ = 0;
+  double loop_s_ = 0, cpu_s_ = 0;
+};
 
 // Flag values of one subcommand. Shared by the parser (which fills them) and
 // the callback (which owns a reference), so they live as long as the App.
@@ -251,15 +294,15 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--plan", args->plan, "run this plan (from `rigel plan`, maybe edited)");
   args->job_flags = cluster::AddJobOptionFlags(cmd, &args->job);
-  cmd->add_option("--log-json", args->log_json, "per-epoch metrics as JSON lines (distributed)");
+  cmd->add_option("--log-json", args->log_json,
+                  "per-epoch metrics as JSON lines (serial and distributed runs)");
   cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
   cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
   cmd->callback([args, exit_code, cmd] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     const bool distributed = args->workers > 0;
-    std::vector<std::string> only = {"--servers", "--plan", "--log-json", "--run-dir",
-                                     "--key-file"};
+    std::vector<std::string> only = {"--servers", "--plan", "--run-dir", "--key-file"};
     for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
     for (const std::string& flag : only) {
       if (!distributed && cmd->count(flag) > 0) {
@@ -288,8 +331,18 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     opts.log = args->verbose ? &std::cerr : nullptr;
     // Progress lines rewrite themselves with '\r': only on a terminal.
     if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
-    auto ex = exec::SerialExecutor::Create(*prog, opts);
-    Status st = ex.ok() ? (*ex)->Run() : ex.status();
+    SerialEpochs epochs;
+    exec::SerialExecutor* running = nullptr;
+    if (!args->log_json.empty()) {
+      opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) { epochs.Write(*running, i, lo, hi); };
+    }
+    // An unwritable log fails the run before the data are loaded.
+    Status st = epochs.Open(args->log_json);
+    using Executor = StatusOr<std::unique_ptr<exec::SerialExecutor>>;
+    Executor ex = st.ok() ? exec::SerialExecutor::Create(*prog, opts) : Executor(st);
+    if (ex.ok()) running = ex->get();
+    epochs.Start();
+    st = ex.ok() ? (*ex)->Run() : ex.status();
     if (st.ok() && !args->save_params.empty()) {
       std::vector<exec::SavedParam> out;
       for (size_t p = 0; p < prog->params.size(); ++p) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/cpu_time.h"
 #include "common/hash.h"
 
 namespace rigel::cluster {
@@ -69,6 +70,7 @@ void Member::Beat() {
     auto h = msg.header().getBody().initHeartbeat();
     h.setSeq(++seq);
     h.setIncarnation(incarnation_);
+    h.setCpuMicros(static_cast<uint64_t>(ProcessCpuSeconds() * 1e6));
     h.setSentUnixMicros(
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                   std::chrono::system_clock::now().time_since_epoch())
@@ -130,9 +132,8 @@ StatusOr<cluster::ClusterSetup> Member::WaitForSetup(std::chrono::milliseconds t
   std::vector<PeerAddress> peers;
   {
     std::unique_lock<std::mutex> l(mu_);
-    bool got = cv_.wait_for(l, timeout, [this] {
-      return end_.has_value() || (setup_.has_value() && !peers_.empty());
-    });
+    bool got = cv_.wait_for(
+        l, timeout, [this] { return end_.has_value() || (setup_.has_value() && !peers_.empty()); });
     if (end_) return *end_;
     if (!got) return Unavailable("no cluster setup from the scheduler within the timeout");
     setup = setup_;

@@ -463,10 +463,14 @@ Status SerialExecutor::RunLoop(int loop) {
     }
     if (shown) *opts_.progress << "\r" << std::string(72, ' ') << "\r" << std::flush;
   }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  elements_run_ += count;
+  loop_seconds_ += secs;
   if (opts_.log) {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Microseconds: a loop over a small data set takes well under 1 ms.
     char buf[160];
-    std::snprintf(buf, sizeof buf, "loop %d (line %d): %" PRId64 " iterations in %.3f s (%.3g/s)\n",
+    std::snprintf(buf, sizeof buf, "loop %d (line %d): %" PRId64 " iterations in %.6f s (%.3g/s)\n",
                   loop, l.loc.line, count, secs, secs > 0 ? count / secs : 0.0);
     *opts_.log << buf;
   }

@@ -90,6 +90,10 @@ class SerialExecutor {
   const kernel::Kernel& kernel(int loop) const { return kernels_[loop]; }
   // Runs loop `loop` once over all its elements (as the driver would).
   Status RunLoop(int loop);
+  // Elements run here so far, every loop's, and seconds spent running them
+  // (loops run remotely are not counted).
+  int64_t elements_run() const { return elements_run_; }
+  double loop_seconds() const { return loop_seconds_; }
 
   // For the distributed worker (worker/runner.h), which runs loops itself.
   const std::vector<kernel::ParamBinding>& bindings() const { return bindings_; }
@@ -136,6 +140,8 @@ class SerialExecutor {
   std::vector<Value> slots_;
   std::vector<kernel::Kernel> kernels_;
   std::vector<uint64_t> launches_;
+  int64_t elements_run_ = 0;
+  double loop_seconds_ = 0;
   // Per data set an ordered loop ran over: its lexicographic order
   // (data::OrderedElements; empty when the file is in that order).
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;

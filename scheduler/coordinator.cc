@@ -225,8 +225,12 @@ void Coordinator::Handle(const InMessage& msg) {
       return;
     }
     case transport::MessageType::HEARTBEAT: {
+      auto h = msg.header().getBody().getHeartbeat();
       std::lock_guard<std::mutex> l(mu_);
-      members_.Heard(msg.from(), msg.header().getBody().getHeartbeat().getIncarnation(), now);
+      members_.Heard(msg.from(), h.getIncarnation(), now);
+      if (msg.from().role == Role::kServer) {
+        server_cpu_s_[msg.from().rank] = static_cast<double>(h.getCpuMicros()) * 1e-6;
+      }
       return;
     }
     case transport::MessageType::STEP: {
@@ -283,6 +287,13 @@ Status Coordinator::Wait() {
   std::unique_lock<std::mutex> l(mu_);
   cv_.wait(l, [this] { return ended_; });
   return result_;
+}
+
+double Coordinator::ServersCpuSeconds() {
+  std::lock_guard<std::mutex> l(mu_);
+  double sum = 0;
+  for (const auto& [rank, secs] : server_cpu_s_) sum += secs;
+  return sum;
 }
 
 void Coordinator::Fail(const Status& why) {

@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -65,6 +66,9 @@ class Coordinator {
   // Ends the job with `why` (a driver error): every member is told to shut
   // down with that reason and Wait() returns it.
   void Fail(const Status& why);
+  // CPU seconds the servers' processes have used so far, as their latest
+  // heartbeats said (up to one heartbeat interval old).
+  double ServersCpuSeconds();
 
  private:
   Coordinator(transport::Transport* t, CoordinatorOptions o);
@@ -97,6 +101,7 @@ class Coordinator {
   cluster::Rendezvous rendezvous_;
   bool plan_sent_ = false;
   std::set<int32_t> finished_workers_;
+  std::map<int32_t, double> server_cpu_s_;  // by server rank, from heartbeats
   bool ended_ = false;
   Status result_;
   std::thread timer_;

@@ -9,7 +9,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "common/cpu_time.h"
 #include "common/file.h"
+#include "exec/epoch_log.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
 #include "ps/client.h"
@@ -29,8 +31,11 @@ struct Driver::Epoch {
   double updates = 0;
   double compute_s = 0, comm_s = 0, wait_s = 0;  // summed over workers
   std::map<std::string, double> bytes;
-  int64_t replicas_checked = 0;  // allreduce replicas found equal on every worker
-  std::ofstream log;
+  int64_t replicas_checked = 0;            // allreduce replicas found equal on every worker
+  double worker_cpu_s = 0;                 // summed over workers
+  double own_cpu_s = ProcessCpuSeconds();  // this process's at the epoch's start
+  double servers_cpu_s = 0;                // the servers' at the epoch's start
+  exec::EpochLog log;
 };
 
 Driver::Driver(DriverOptions options) : opts_(std::move(options)) {}
@@ -118,10 +123,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   }
   s.job = std::move(job);
   d->epoch_ = std::make_unique<Epoch>();
-  if (!o.log_json.empty()) {
-    d->epoch_->log.open(o.log_json, std::ios::trunc);
-    if (!d->epoch_->log) return IoError("cannot write the JSON log " + o.log_json);
-  }
+  if (!o.log_json.empty()) RIGEL_RETURN_IF_ERROR(d->epoch_->log.Open(o.log_json));
   return d;
 }
 
@@ -269,6 +271,8 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
         epoch_->comm_s += v;
       } else if (name == "wait_s") {
         epoch_->wait_s += v;
+      } else if (name == "cpu_s") {
+        epoch_->worker_cpu_s += v;
       } else if (name.rfind("bytes.", 0) == 0) {
         epoch_->bytes[name.substr(6)] += v;
       } else if (name.rfind("replica_hash.", 0) == 0) {
@@ -291,47 +295,30 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
 void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   Epoch& e = *epoch_;
   auto now = Clock::now();
-  double elapsed = std::chrono::duration<double>(now - e.start).count();
-  double secs = std::chrono::duration<double>(now - e.epoch_start).count();
-  int64_t done = i - lo + 1, total = hi - lo;
-  double eta =
-      done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total - done) : 0;
-  double rate = secs > 0 ? e.updates / secs : 0;
   const double workers = opts_.workers;
-  if (opts_.progress) {
-    char buf[200];
-    std::snprintf(
-        buf, sizeof buf,
-        "[epoch %lld/%lld] %.1f s elapsed, ETA %.1f s, %.3g updates/s, "
-        "%.1f MB moved, compute %.0f%%\n",
-        static_cast<long long>(done), static_cast<long long>(total), elapsed, eta, rate,
-        [&] {
-          double b = 0;
-          for (const auto& [k, v] : e.bytes) b += k == "local.kept" ? 0 : v;
-          return b / 1e6;
-        }(),
-        secs > 0 ? 100.0 * e.compute_s / workers / secs : 0.0);
-    *opts_.progress << buf << std::flush;
-  }
-  if (e.log.is_open()) {
-    json j = {{"epoch", i},
-              {"epochs", total},
-              {"elapsed_s", elapsed},
-              {"epoch_s", secs},
-              {"updates", e.updates},
-              {"updates_per_s", rate},
-              {"compute_s", e.compute_s / workers},
-              {"comm_s", e.comm_s / workers},
-              {"wait_s", e.wait_s / workers},
-              {"workers", opts_.workers},
-              {"servers", opts_.servers},
-              {"replicas_checked", e.replicas_checked}};
-    j["bytes"] = json::object();
-    for (const auto& [k, v] : e.bytes) j["bytes"][k] = v;
-    e.log << j.dump() << std::endl;
-  }
+  exec::EpochFigures f;
+  f.epoch = i;
+  f.done = i - lo + 1;
+  f.epochs = hi - lo;
+  f.elapsed_s = std::chrono::duration<double>(now - e.start).count();
+  f.epoch_s = std::chrono::duration<double>(now - e.epoch_start).count();
+  f.updates = e.updates;
+  f.compute_s = e.compute_s / workers;
+  f.comm_s = e.comm_s / workers;
+  f.wait_s = e.wait_s / workers;
+  const double own = ProcessCpuSeconds();
+  const double servers = servers_cpu_ ? servers_cpu_() : 0;
+  f.cpu_s = e.worker_cpu_s + (own - e.own_cpu_s) + std::max(0.0, servers - e.servers_cpu_s);
+  f.workers = opts_.workers;
+  f.servers = opts_.servers;
+  f.replicas_checked = e.replicas_checked;
+  f.bytes = e.bytes;
+  if (opts_.progress) *opts_.progress << exec::EpochProgressLine(f) << std::flush;
+  if (e.log.is_open()) e.log.Write(f);
   e.epoch_start = now;
-  e.updates = e.compute_s = e.comm_s = e.wait_s = 0;
+  e.updates = e.compute_s = e.comm_s = e.wait_s = e.worker_cpu_s = 0;
+  e.own_cpu_s = own;
+  e.servers_cpu_s = servers;
   e.bytes.clear();
   e.replicas_checked = 0;
 }

@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,10 @@ class Driver {
   Status Run(transport::Transport* transport);
   // Makes Run return `why` (a member died, the job was stopped).
   void Abort(const Status& why);
+  // Where the per-epoch CPU figure gets the servers' CPU seconds so far
+  // (Coordinator::ServersCpuSeconds); unset: the servers are not counted.
+  // Call before Run.
+  void set_servers_cpu(std::function<double()> f) { servers_cpu_ = std::move(f); }
 
  private:
   struct Epoch;
@@ -93,6 +98,7 @@ class Driver {
   Status aborted_;
 
   std::unique_ptr<Epoch> epoch_;
+  std::function<double()> servers_cpu_;
 };
 
 }  // namespace rigel::scheduler

@@ -81,6 +81,8 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   }
   std::thread driving;
   if (driver) {
+    Coordinator* c = coordinator.get();
+    driver->set_servers_cpu([c] { return c->ServersCpuSeconds(); });
     driving = std::thread([&] {
       Status st = driver->Run(t);
       if (!st.ok()) coordinator->Fail(st);

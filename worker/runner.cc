@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "analysis/partition.h"
+#include "common/cpu_time.h"
 #include "common/key_sort.h"
 #include "frontend/compile.h"
 
@@ -261,6 +262,8 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowP
 
 StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   const auto run_start = Clock::now();
+  // The whole process's CPU: the transport's threads work for the run too.
+  const double cpu_start = ProcessCpuSeconds();
   RIGEL_RETURN_IF_ERROR(Prepare(task));
   const std::string cuts_key = analysis::CutsToJson(task.cuts);
   RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks, Blocks(task, cuts_key));
@@ -286,6 +289,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   const double keys_s = Since(t_keys);
   sync::SyncMetrics m;
   RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &m));
+  m.values.emplace_back("cpu_s", ProcessCpuSeconds() - cpu_start);
   Report(task, steps, keys_s, Since(run_start), m, &out);
   return out;
 }

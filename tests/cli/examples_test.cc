@@ -6,6 +6,7 @@
 #include "tests/cli/rigel_runner.h"
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,6 +79,44 @@ TEST(Examples, Word2vecLossFallsEpochOverEpoch) {
   ASSERT_EQ(loss.size(), 3u) << r.out;
   EXPECT_LT(loss[1], loss[0]);
   EXPECT_LT(loss[2], loss[1]);
+}
+
+// A serial run logs the per-epoch JSON of a distributed one (--log-json),
+// and -v times every loop run to the microsecond.
+TEST(Examples, SerialRunLogsEveryEpochAsJson) {
+  const std::string log = ::testing::TempDir() + "/serial_epochs.jsonl";
+  RigelResult r = Rigel("run examples/mf.rgl --set EPOCHS=3 -v --log-json " + log);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(log);
+  std::vector<nlohmann::json> epochs;
+  for (std::string line; std::getline(in, line);) epochs.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(epochs.size(), 3u);
+  const double ratings = InfoValue("ratings.csv.info", "count");
+  for (size_t k = 0; k < epochs.size(); ++k) {
+    const nlohmann::json& e = epochs[k];
+    EXPECT_EQ(e["epoch"], k);
+    EXPECT_EQ(e["epochs"], 3);
+    EXPECT_EQ(e["workers"], 1);
+    EXPECT_EQ(e["servers"], 0);
+    // One run of the training loop and one of the test loop per epoch:
+    // together every rating once.
+    EXPECT_EQ(e["updates"].get<double>(), ratings) << e.dump();
+    EXPECT_GT(e["compute_s"].get<double>(), 0.0) << e.dump();
+    EXPECT_LE(e["compute_s"].get<double>(), e["epoch_s"].get<double>()) << e.dump();
+    EXPECT_GT(e["cpu_s"].get<double>(), 0.0) << e.dump();
+    EXPECT_TRUE(e["bytes"].empty()) << e.dump();
+  }
+  EXPECT_GE(epochs[2]["elapsed_s"].get<double>(), epochs[1]["elapsed_s"].get<double>());
+  // "loop 0 (line 15): N iterations in 0.012345 s (...)"
+  size_t at = r.out.find(" iterations in ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string secs = r.out.substr(at + 15, r.out.find(' ', at + 15) - at - 15);
+  EXPECT_EQ(secs.size() - secs.find('.') - 1, 6u) << secs;
+
+  RigelResult bad = Rigel("run examples/mf.rgl --set EPOCHS=1 --log-json /nonexistent/dir/log");
+  EXPECT_EQ(bad.code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("cannot write the JSON log /nonexistent/dir/log"), std::string::npos)
+      << bad.out;
 }
 
 TEST(Examples, OtherExamplesRun) {

@@ -255,6 +255,8 @@ TEST(Distributed, DenseLogisticRegressionOnGlooWithinOnePercentAccuracy) {
     EXPECT_GT(e["bytes"].value("allreduce.collective", 0.0), 0.0) << e.dump();
     EXPECT_LT(e["bytes"].value("allreduce", 0.0), 4096.0) << e.dump();
     EXPECT_EQ(e["replicas_checked"], 1) << e.dump();
+    // The workers' loop runs alone take CPU time.
+    EXPECT_GT(e["cpu_s"].get<double>(), 0.0) << e.dump();
   }
 }
 

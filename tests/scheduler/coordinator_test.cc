@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster/member.h"
+#include "common/cpu_time.h"
 #include "transport/loopback_transport.h"
 
 namespace rigel::scheduler {
@@ -138,6 +139,22 @@ TEST_F(CoordinatorTest, EveryMemberGetsTheSetupServersBeforeWorkersAndTheJobEnds
   for (size_t i = 2; i < members_.size(); ++i) members_[i]->Finish();
   EXPECT_TRUE(coordinator_->Wait().ok());
   for (auto& m : members_) EXPECT_TRUE(m->member->WaitForEnd().ok());
+}
+
+// Servers report their process's CPU time in every heartbeat; here both
+// fake servers are threads of this process, so each reports its CPU time.
+TEST_F(CoordinatorTest, ServersCpuSecondsSumsTheirLatestHeartbeats) {
+  Start(MakeSetup(2, 1), 20ms);
+  EXPECT_EQ(coordinator_->ServersCpuSeconds(), 0.0);
+  JoinAll();
+  const double before = ProcessCpuSeconds();
+  double got = 0;
+  for (int i = 0; i < 200 && got < 2 * before; ++i) {
+    std::this_thread::sleep_for(10ms);
+    got = coordinator_->ServersCpuSeconds();
+  }
+  EXPECT_GE(got, 2 * before);
+  EXPECT_LE(got, 2 * ProcessCpuSeconds());
 }
 
 TEST_F(CoordinatorTest, ASilentMemberFailsTheJobNamingIt) {

@@ -87,6 +87,7 @@ struct Heartbeat {
   seq @0 :UInt64;
   incarnation @1 :UInt64;
   sentUnixMicros @2 :UInt64;
+  cpuMicros @3 :UInt64;  # CPU time the member's process has used so far
 }
 
 # scheduler -> workers/servers: the cluster setup (cluster/setup.h), what

@@ -1,0 +1,52 @@
+#include "exec/epoch_log.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace rigel::exec {
+
+std::string EpochJson(const EpochFigures& f) {
+  nlohmann::json j = {{"epoch", f.epoch},
+                      {"epochs", f.epochs},
+                      {"elapsed_s", f.elapsed_s},
+                      {"epoch_s", f.epoch_s},
+                      {"updates", f.updates},
+                      {"updates_per_s", f.epoch_s > 0 ? f.updates / f.epoch_s : 0.0},
+                      {"compute_s", f.compute_s},
+                      {"comm_s", f.comm_s},
+                      {"wait_s", f.wait_s},
+                      {"cpu_s", f.cpu_s},
+                      {"workers", f.workers},
+                      {"servers", f.servers},
+                      {"replicas_checked", f.replicas_checked}};
+  j["bytes"] = nlohmann::json::object();
+  for (const auto& [k, v] : f.bytes) j["bytes"][k] = v;
+  return j.dump();
+}
+
+std::string EpochProgressLine(const EpochFigures& f) {
+  double moved = 0;
+  // Rows a worker kept from an earlier run were not moved.
+  for (const auto& [k, v] : f.bytes) moved += k == "local.kept" ? 0 : v;
+  const double eta = f.done > 0 ? f.elapsed_s / static_cast<double>(f.done) *
+                                      static_cast<double>(f.epochs - f.done)
+                                : 0.0;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "[epoch %lld/%lld] %.1f s elapsed, ETA %.1f s, %.3g updates/s, %.1f MB moved, "
+                "compute %.0f%%\n",
+                static_cast<long long>(f.done), static_cast<long long>(f.epochs), f.elapsed_s, eta,
+                f.epoch_s > 0 ? f.updates / f.epoch_s : 0.0, moved / 1e6,
+                f.epoch_s > 0 ? 100.0 * f.compute_s / f.epoch_s : 0.0);
+  return buf;
+}
+
+Status EpochLog::Open(const std::string& path) {
+  out_.open(path, std::ios::trunc);
+  if (!out_) return IoError("cannot write the JSON log " + path);
+  return Status::Ok();
+}
+
+void EpochLog::Write(const EpochFigures& f) { out_ << EpochJson(f) << std::endl; }
+
+}  // namespace rigel::exec

@@ -1,0 +1,61 @@
+// Per-epoch figures of a run (an epoch is one iteration of the program's
+// outermost driver `for`), as the JSON line `rigel run --log-json` writes and
+// the progress line `rigel run --workers` shows. The serial run (cli/) and
+// the distributed driver (scheduler/driver.h) fill the same struct, so their
+// logs compare line by line. docs/distributed.md lists the fields.
+//
+// Thread-safety: EpochLog is used from one thread; the functions are pure.
+#ifndef RIGEL_EXEC_EPOCH_LOG_H_
+#define RIGEL_EXEC_EPOCH_LOG_H_
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "common/status.h"
+
+namespace rigel::exec {
+
+struct EpochFigures {
+  int64_t epoch = 0;   // the driver loop's counter
+  int64_t done = 0;    // epochs finished, this one included
+  int64_t epochs = 0;  // iterations of the driver loop in all
+  double elapsed_s = 0;
+  double epoch_s = 0;
+  double updates = 0;  // loop elements run in the epoch, every worker's
+  // Seconds per worker (averaged over workers; serially compute_s is the
+  // time in loops and the others are 0).
+  double compute_s = 0, comm_s = 0, wait_s = 0;
+  // CPU seconds (user + system) of every process of the job in the epoch:
+  // the scheduler, the workers and the servers; serially, the one process.
+  double cpu_s = 0;
+  int workers = 1;
+  int servers = 0;
+  int64_t replicas_checked = 0;         // allreduce replicas found equal
+  std::map<std::string, double> bytes;  // moved, by strategy
+};
+
+// `f` as one JSON object (no newline).
+std::string EpochJson(const EpochFigures& f);
+
+// "[epoch 3/10] 1.2 s elapsed, ETA 2.8 s, 4.1e+06 updates/s, 12.0 MB moved,
+// compute 80%", with a newline.
+std::string EpochProgressLine(const EpochFigures& f);
+
+// A file of EpochJson lines, flushed after every line so that a run that
+// fails keeps the epochs it finished.
+class EpochLog {
+ public:
+  // IoError naming the path when it cannot be written.
+  Status Open(const std::string& path);
+  bool is_open() const { return out_.is_open(); }
+  void Write(const EpochFigures& f);
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace rigel::exec
+
+#endif  // RIGEL_EXEC_EPOCH_LOG_H_
