@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "analysis/batch.h"
 #include "analysis/plan.h"
 
 namespace rigel::analysis {
@@ -175,12 +176,46 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
   }
 }
 
+// How a data-parallel loop whose parameters are synced per step is cut into
+// mini-batches (analysis/batch.h).
+void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
+  if (lp.schedule.kind != ScheduleKind::kDataParallel) return;
+  std::string sparse, dense;
+  bool synced = false;
+  auto add = [](std::string* list, const std::string& name) {
+    *list += (list->empty() ? "" : ", ") + name;
+  };
+  for (const ParamPlan& pp : lp.params) {
+    if (pp.is_accum || (pp.strategy != Strategy::kPs && pp.strategy != Strategy::kAllreduce)) {
+      continue;
+    }
+    synced = true;
+    if (pp.dense) {
+      add(&dense, pp.name);
+    } else if (pp.written && pp.strategy == Strategy::kPs) {
+      add(&sparse, pp.name);
+    }
+  }
+  if (!synced) return;
+  if (!dense.empty()) {
+    o << "    mini-batches: " << kDenseBatch << " elements per worker (" << dense
+      << " read or written whole); --batch N sets it\n";
+  } else if (!sparse.empty()) {
+    o << "    " << BatchRule(sparse) << "\n";
+  } else {
+    o << "    mini-batches: " << kMaxBatch
+      << " elements per worker (the loop writes nothing through the servers); --batch N sets "
+         "it\n";
+  }
+}
+
 void ExplainSchedule(std::ostream& o, const LoopPlan& lp, int workers) {
   o << "  schedule: " << ScheduleKindName(lp.schedule.kind) << " on "
     << (lp.schedule.kind == ScheduleKind::kSerial ? 1 : workers) << " worker"
     << (lp.schedule.kind != ScheduleKind::kSerial && workers > 1 ? "s" : "") << "\n";
   o << "    why: " << lp.schedule_why << "\n";
   o << "    how: " << HowItRuns(lp, workers) << "\n";
+  ExplainBatch(o, lp);
   for (const Rejection& r : lp.rejected) {
     o << "    not " << ScheduleKindName(r.kind) << ": " << r.reason << "\n";
   }

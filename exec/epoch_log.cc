@@ -21,6 +21,8 @@ std::string EpochJson(const EpochFigures& f) {
                       {"replicas_checked", f.replicas_checked}};
   j["bytes"] = nlohmann::json::object();
   for (const auto& [k, v] : f.bytes) j["bytes"][k] = v;
+  j["batch"] = nlohmann::json::object();
+  for (const auto& [loop, b] : f.batch) j["batch"][std::to_string(loop)] = b;
   return j.dump();
 }
 

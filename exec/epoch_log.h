@@ -34,6 +34,7 @@ struct EpochFigures {
   int servers = 0;
   int64_t replicas_checked = 0;         // allreduce replicas found equal
   std::map<std::string, double> bytes;  // moved, by strategy
+  std::map<int, int64_t> batch;         // mini-batch (elements per worker) by loop
 };
 
 // `f` as one JSON object (no newline).

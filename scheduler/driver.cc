@@ -35,6 +35,7 @@ struct Driver::Epoch {
   double worker_cpu_s = 0;                 // summed over workers
   double own_cpu_s = ProcessCpuSeconds();  // this process's at the epoch's start
   double servers_cpu_s = 0;                // the servers' at the epoch's start
+  std::map<int, int64_t> batch;            // mini-batch by loop
   exec::EpochLog log;
 };
 
@@ -273,6 +274,8 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
         epoch_->wait_s += v;
       } else if (name == "cpu_s") {
         epoch_->worker_cpu_s += v;
+      } else if (name == "batch") {
+        epoch_->batch[run.loop] = static_cast<int64_t>(v);
       } else if (name.rfind("bytes.", 0) == 0) {
         epoch_->bytes[name.substr(6)] += v;
       } else if (name.rfind("replica_hash.", 0) == 0) {
@@ -313,6 +316,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.servers = opts_.servers;
   f.replicas_checked = e.replicas_checked;
   f.bytes = e.bytes;
+  f.batch = e.batch;
   if (opts_.progress) *opts_.progress << exec::EpochProgressLine(f) << std::flush;
   if (e.log.is_open()) e.log.Write(f);
   e.epoch_start = now;
@@ -320,6 +324,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   e.own_cpu_s = own;
   e.servers_cpu_s = servers;
   e.bytes.clear();
+  e.batch.clear();
   e.replicas_checked = 0;
 }
 

@@ -176,6 +176,25 @@ PlanInput Runner::PlanFor(int loop) const {
   return in;
 }
 
+Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
+                               const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,
+                               PlanInput* in) {
+  if (in->batch > 0 || in->kind != analysis::ScheduleKind::kDataParallel) return Status::Ok();
+  const auto key = std::make_pair(task.loop, cuts_key);
+  const bool cacheable = static_keys_[task.loop];
+  if (cacheable) {
+    auto it = hot_share_.find(key);
+    if (it != hot_share_.end()) {
+      in->hot_share = it->second;
+      return Status::Ok();
+    }
+  }
+  RowsFn rows = [&](std::span<const int64_t> elements) { return Keys(task.loop, ctx, elements); };
+  RIGEL_ASSIGN_OR_RETURN(in->hot_share, HotShare(*in, blocks, rows));
+  if (cacheable) hot_share_[key] = in->hot_share;
+  return Status::Ok();
+}
+
 StatusOr<std::shared_ptr<const RowPlan>> Runner::Rows(
     const TaskSpec& task, const std::string& cuts_key, const PlanInput& in,
     const analysis::StepBlocks& blocks, const RowLists& steps, const kernel::RunContext& ctx) {
@@ -282,12 +301,16 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     }
     return it->second;
   };
-  const PlanInput in = PlanFor(task.loop);
+  PlanInput in = PlanFor(task.loop);
+  RIGEL_RETURN_IF_ERROR(MeasureHotShare(task, cuts_key, *blocks, ctx, &in));
   const RowLists steps = PlanSteps(in, *blocks);
   auto t_keys = Clock::now();
   RIGEL_ASSIGN_OR_RETURN(auto rows, Rows(task, cuts_key, in, *blocks, steps, ctx));
   const double keys_s = Since(t_keys);
   sync::SyncMetrics m;
+  if (int64_t batch = StepBatch(in); batch > 0) {
+    m.values.emplace_back("batch", static_cast<double>(batch));
+  }
   RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &m));
   m.values.emplace_back("cpu_s", ProcessCpuSeconds() - cpu_start);
   Report(task, steps, keys_s, Since(run_start), m, &out);

@@ -61,7 +61,7 @@ struct TaskResult {
 struct RunnerOptions {
   int rank = 0;
   int workers = 1;
-  cluster::JobOptions job;       // staleness, batch, sync_every, device
+  cluster::JobOptions job;      // staleness, batch, sync_every, device
   std::ostream* log = nullptr;  // one line per run; null: none
   // Rendezvous of the workers' collectives (allreduce parameters); must
   // outlive Create. Null: a program with allreduce parameters is refused.
@@ -109,6 +109,10 @@ class Runner {
   StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const kernel::RunContext& ctx,
                                                    std::span<const int64_t> elements) const;
   PlanInput PlanFor(int loop) const;
+  // in.hot_share when Rigel chooses the loop's mini-batch (analysis/batch.h).
+  Status MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
+                         const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,
+                         PlanInput* in);
   // The rows each parameter needs in this run: made once per cuts when the
   // rows a block touches depend only on its elements.
   StatusOr<std::shared_ptr<const RowPlan>> Rows(const TaskSpec& task, const std::string& cuts_key,
@@ -147,6 +151,7 @@ class Runner {
   // Per (loop, cuts): the blocks, and the row plan when static_keys_.
   std::map<std::pair<int, std::string>, std::unique_ptr<analysis::StepBlocks>> blocks_;
   std::map<std::pair<int, std::string>, std::shared_ptr<const RowPlan>> rows_;
+  std::map<std::pair<int, std::string>, double> hot_share_;  // when static_keys_
 };
 
 }  // namespace rigel::worker

@@ -4,7 +4,9 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
+#include "analysis/batch.h"
 #include "common/key_sort.h"
 
 namespace rigel::worker {
@@ -168,19 +170,52 @@ Status PlanParamRows(const PlanInput& in, const std::vector<int64_t>& mine, Othe
 
 }  // namespace
 
-std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
-                                            const analysis::StepBlocks& blocks) {
+int64_t StepBatch(const PlanInput& in) {
   bool batched = false, dense = false;
   for (const PlanParam& pp : in.loop_params) {
     bool synced = pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce;
     batched |= synced;
     dense |= synced && pp.whole;
   }
-  if (in.kind == ScheduleKind::kDataParallel && batched) {
-    // Every element of a dense update conflicts with every other: the merged
-    // deltas of a mini-batch act as one step batch * workers times as long,
-    // which overshoots unless batches are small. Sparse rows rarely collide.
-    const int64_t batch = in.batch > 0 ? in.batch : dense ? kDenseBatch : kSparseBatch;
+  if (in.kind != ScheduleKind::kDataParallel || !batched) return 0;
+  if (in.batch > 0) return in.batch;
+  // Every element of a dense update conflicts with every other: the merged
+  // deltas of a mini-batch act as one step batch * workers times as long.
+  return dense ? analysis::kDenseBatch : analysis::SparseBatch(in.workers, in.hot_share);
+}
+
+StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
+                          const RowsFn& rows) {
+  std::vector<int> params;
+  for (const PlanParam& pp : in.loop_params) {
+    if (pp.strategy == Strategy::kPs && pp.written) params.push_back(pp.index);
+  }
+  std::vector<int64_t> all;
+  for (const auto& step : blocks.blocks) {
+    for (const auto& block : step) all.insert(all.end(), block.begin(), block.end());
+  }
+  if (params.empty() || all.empty()) return 0.0;
+  const size_t stride = std::max<size_t>(1, all.size() / analysis::kBatchSample);
+  std::vector<std::unordered_map<int64_t, int64_t>> count(params.size());
+  int64_t sampled = 0, most = 0;
+  for (size_t k = 0; k < all.size() && sampled < analysis::kBatchSample; k += stride, ++sampled) {
+    RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&all[k], 1)));
+    for (size_t p = 0; p < params.size(); ++p) {
+      if (static_cast<size_t>(params[p]) >= touched.size()) continue;
+      for (int64_t row : touched[params[p]]) most = std::max(most, ++count[p][row]);
+    }
+  }
+  return static_cast<double>(most) / static_cast<double>(sampled);
+}
+
+std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
+                                            const analysis::StepBlocks& blocks) {
+  const int64_t batch = StepBatch(in);
+  if (batch > 0) {
+    bool dense = false;
+    for (const PlanParam& pp : in.loop_params) {
+      dense |= pp.whole && (pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce);
+    }
     return dense ? DenseBatches(in, blocks, batch) : SparseBatches(in, blocks, batch);
   }
   std::vector<std::vector<int64_t>> steps;

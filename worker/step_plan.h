@@ -22,11 +22,6 @@
 
 namespace rigel::worker {
 
-// Mini-batch sizes (elements per worker) when the job leaves it to Rigel
-// (JobSpec::batch 0): loops that update a parameter whole, and the others.
-inline constexpr int64_t kDenseBatch = 32;
-inline constexpr int64_t kSparseBatch = 512;
-
 // Rows (sorted, distinct) of every parameter of the program touched by
 // `elements`, by parameter index. Errors are the loop body's run-time errors.
 using RowsFn =
@@ -46,6 +41,7 @@ struct PlanInput {
   int rank = 0;  // this worker
   int workers = 1;
   int64_t batch = 0;                   // elements per mini-batch and worker; 0: Rigel's choice
+  double hot_share = 0;                // for Rigel's choice (analysis/batch.h; HotShare)
   int staleness = 0;                   // the job's bound: >= 1 allows pulling a step ahead
   int params = 0;                      // parameters of the program
   std::vector<PlanParam> loop_params;  // the loop's parameters (no accumulators)
@@ -71,6 +67,19 @@ struct RowPlan {
   // bound of at least 1, and every row synced per step relaxed.
   bool prefetch = false;
 };
+
+// The mini-batch PlanSteps cuts a data-parallel loop with ps or allreduce
+// parameters into: in.batch, or Rigel's choice (analysis/batch.h); 0 for a
+// loop that is not cut into mini-batches.
+int64_t StepBatch(const PlanInput& in);
+
+// The hot share of analysis/batch.h: the largest fraction of up to
+// analysis::kBatchSample elements, spread evenly over every worker's blocks,
+// that touch one row of a ps parameter the loop writes. The same on every
+// worker, which all hold the same blocks. 0 when the loop writes no ps
+// parameter or has no elements. Errors: the loop body's, from `rows`.
+StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
+                          const RowsFn& rows);
 
 // The elements this worker runs at each step (at least one step).
 // Requires blocks for in.workers workers and 0 <= in.rank < in.workers.

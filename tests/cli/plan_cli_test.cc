@@ -37,9 +37,15 @@ TEST(ExplainCli, GivesTheExpectedAnalysisOfEveryExample) {
         "H  rotate      keyed by j", "schedule: data_parallel", "W   replicated",
         "not data_parallel: W:", "not model_parallel_1d: by i: H:"}},
       {"bias", {"schedule: model_parallel_1d", "b  local       keyed by i"}},
-      {"sparse_lr", {"schedule: data_parallel", "w     ps"}},
-      {"word2vec", {"schedule: data_parallel", "emb    ps", "ctx    ps"}},
-      {"dense_lr", {"schedule: data_parallel", "w     allreduce"}},
+      {"sparse_lr",
+       {"schedule: data_parallel", "w     ps",
+        "mini-batches: the largest power of two <= 64 / (workers x s), between 16 and 512 "
+        "elements per worker, where s is the largest share of elements that write one row of w"}},
+      {"word2vec",
+       {"schedule: data_parallel", "emb    ps", "ctx    ps", "write one row of emb, ctx"}},
+      {"dense_lr",
+       {"schedule: data_parallel", "w     allreduce",
+        "mini-batches: 32 elements per worker (w read or written whole)"}},
       {"wavefront", {"schedule: wavefront", "distance (1, 0)", "distance (0, 1)"}},
   };
   for (const Want& w : wants) {

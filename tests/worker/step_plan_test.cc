@@ -11,6 +11,8 @@
 #include <numeric>
 #include <set>
 
+#include "analysis/batch.h"
+
 namespace rigel::worker {
 namespace {
 
@@ -76,20 +78,73 @@ TEST(PlanSteps, SparseMiniBatchesEndPartialAndEveryWorkerTakesTheBusiestsSteps) 
             (Rows{{5, 6}, {7}, {}}));
 }
 
-TEST(PlanSteps, DefaultBatchIsSparseUnlessAParameterIsWhole) {
+TEST(PlanSteps, DefaultBatchFollowsTheHotShareUnlessAParameterIsWhole) {
   std::vector<int64_t> all(1100);
   std::iota(all.begin(), all.end(), 0);
   auto b = Blocks(1, {{all}});
+  // No shared row: the largest batch.
   Rows sparse = PlanSteps(Input(ScheduleKind::kDataParallel, 0, 1, {Param(0, Strategy::kPs)}), b);
   ASSERT_EQ(sparse.size(), 3u);  // 512 + 512 + 76
-  EXPECT_EQ(sparse[0].size(), static_cast<size_t>(kSparseBatch));
-  EXPECT_EQ(sparse[2].size(), 1100u - 2 * kSparseBatch);
+  EXPECT_EQ(sparse[0].size(), static_cast<size_t>(analysis::kMaxBatch));
+  EXPECT_EQ(sparse[2].size(), 1100u - 2 * analysis::kMaxBatch);
+  // Half the elements write one row: 64 / (1 x 0.5) = 128.
+  PlanInput hot = Input(ScheduleKind::kDataParallel, 0, 1, {Param(0, Strategy::kPs)});
+  hot.hot_share = 0.5;
+  EXPECT_EQ(StepBatch(hot), 128);
+  EXPECT_EQ(PlanSteps(hot, b)[0].size(), 128u);
+  hot.batch = 100;  // --batch wins
+  EXPECT_EQ(StepBatch(hot), 100);
   Rows dense =
       PlanSteps(Input(ScheduleKind::kDataParallel, 0, 1,
                       {Param(0, Strategy::kPs), Param(1, Strategy::kAllreduce, true, true, true)}),
                 b);
-  ASSERT_EQ(dense.size(), static_cast<size_t>((1100 + kDenseBatch - 1) / kDenseBatch));
-  EXPECT_EQ(dense[0].size(), static_cast<size_t>(kDenseBatch));
+  ASSERT_EQ(dense.size(),
+            static_cast<size_t>((1100 + analysis::kDenseBatch - 1) / analysis::kDenseBatch));
+  EXPECT_EQ(dense[0].size(), static_cast<size_t>(analysis::kDenseBatch));
+  // Loops that are not cut into mini-batches.
+  EXPECT_EQ(StepBatch(Input(ScheduleKind::kModelParallel1D, 0, 1, {Param(0, Strategy::kLocal)})),
+            0);
+  EXPECT_EQ(StepBatch(Input(ScheduleKind::kDataParallel, 0, 1, {Param(0, Strategy::kReplicated)})),
+            0);
+}
+
+// analysis/batch.h: hand-computed batches. 64 / (2 x 0.95) = 33.7 -> 32;
+// 64 / (3 x 0.95) = 22.5 -> 16; 64 / (2 x 0.05) = 640 -> 512.
+TEST(SparseBatch, IsTheLargestPowerOfTwoWithinTheBound) {
+  EXPECT_EQ(analysis::SparseBatch(2, 0.95), 32);
+  EXPECT_EQ(analysis::SparseBatch(3, 0.95), 16);
+  EXPECT_EQ(analysis::SparseBatch(2, 0.05), 512);
+  EXPECT_EQ(analysis::SparseBatch(2, 0.0), 512);
+  EXPECT_EQ(analysis::SparseBatch(1, 0.25), 256);
+  EXPECT_EQ(analysis::SparseBatch(64, 1.0), analysis::kMinBatch);  // never below the minimum
+}
+
+TEST(HotShare, IsTheLargestShareOfSampledElementsThatTouchOneWrittenRow) {
+  // 8 elements on 2 workers; row 7 of parameter 0 is touched by elements
+  // 0, 2, 4 and 6 (a share of 1/2); parameter 1 is only read, and its row 3,
+  // touched by every element, does not count.
+  auto b = Blocks(2, {{{0, 1, 2, 3}, {4, 5, 6, 7}}});
+  TableRows t;
+  t.touched.resize(2);
+  for (int64_t e = 0; e < 8; ++e) {
+    t.touched[0][e] = e % 2 == 0 ? std::vector<int64_t>{7, 10 + e} : std::vector<int64_t>{10 + e};
+    t.touched[1][e] = {3};
+  }
+  PlanInput in = Input(ScheduleKind::kDataParallel, 0, 2,
+                       {Param(0, Strategy::kPs, true, true), Param(1, Strategy::kPs, false)});
+  auto share = HotShare(in, b, t.Fn());
+  ASSERT_TRUE(share.ok()) << share.status().message();
+  EXPECT_DOUBLE_EQ(*share, 0.5);
+  EXPECT_EQ(t.calls, 8);  // one element per call
+  // The same on the other worker, which holds the same blocks.
+  in.rank = 1;
+  EXPECT_DOUBLE_EQ(HotShare(in, b, t.Fn()).value(), 0.5);
+  // Nothing written through the servers: 0, and no row is asked for.
+  TableRows none;
+  none.touched = t.touched;
+  PlanInput read = Input(ScheduleKind::kDataParallel, 0, 2, {Param(1, Strategy::kPs, false)});
+  EXPECT_DOUBLE_EQ(HotShare(read, b, none.Fn()).value(), 0.0);
+  EXPECT_EQ(none.calls, 0);
 }
 
 TEST(PlanSteps, DenseBatchesTakeStretchesOfTheSerialOrder) {
