@@ -14,27 +14,17 @@
 #include <utility>
 #include <vector>
 
+#include "bench/proc.h"
+
 namespace rigel::bench::schedules {
 
-using Clock = std::chrono::steady_clock;
-
-// Seconds since `a`.
-double Secs(Clock::time_point a);
-// The whole file; "" if it cannot be read.
-std::string ReadFile(const std::filesystem::path& p);
-// argv as one shell command line, quoted where needed.
-std::string Join(const std::vector<std::string>& argv);
-
-struct ProcResult {
-  int rc = -1;  // exit status; 128 + signal if killed
-  bool timed_out = false;
-  double wall_s = 0;
-};
-
-// Runs argv with stdin from /dev/null and stdout/stderr into files, in a new
-// process group (so a timeout stops the launcher and everything it started).
-ProcResult Run(const std::vector<std::string>& argv, const std::filesystem::path& out,
-               const std::filesystem::path& err, double timeout_s);
+using bench::Clock;
+using bench::Join;
+using bench::ProcResult;
+using bench::ReadFile;
+using bench::Run;
+using bench::Secs;
+using bench::Tail;
 
 struct Options {
   bool quick = false;

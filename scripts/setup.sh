@@ -18,6 +18,8 @@ PACKAGES=(
   # bench/allreduce's reference: mpirun and MPI_Allreduce (CMake builds
   # bench/allreduce_mpi only when it finds MPI)
   openmpi-bin libopenmpi-dev
+  # bench/models' peers: fastText (skip-gram) and LIBLINEAR
+  fasttext liblinear-tools
 )
 
 missing=()

@@ -1,0 +1,401 @@
+// bench/models: the sparse-embedding benchmark. For each model, Rigel serially
+// and on a local cluster of 2 workers and 2 servers at default flags, against
+// the peer a user would pick instead, on the same input in the same run:
+//
+//   sparse_lr  examples/sparse_lr.rgl on ../shared/data/a9a (test: a9a.t);
+//              peer: Debian's liblinear-train -s 0 (L2 logistic regression).
+//   fm         tests/e2e/programs/fm.rgl (an order-2 factorization machine) on
+//              a9a; peer: the same liblinear run (FM against a linear model).
+//   word2vec   examples/word2vec.rgl, one epoch over the first --words words
+//              of ../shared/data/gutenberg-28m.txt (default 1M; 0: all);
+//              peer: Debian's fasttext skipgram -minn 0 -maxn 0 -loss ns, the
+//              same dim, window, negatives and min count, on 1 and 2 threads
+//              (its rate: the words/sec/thread it reports, times threads).
+//   mf         examples/mf.rgl on its generated ratings; no peer here
+//              (bench/interp_mf compares its loop with a hand-written one).
+//
+// Per run: seconds per epoch (the --log-json epochs after the first, median),
+// bytes moved per epoch, CPU seconds of every process (the run's own
+// children included), the final quality the program prints, and words/s for
+// word2vec. One JSON line per run (DESIGN.md), a table on stderr, and a
+// gnuplot figure of quality against time per model (--plot FILE, default
+// WORK/models.png). Peers that are not installed are reported with a null
+// reference (scripts/setup.sh installs them). Exit 1 if a run failed.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/proc.h"
+
+namespace rigel::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+struct Options {
+  fs::path source = RIGEL_SOURCE_DIR, bin = RIGEL_BIN_DIR, work = "/tmp/rigel_bench_models";
+  fs::path plot;
+  int64_t words = 1000000;
+  double timeout_s = 600;
+};
+
+// One epoch of a Rigel run: its --log-json line and the quality printed.
+struct Epoch {
+  double elapsed_s = 0, epoch_s = 0, bytes = 0, cpu_s = 0, updates_per_s = 0, quality = 0;
+};
+
+struct RunOut {
+  bool ok = false;
+  std::string name;  // "rigel serial", "rigel 2 workers", "fasttext 1 thread", ...
+  std::vector<Epoch> epochs;
+  ProcResult proc;
+  double quality = 0;  // final
+  double rate = 0;     // words/s (word2vec)
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Values after `key` on each printed line, in order.
+std::vector<double> Series(const std::string& out, const std::string& key) {
+  std::vector<double> v;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    for (std::string w; words >> w;) {
+      if (w == key && words >> w) v.push_back(std::atof(w.c_str()));
+    }
+  }
+  return v;
+}
+
+class Models {
+ public:
+  explicit Models(Options o) : o_(std::move(o)) {}
+
+  int Main() {
+    fs::create_directories(o_.work);
+    const fs::path data = o_.source / ".." / "shared" / "data";
+    const fs::path a9a = data / "a9a", corpus = data / "gutenberg-28m.txt";
+    if (fs::exists(a9a)) {
+      RunOut lin = Liblinear(a9a);
+      Model("sparse_lr", o_.source / "examples/sparse_lr.rgl", A9aSets(a9a), "test_accuracy",
+            {lin});
+      Model("fm", o_.source / "tests/e2e/programs/fm.rgl", A9aSets(a9a), "test_accuracy", {lin});
+    } else {
+      std::fprintf(stderr, "models: %s not found: sparse_lr and fm skipped\n", a9a.c_str());
+    }
+    if (fs::exists(corpus)) {
+      const fs::path words = Words(corpus);
+      std::vector<RunOut> peers = {Fasttext(words, 1), Fasttext(words, 2)};
+      Model("word2vec", o_.source / "examples/word2vec.rgl",
+            {"corpus.path=" + words.string(), "EPOCHS=1"}, "loss", peers);
+    } else {
+      std::fprintf(stderr, "models: %s not found: word2vec skipped\n", corpus.c_str());
+    }
+    Model("mf", o_.source / "examples/mf.rgl", {"EPOCHS=10"}, "test_rmse", {});
+    Plot();
+    return failed_ ? 1 : 0;
+  }
+
+ private:
+  static std::vector<std::string> A9aSets(const fs::path& a9a) {
+    return {"train.path=" + a9a.string(), "test.path=" + a9a.string() + ".t"};
+  }
+
+  // The first o_.words words of the corpus, one line per input line.
+  fs::path Words(const fs::path& corpus) {
+    if (o_.words <= 0) return corpus;
+    const fs::path out = o_.work / ("words-" + std::to_string(o_.words) + ".txt");
+    if (fs::exists(out)) return out;
+    std::ifstream in(corpus);
+    std::ofstream w(out);
+    int64_t n = 0;
+    for (std::string line; n < o_.words && std::getline(in, line);) {
+      std::istringstream words(line);
+      bool first = true;
+      for (std::string x; n < o_.words && words >> x; ++n) {
+        w << (first ? "" : " ") << x;
+        first = false;
+      }
+      w << "\n";
+    }
+    return out;
+  }
+
+  RunOut Rigel(const std::string& tag, const fs::path& program,
+               const std::vector<std::string>& sets, const std::string& key, int workers) {
+    RunOut r;
+    r.name = workers > 0 ? "rigel " + std::to_string(workers) + " workers" : "rigel serial";
+    const fs::path log = o_.work / (tag + ".jsonl");
+    std::vector<std::string> argv = {(o_.bin / "rigel").string(), "run", program.string(),
+                                     "--log-json", log.string()};
+    for (const auto& s : sets) argv.insert(argv.end(), {"--set", s});
+    if (workers > 0) {
+      argv.insert(argv.end(), {"--workers", std::to_string(workers), "--servers", "2", "--run-dir",
+                               (o_.work / (tag + ".run")).string()});
+    }
+    const fs::path out = o_.work / (tag + ".out"), err = o_.work / (tag + ".err");
+    r.proc = Run(argv, out, err, o_.timeout_s);
+    const std::string text = ReadFile(out);
+    std::vector<double> q = Series(text, key);
+    std::istringstream lines(ReadFile(log));
+    for (std::string line; std::getline(lines, line);) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded()) continue;
+      Epoch e;
+      e.elapsed_s = j.value("elapsed_s", 0.0);
+      e.epoch_s = j.value("epoch_s", 0.0);
+      e.cpu_s = j.value("cpu_s", 0.0);
+      e.updates_per_s = j.value("updates_per_s", 0.0);
+      for (const auto& [k, v] : j["bytes"].items())
+        e.bytes += k == "local.kept" ? 0 : v.get<double>();
+      r.epochs.push_back(e);
+    }
+    for (size_t k = 0; k < r.epochs.size() && k < q.size(); ++k) r.epochs[k].quality = q[k];
+    r.ok = r.proc.rc == 0 && !q.empty() && !r.epochs.empty();
+    if (!r.ok) {
+      failed_ = true;
+      std::fprintf(stderr, "models: %s failed (exit %d%s): %s\n%s", tag.c_str(), r.proc.rc,
+                   r.proc.timed_out ? ", timed out" : "", Join(argv).c_str(), Tail(err, 8).c_str());
+      return r;
+    }
+    r.quality = q.back();
+    return r;
+  }
+
+  RunOut Liblinear(const fs::path& a9a) {
+    RunOut r;
+    r.name = "liblinear -s 0";
+    const fs::path train = "/usr/bin/liblinear-train", predict = "/usr/bin/liblinear-predict";
+    if (!fs::exists(train) || !fs::exists(predict)) return r;
+    const fs::path model = o_.work / "a9a.model";
+    ProcResult t = Run({train.string(), "-s", "0", "-q", a9a.string(), model.string()},
+                       o_.work / "liblinear.out", o_.work / "liblinear.err", o_.timeout_s);
+    ProcResult p = Run(
+        {predict.string(), a9a.string() + ".t", model.string(), (o_.work / "a9a.pred").string()},
+        o_.work / "predict.out", o_.work / "predict.err", o_.timeout_s);
+    std::smatch m;
+    const std::string said = ReadFile(o_.work / "predict.out");
+    static const std::regex kAccuracy(R"(Accuracy = ([0-9.]+)%)");
+    if (t.rc != 0 || p.rc != 0 || !std::regex_search(said, m, kAccuracy)) return r;
+    r.ok = true;
+    r.proc = t;  // training time; prediction is not an epoch's work
+    r.quality = std::atof(m[1].str().c_str()) / 100;
+    return r;
+  }
+
+  RunOut Fasttext(const fs::path& words, int threads) {
+    RunOut r;
+    r.name = "fasttext " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
+    const fs::path bin = "/usr/bin/fasttext";
+    if (!fs::exists(bin)) return r;
+    const std::string tag = "fasttext" + std::to_string(threads);
+    // examples/word2vec.rgl: D 32, WINDOW 5, NEG 5, min_count 5, lr 0.025.
+    r.proc = Run({bin.string(), "skipgram",
+                  "-input",     words.string(),
+                  "-output",    (o_.work / tag).string(),
+                  "-dim",       "32",
+                  "-ws",        "5",
+                  "-neg",       "5",
+                  "-minn",      "0",
+                  "-maxn",      "0",
+                  "-loss",      "ns",
+                  "-minCount",  "5",
+                  "-lr",        "0.025",
+                  "-epoch",     "1",
+                  "-thread",    std::to_string(threads),
+                  "-verbose",   "2"},
+                 o_.work / (tag + ".out"), o_.work / (tag + ".err"), o_.timeout_s);
+    // The progress line is rewritten with '\r'; the last one has the totals.
+    const std::string said =
+        ReadFile(o_.work / (tag + ".err")) + ReadFile(o_.work / (tag + ".out"));
+    static const std::regex kLoss(R"(avg\.loss:\s*([0-9.]+))");
+    std::optional<double> loss;
+    for (auto it = std::sregex_iterator(said.begin(), said.end(), kLoss);
+         it != std::sregex_iterator(); ++it) {
+      loss = std::atof((*it)[1].str().c_str());
+    }
+    if (r.proc.rc != 0 || !loss) return r;
+    // Its own training rate (the process also reads the corpus twice and
+    // writes the model, which Rigel's epoch time does not count either).
+    static const std::regex kRate(R"(words/sec/thread:\s*([0-9]+))");
+    double per_thread = 0;
+    for (auto it = std::sregex_iterator(said.begin(), said.end(), kRate);
+         it != std::sregex_iterator(); ++it) {
+      per_thread = std::atof((*it)[1].str().c_str());
+    }
+    r.ok = true;
+    r.quality = *loss;
+    r.rate = per_thread * threads;
+    return r;
+  }
+
+  void Model(const std::string& model, const fs::path& program,
+             const std::vector<std::string>& sets, const std::string& key,
+             const std::vector<RunOut>& peers) {
+    for (int workers : {0, 2}) {
+      RunOut r = Rigel(model + (workers ? "_w2" : "_serial"), program, sets, key, workers);
+      if (!r.ok) continue;
+      std::vector<double> epoch_s, bytes;
+      double cpu = 0;
+      for (size_t k = 0; k < r.epochs.size(); ++k) {
+        cpu += r.epochs[k].cpu_s;
+        if (k > 0 || r.epochs.size() == 1) epoch_s.push_back(r.epochs[k].epoch_s);
+        bytes.push_back(r.epochs[k].bytes);
+      }
+      json j = {{"bench", "models"},
+                {"model", model},
+                {"run", r.name},
+                {"metric", key},
+                {"ours", r.quality},
+                {"epoch_s", Median(epoch_s)},
+                {"epochs", r.epochs.size()},
+                {"bytes_per_epoch", Median(bytes)},
+                {"cpu_s_epochs", cpu},
+                {"process_wall_s", r.proc.wall_s},
+                {"process_cpu_s", r.proc.cpu_s}};
+      if (model == "word2vec") j["words_per_s"] = r.epochs.back().updates_per_s;
+      json refs = json::array();
+      for (const RunOut& p : peers) {
+        json ref = {{"reference_name", p.name}};
+        if (!p.ok) {
+          ref["reference"] = nullptr;
+          ref["note"] = "not installed or failed (scripts/setup.sh installs it)";
+        } else {
+          ref["reference"] = p.quality;
+          ref["reference_wall_s"] = p.proc.wall_s;
+          ref["reference_cpu_s"] = p.proc.cpu_s;
+          if (p.rate > 0) {
+            ref["reference_words_per_s"] = p.rate;
+            ref["speed_ratio"] = r.epochs.back().updates_per_s / p.rate;
+          }
+        }
+        refs.push_back(ref);
+      }
+      j["references"] = refs;
+      std::printf("%s\n", j.dump().c_str());
+      std::fflush(stdout);
+      std::fprintf(stderr, "%-9s %-16s %-13s %9.4f  %8.3f s/epoch  %9.3g B/epoch  %7.2f cpu s\n",
+                   model.c_str(), r.name.c_str(), key.c_str(), r.quality, Median(epoch_s),
+                   Median(bytes), cpu);
+      curves_.push_back({model, r.name, r.epochs});
+    }
+    for (const RunOut& p : peers) {
+      if (!p.ok) continue;
+      std::fprintf(stderr, "%-9s %-16s %-13s %9.4f  %8.3f s (whole run)\n", model.c_str(),
+                   p.name.c_str(), key.c_str(), p.quality, p.proc.wall_s);
+      points_.push_back({model, p.name, p.proc.wall_s, p.quality});
+    }
+  }
+
+  // One panel per model: quality against elapsed seconds, Rigel's epochs as
+  // lines, each peer as a point at the end of its run.
+  void Plot() {
+    const fs::path png = o_.plot.empty() ? o_.work / "models.png" : o_.plot;
+    std::vector<std::string> models;
+    for (const Curve& c : curves_) {
+      if (std::find(models.begin(), models.end(), c.model) == models.end()) {
+        models.push_back(c.model);
+      }
+    }
+    if (models.empty()) return;
+    const fs::path script = o_.work / "models.gp";
+    std::ofstream gp(script);
+    gp << "set terminal pngcairo size 1200,900 noenhanced\nset output '" << png.string() << "'\n"
+       << "set multiplot layout 2,2\nset key bottom right\nset grid\n";
+    for (const std::string& m : models) {
+      gp << "set title '" << m << "'\nset xlabel 'seconds'\nset ylabel '"
+         << (m == "word2vec" ? "loss"
+             : m == "mf"     ? "test RMSE"
+                             : "test accuracy")
+         << "'\n";
+      gp << "set logscale x\nplot ";
+      bool first = true;
+      int n = 0;
+      for (const Curve& c : curves_) {
+        if (c.model != m) continue;
+        const fs::path dat = o_.work / (m + "_" + std::to_string(n++) + ".dat");
+        std::ofstream d(dat);
+        for (const Epoch& e : c.epochs) d << e.elapsed_s << " " << e.quality << "\n";
+        gp << (first ? "" : ", ") << "'" << dat.string() << "' with linespoints title '" << c.name
+           << "'";
+        first = false;
+      }
+      for (const Point& p : points_) {
+        if (p.model != m) continue;
+        const fs::path dat = o_.work / (m + "_" + std::to_string(n++) + ".dat");
+        std::ofstream(dat) << p.seconds << " " << p.quality << "\n";
+        gp << ", '" << dat.string() << "' with points pointsize 2 title '" << p.name << "'";
+      }
+      gp << "\nunset logscale x\n";
+    }
+    gp << "unset multiplot\n";
+    gp.close();
+    ProcResult r = Run({"/usr/bin/gnuplot", script.string()}, o_.work / "gnuplot.out",
+                       o_.work / "gnuplot.err", 60);
+    if (r.rc == 0) {
+      std::fprintf(stderr, "models: figure %s\n", png.c_str());
+    } else {
+      std::fprintf(stderr, "models: gnuplot failed (exit %d); its script is %s\n", r.rc,
+                   script.c_str());
+    }
+  }
+
+  struct Curve {
+    std::string model, name;
+    std::vector<Epoch> epochs;
+  };
+  struct Point {
+    std::string model, name;
+    double seconds, quality;
+  };
+
+  Options o_;
+  bool failed_ = false;
+  std::vector<Curve> curves_;
+  std::vector<Point> points_;
+};
+
+}  // namespace
+}  // namespace rigel::bench
+
+int main(int argc, char** argv) {
+  rigel::bench::Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "models: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--words") {
+      o.words = std::atoll(value().c_str());
+    } else if (a == "--plot") {
+      o.plot = value();
+    } else if (a == "--work-dir") {
+      o.work = value();
+    } else if (a == "--timeout") {
+      o.timeout_s = std::atof(value().c_str());
+    } else {
+      std::fprintf(stderr,
+                   "usage: models [--words N (0: the whole corpus)] [--plot FILE.png] "
+                   "[--work-dir DIR] [--timeout S]\n");
+      return 2;
+    }
+  }
+  return rigel::bench::Models(o).Main();
+}
