@@ -7,6 +7,7 @@
 #include "analysis/partition.h"
 #include "common/cpu_time.h"
 #include "common/key_sort.h"
+#include "common/seconds.h"
 #include "frontend/compile.h"
 
 namespace rigel::worker {
@@ -15,10 +16,6 @@ using Clock = std::chrono::steady_clock;
 using RowLists = std::vector<std::vector<int64_t>>;
 
 namespace {
-
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // Whether a loop body draws random numbers or reads driver values: then the
 // rows a block touches may change from run to run.
@@ -240,12 +237,12 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
     for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->BeforeStep(step));
     auto tc = Clock::now();
     RIGEL_RETURN_IF_ERROR(kernel.RunElements(ctx, steps[s]));
-    m->compute_s += Since(tc);
+    m->compute_s += SecondsSince(tc);
     for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->AfterStep(step));
     if (rows.step_sync) {
       auto t = Clock::now();
       RIGEL_RETURN_IF_ERROR(client_->AdvanceClock());
-      m->comm_s += Since(t);
+      m->comm_s += SecondsSince(t);
     }
   }
   return Status::Ok();
@@ -275,7 +272,7 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowP
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->End());
   auto t = Clock::now();
   RIGEL_RETURN_IF_ERROR(client_->Flush().get());
-  m->comm_s += Since(t);
+  m->comm_s += SecondsSince(t);
   return Status::Ok();
 }
 
@@ -306,14 +303,14 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   const RowLists steps = PlanSteps(in, *blocks);
   auto t_keys = Clock::now();
   RIGEL_ASSIGN_OR_RETURN(auto rows, Rows(task, cuts_key, in, *blocks, steps, ctx));
-  const double keys_s = Since(t_keys);
+  const double keys_s = SecondsSince(t_keys);
   sync::SyncMetrics m;
   if (int64_t batch = StepBatch(in); batch > 0) {
     m.values.emplace_back("batch", static_cast<double>(batch));
   }
   RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &m));
   m.values.emplace_back("cpu_s", ProcessCpuSeconds() - cpu_start);
-  Report(task, steps, keys_s, Since(run_start), m, &out);
+  Report(task, steps, keys_s, SecondsSince(run_start), m, &out);
   return out;
 }
 

@@ -3,19 +3,12 @@
 #include <chrono>
 #include <string>
 
+#include "common/seconds.h"
 #include "transport/message.h"
 
 namespace rigel::worker::sync {
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-}  // namespace
 
 bool Handoffs::Put(const transport::InMessage& msg) {
   if (msg.type() != transport::MessageType::BLOCK_HANDOFF) return false;
@@ -51,7 +44,7 @@ Status Handoffs::Send(const ColumnId& id, const std::vector<int64_t>& keys, Sync
   msg.SetRows(b.initRows(), transport::Buffer::FromVector(std::move(rows)), width);
   const int to = (rank_ + workers_ - 1) % workers_;
   Status st = transport_->Send({transport::Role::kWorker, to}, std::move(msg));
-  m->comm_s += Since(t);
+  m->comm_s += SecondsSince(t);
   return st;
 }
 
@@ -68,7 +61,7 @@ Status Handoffs::Take(const ColumnId& id, const std::vector<int64_t>& keys, Sync
     msg = std::move(mailbox_[key]);
     mailbox_.erase(key);
   }
-  m->wait_s += Since(t);
+  m->wait_s += SecondsSince(t);
   auto b = msg.header().getBody().getBlockHandoff();
   transport::RowsView rows = msg.Rows(b.getRows());
   const int64_t width = io_->param(id.param).width;

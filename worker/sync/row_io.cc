@@ -3,17 +3,11 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/seconds.h"
+
 namespace rigel::worker::sync {
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-}  // namespace
 
 void RowIo::Gather(int p, const std::vector<int64_t>& keys, std::vector<float>* out) const {
   const kernel::ParamBinding& b = param(p);
@@ -45,7 +39,7 @@ Status RowIo::Take(int p, const std::vector<int64_t>& keys,
                    SyncMetrics* m, const char* strategy, const std::vector<int64_t>* keep_local) {
   auto t = Clock::now();
   StatusOr<std::vector<float>> rows = pull.get();
-  m->comm_s += Since(t);
+  m->comm_s += SecondsSince(t);
   if (!rows.ok()) return rows.status();
   if (keep_local) {
     // Rows this worker just updated: its own values are newer than those the
