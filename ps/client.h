@@ -73,7 +73,13 @@ class PsClient {
   // parameter or a key outside its rows (nothing is buffered then).
   Status Push(int param, std::span<const int64_t> keys, const float* deltas);
   std::future<Status> Flush();
+  // Flushes and ends this worker's clock. With staleness 0 it returns once
+  // the pushes are sent, not applied (the servers order them before the
+  // tick); their errors come from the next AdvanceClock or WaitForPushes.
   Status AdvanceClock();
+  // Flushes, then waits until the servers applied every push this client
+  // sent, AdvanceClock's included; the first error of any of them.
+  Status WaitForPushes();
 
   uint64_t clock() const;
   PsClientStats stats() const;
@@ -107,6 +113,7 @@ class PsClient {
   mutable std::mutex mu_;
   uint64_t clock_ = 0;
   std::vector<uint64_t> pushes_sent_;  // per server, for clock ticks
+  std::future<Status> unacked_;        // AdvanceClock's flush, not waited for
   std::vector<std::unique_ptr<Cache>> cache_;
   std::vector<std::unique_ptr<Pending>> pending_;
   PsClientStats stats_;

@@ -53,6 +53,7 @@ Status SelfTest(const cluster::ClusterSetup& setup, int rank, transport::Transpo
     if (pace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pace_ms));
     if (member.ended()) break;
   }
+  if (result.ok()) result = client.WaitForPushes();
   if (!result.ok()) return result;
   auto pulled = client.Pull(0, keys).get();
   if (!pulled.ok()) return pulled.status();

@@ -271,7 +271,7 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowP
   }
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->End());
   auto t = Clock::now();
-  RIGEL_RETURN_IF_ERROR(client_->Flush().get());
+  RIGEL_RETURN_IF_ERROR(client_->WaitForPushes());
   m->comm_s += SecondsSince(t);
   return Status::Ok();
 }

@@ -67,24 +67,26 @@ Status RowIo::PushDeltas(int p, const std::vector<int64_t>& keys, std::vector<fl
   std::vector<float> now;
   Gather(p, keys, &now);
   std::vector<int64_t> changed;
-  std::vector<float> deltas;
+  changed.reserve(keys.size());
+  std::vector<float> deltas(now.size());
+  size_t n = 0;  // rows with a delta so far
   for (size_t k = 0; k < keys.size(); ++k) {
+    const float* a = now.data() + k * width;
+    float* b = base->data() + k * width;
+    float* d = deltas.data() + n * width;
     bool any = false;
     for (int64_t c = 0; c < width; ++c) {
-      float d = now[k * width + c] - (*base)[k * width + c];
-      any |= d != 0.0f;
+      d[c] = a[c] - b[c];
+      any |= d[c] != 0.0f;
     }
     if (!any) continue;
+    // What the server computes when it adds the delta: the next delta is
+    // taken against exactly that.
+    for (int64_t c = 0; c < width; ++c) b[c] += d[c];
     changed.push_back(keys[k]);
-    for (int64_t c = 0; c < width; ++c) {
-      float& b = (*base)[k * width + c];
-      float d = now[k * width + c] - b;
-      deltas.push_back(d);
-      // What the server computes when it adds the delta: the next delta is
-      // taken against exactly that.
-      b += d;
-    }
+    ++n;
   }
+  deltas.resize(n * width);
   if (changed.empty()) return Status::Ok();
   m->bytes[strategy] += static_cast<double>(deltas.size() * sizeof(float));
   return client_->Push(p, changed, deltas.data());
