@@ -50,7 +50,8 @@ cluster::ClusterSetup TestSetup(int servers, int workers, int staleness) {
 class Cluster {
  public:
   Cluster(const cluster::ClusterSetup& setup,
-          std::vector<transport::FaultOptions> worker_faults = {}) {
+          std::vector<transport::FaultOptions> worker_faults = {},
+          transport::Millis timeout = transport::Millis(20000)) {
     std::vector<std::string> addresses;
     for (int s = 0; s < setup.servers; ++s) {
       transport::ZmqOptions o;
@@ -85,7 +86,7 @@ class Cluster {
       EXPECT_TRUE(map.ok());
       ps::PsClientOptions co;
       co.staleness = setup.options.staleness;
-      co.call.timeout = transport::Millis(20000);
+      co.call.timeout = timeout;
       clients.push_back(std::make_unique<ps::PsClient>(tr.get(), std::move(map).value(), co));
       worker_transports.push_back(std::move(tr));
     }
@@ -226,6 +227,28 @@ TEST(ParameterServer, RefusesKeysItDoesNotHoldAndBadWidths) {
 // the cache on or off and on any number of servers; batches of more than
 // PsClient::kChunkKeys keys go in several requests and still come back whole,
 // and so do pushes.
+// With staleness 0 AdvanceClock does not wait for the pushes' answers; a lost
+// push still fails, at WaitForPushes (or the next AdvanceClock). With
+// staleness 1 AdvanceClock waits and fails itself.
+TEST(PsClient, PushErrorsSurfaceEvenWhenTheTickDoesNotWait) {
+  transport::FaultOptions lossy;
+  lossy.drop = 1.0;  // every message this worker sends is lost
+  for (int staleness : {0, 1}) {
+    Cluster c(TestSetup(1, 1, staleness), {lossy}, transport::Millis(200));
+    std::vector<int64_t> key = {5};
+    float one = 1.0f;
+    ASSERT_TRUE(c.clients[0]->Push(1, key, &one).ok());
+    Status tick = c.clients[0]->AdvanceClock();
+    if (staleness == 0) {
+      EXPECT_TRUE(tick.ok()) << tick.message();
+      Status waited = c.clients[0]->WaitForPushes();
+      EXPECT_EQ(waited.code(), StatusCode::kUnavailable) << waited.message();
+    } else {
+      EXPECT_EQ(tick.code(), StatusCode::kUnavailable) << tick.message();
+    }
+  }
+}
+
 TEST(PsClient, PullAnswersInRequestOrderWithRepeats) {
   std::vector<int64_t> keys;
   constexpr int64_t kKeys = 40000;  // more than two chunks
