@@ -20,7 +20,8 @@
 // word2vec. One JSON line per run (DESIGN.md), a table on stderr, and a
 // gnuplot figure of quality against time per model (--plot FILE, default
 // WORK/models.png). Peers that are not installed are reported with a null
-// reference (scripts/setup.sh installs them). Exit 1 if a run failed.
+// reference (scripts/setup.sh installs them). --quick: 2 epochs and 10^5
+// words, a smoke run (ctest's bench.models_quick). Exit 1 if a run failed.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +46,7 @@ struct Options {
   fs::path plot;
   int64_t words = 1000000;
   double timeout_s = 600;
+  bool quick = false;  // 2 epochs, 10^5 words: a smoke run
 };
 
 // One epoch of a Rigel run: its --log-json line and the quality printed.
@@ -104,14 +106,18 @@ class Models {
     } else {
       std::fprintf(stderr, "models: %s not found: word2vec skipped\n", corpus.c_str());
     }
-    Model("mf", o_.source / "examples/mf.rgl", {"EPOCHS=10"}, "test_rmse", {});
+    Model("mf", o_.source / "examples/mf.rgl", {o_.quick ? "EPOCHS=2" : "EPOCHS=10"}, "test_rmse",
+          {});
     Plot();
     return failed_ ? 1 : 0;
   }
 
  private:
-  static std::vector<std::string> A9aSets(const fs::path& a9a) {
-    return {"train.path=" + a9a.string(), "test.path=" + a9a.string() + ".t"};
+  std::vector<std::string> A9aSets(const fs::path& a9a) const {
+    std::vector<std::string> sets = {"train.path=" + a9a.string(),
+                                     "test.path=" + a9a.string() + ".t"};
+    if (o_.quick) sets.push_back("EPOCHS=2");
+    return sets;
   }
 
   // The first o_.words words of the corpus, one line per input line.
@@ -382,7 +388,10 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--words") {
+    if (a == "--quick") {
+      o.quick = true;
+      o.words = 100000;
+    } else if (a == "--words") {
       o.words = std::atoll(value().c_str());
     } else if (a == "--plot") {
       o.plot = value();
@@ -392,7 +401,7 @@ int main(int argc, char** argv) {
       o.timeout_s = std::atof(value().c_str());
     } else {
       std::fprintf(stderr,
-                   "usage: models [--words N (0: the whole corpus)] [--plot FILE.png] "
+                   "usage: models [--quick] [--words N (0: the whole corpus)] [--plot FILE.png] "
                    "[--work-dir DIR] [--timeout S]\n");
       return 2;
     }
