@@ -36,11 +36,17 @@ std::string EpochProgressLine(const EpochFigures& f) {
   char buf[200];
   std::snprintf(buf, sizeof buf,
                 "[epoch %lld/%lld] %.1f s elapsed, ETA %.1f s, %.3g updates/s, %.1f MB moved, "
-                "compute %.0f%%\n",
+                "compute %.0f%%",
                 static_cast<long long>(f.done), static_cast<long long>(f.epochs), f.elapsed_s, eta,
                 f.epoch_s > 0 ? f.updates / f.epoch_s : 0.0, moved / 1e6,
                 f.epoch_s > 0 ? 100.0 * f.compute_s / f.epoch_s : 0.0);
-  return buf;
+  std::string line = buf;
+  // The mini-batch Rigel chose (analysis/batch.h) decides both the quality
+  // and the cost of a relaxed loop: show it.
+  for (const auto& [loop, batch] : f.batch) {
+    line += ", loop " + std::to_string(loop) + " mini-batch " + std::to_string(batch);
+  }
+  return line + "\n";
 }
 
 Status EpochLog::Open(const std::string& path) {

@@ -41,7 +41,8 @@ struct EpochFigures {
 std::string EpochJson(const EpochFigures& f);
 
 // "[epoch 3/10] 1.2 s elapsed, ETA 2.8 s, 4.1e+06 updates/s, 12.0 MB moved,
-// compute 80%", with a newline.
+// compute 80%, loop 0 mini-batch 32" (one mini-batch per batched loop), with
+// a newline.
 std::string EpochProgressLine(const EpochFigures& f);
 
 // A file of EpochJson lines, flushed after every line so that a run that

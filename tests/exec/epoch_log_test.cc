@@ -1,0 +1,81 @@
+// The per-epoch log line (exec/epoch_log.h): the JSON fields and the
+// progress line, on hand-computed figures.
+#include "exec/epoch_log.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace rigel::exec {
+namespace {
+
+EpochFigures Figures() {
+  EpochFigures f;
+  f.epoch = 2;
+  f.done = 3;
+  f.epochs = 10;
+  f.elapsed_s = 1.5;
+  f.epoch_s = 0.5;
+  f.updates = 2e6;
+  f.compute_s = 0.4;
+  f.comm_s = 0.05;
+  f.wait_s = 0.01;
+  f.cpu_s = 0.9;
+  f.workers = 2;
+  f.servers = 2;
+  f.bytes = {{"ps", 3e6}, {"local.kept", 5e6}, {"rotate", 1e6}};
+  f.batch = {{0, 32}};
+  return f;
+}
+
+TEST(EpochLog, JsonHasEveryFieldAndTheRate) {
+  nlohmann::json j = nlohmann::json::parse(EpochJson(Figures()));
+  EXPECT_EQ(j["epoch"], 2);
+  EXPECT_EQ(j["epochs"], 10);
+  EXPECT_DOUBLE_EQ(j["updates_per_s"].get<double>(), 4e6);  // 2e6 in 0.5 s
+  EXPECT_DOUBLE_EQ(j["cpu_s"].get<double>(), 0.9);
+  EXPECT_EQ(j["workers"], 2);
+  EXPECT_EQ(j["servers"], 2);
+  EXPECT_DOUBLE_EQ(j["bytes"]["local.kept"].get<double>(), 5e6);
+  EXPECT_EQ(j["batch"]["0"], 32);
+  // A serial epoch: no bytes, no batch, and a zero-length epoch has rate 0.
+  EpochFigures serial;
+  nlohmann::json s = nlohmann::json::parse(EpochJson(serial));
+  EXPECT_TRUE(s["bytes"].empty());
+  EXPECT_TRUE(s["batch"].empty());
+  EXPECT_EQ(s["updates_per_s"].get<double>(), 0.0);
+}
+
+TEST(EpochLog, ProgressLineCountsMovedBytesAndShowsTheMiniBatch) {
+  // ETA: 1.5 s for 3 epochs, 7 to go: 3.5 s. Moved: ps + rotate, not the
+  // rows kept (4.0 MB). Compute: 0.4 of 0.5 s.
+  EXPECT_EQ(EpochProgressLine(Figures()),
+            "[epoch 3/10] 1.5 s elapsed, ETA 3.5 s, 4e+06 updates/s, 4.0 MB moved, compute 80%, "
+            "loop 0 mini-batch 32\n");
+}
+
+TEST(EpochLog, WritesOneLinePerEpochAndRefusesAnUnwritablePath) {
+  const std::string path = ::testing::TempDir() + "/epoch_log_test.jsonl";
+  {
+    EpochLog log;
+    ASSERT_TRUE(log.Open(path).ok());
+    EpochFigures f = Figures();
+    log.Write(f);
+    f.epoch = 3;
+    log.Write(f);
+  }
+  std::ifstream in(path);
+  std::string a, b, c;
+  ASSERT_TRUE(std::getline(in, a) && std::getline(in, b));
+  EXPECT_FALSE(std::getline(in, c));
+  EXPECT_EQ(nlohmann::json::parse(b)["epoch"], 3);
+  EpochLog bad;
+  Status st = bad.Open("/nonexistent/dir/log.jsonl");
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(st.message().find("/nonexistent/dir/log.jsonl"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rigel::exec
