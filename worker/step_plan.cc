@@ -168,20 +168,26 @@ Status PlanParamRows(const PlanInput& in, const std::vector<int64_t>& mine, Othe
   return Internal(name + " for a parameter");
 }
 
+// Parameters whose rows go through the servers or a collective every step.
+bool SyncedPerStep(const PlanParam& pp) {
+  return pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce;
+}
+
+// The loop reads or writes such a parameter whole.
+bool DenseLoop(const PlanInput& in) {
+  return std::any_of(in.loop_params.begin(), in.loop_params.end(),
+                     [](const PlanParam& pp) { return pp.whole && SyncedPerStep(pp); });
+}
+
 }  // namespace
 
 int64_t StepBatch(const PlanInput& in) {
-  bool batched = false, dense = false;
-  for (const PlanParam& pp : in.loop_params) {
-    bool synced = pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce;
-    batched |= synced;
-    dense |= synced && pp.whole;
-  }
+  const bool batched = std::any_of(in.loop_params.begin(), in.loop_params.end(), SyncedPerStep);
   if (in.kind != ScheduleKind::kDataParallel || !batched) return 0;
   if (in.batch > 0) return in.batch;
   // Every element of a dense update conflicts with every other: the merged
   // deltas of a mini-batch act as one step batch * workers times as long.
-  return dense ? analysis::kDenseBatch : analysis::SparseBatch(in.workers, in.hot_share);
+  return DenseLoop(in) ? analysis::kDenseBatch : analysis::SparseBatch(in.workers, in.hot_share);
 }
 
 StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
@@ -190,19 +196,29 @@ StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& block
   for (const PlanParam& pp : in.loop_params) {
     if (pp.strategy == Strategy::kPs && pp.written) params.push_back(pp.index);
   }
-  std::vector<int64_t> all;
+  if (params.empty()) return 0.0;
+  size_t total = 0;
   for (const auto& step : blocks.blocks) {
-    for (const auto& block : step) all.insert(all.end(), block.begin(), block.end());
+    for (const auto& block : step) total += block.size();
   }
-  if (params.empty() || all.empty()) return 0.0;
-  const size_t stride = std::max<size_t>(1, all.size() / analysis::kBatchSample);
+  if (total == 0) return 0.0;
+  // Every stride-th element in (step, worker) order, walked in place: the
+  // blocks can hold every element of a large data set.
+  const size_t stride = std::max<size_t>(1, total / analysis::kBatchSample);
   std::vector<std::unordered_map<int64_t, int64_t>> count(params.size());
   int64_t sampled = 0, most = 0;
-  for (size_t k = 0; k < all.size() && sampled < analysis::kBatchSample; k += stride, ++sampled) {
-    RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&all[k], 1)));
-    for (size_t p = 0; p < params.size(); ++p) {
-      if (static_cast<size_t>(params[p]) >= touched.size()) continue;
-      for (int64_t row : touched[params[p]]) most = std::max(most, ++count[p][row]);
+  size_t position = 0;
+  for (const auto& step : blocks.blocks) {
+    for (const auto& block : step) {
+      size_t k = (stride - position % stride) % stride;  // the first sampled index in block
+      for (; k < block.size() && sampled < analysis::kBatchSample; k += stride, ++sampled) {
+        RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&block[k], 1)));
+        for (size_t p = 0; p < params.size(); ++p) {
+          if (static_cast<size_t>(params[p]) >= touched.size()) continue;
+          for (int64_t row : touched[params[p]]) most = std::max(most, ++count[p][row]);
+        }
+      }
+      position += block.size();
     }
   }
   return static_cast<double>(most) / static_cast<double>(sampled);
@@ -212,11 +228,7 @@ std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
                                             const analysis::StepBlocks& blocks) {
   const int64_t batch = StepBatch(in);
   if (batch > 0) {
-    bool dense = false;
-    for (const PlanParam& pp : in.loop_params) {
-      dense |= pp.whole && (pp.strategy == Strategy::kPs || pp.strategy == Strategy::kAllreduce);
-    }
-    return dense ? DenseBatches(in, blocks, batch) : SparseBatches(in, blocks, batch);
+    return DenseLoop(in) ? DenseBatches(in, blocks, batch) : SparseBatches(in, blocks, batch);
   }
   std::vector<std::vector<int64_t>> steps;
   for (const auto& step : blocks.blocks) steps.push_back(step[in.rank]);
