@@ -87,30 +87,34 @@ struct ProgramArgs {
   cluster::JobOptions job;
   std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
   std::string log_json, save_params, run_dir, key_file;
+  std::string hostfile;  // start the ranks over ssh (scripts/rigel-ssh)
 };
 
-// The launcher next to this binary (build tree: bin/../../scripts) or in the
-// source tree it was built from.
-std::string FindLauncher(std::string* bin_dir) {
+// The script `name` next to this binary (build tree: bin/../../scripts) or in
+// the source tree it was built from.
+std::string FindLauncher(const std::string& name, std::string* bin_dir) {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   std::string exe = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
   std::string dir = exe.substr(0, exe.find_last_of('/'));
   *bin_dir = dir;
-  for (const std::string& c : {dir + "/rigel-launch", dir + "/../../scripts/rigel-launch",
-                               std::string(RIGEL_SOURCE_DIR) + "/scripts/rigel-launch"}) {
+  for (const std::string& c : {dir + "/" + name, dir + "/../../scripts/" + name,
+                               std::string(RIGEL_SOURCE_DIR) + "/scripts/" + name}) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return "";
 }
 
-// Runs the program on a local cluster through scripts/rigel-launch; returns
-// its exit status.
+// Runs the program on a local cluster through scripts/rigel-launch, or with
+// --hostfile on remote hosts through scripts/rigel-ssh; returns its exit
+// status.
 int RunDistributed(const ProgramArgs& a) {
   std::string bin_dir;
-  std::string launcher = FindLauncher(&bin_dir);
+  const bool ssh = !a.hostfile.empty();
+  const std::string script = ssh ? "rigel-ssh" : "rigel-launch";
+  std::string launcher = FindLauncher(script, &bin_dir);
   if (launcher.empty()) {
-    std::cerr << "rigel: cannot find scripts/rigel-launch next to this binary or in "
+    std::cerr << "rigel: cannot find scripts/" << script << " next to this binary or in "
               << RIGEL_SOURCE_DIR << "\n";
     return 1;
   }
@@ -123,10 +127,18 @@ int RunDistributed(const ProgramArgs& a) {
                                    std::to_string(a.servers),
                                    "--workers",
                                    std::to_string(a.workers)};
+  if (ssh) args.insert(args.end(), {"--hostfile", a.hostfile});
   if (!a.run_dir.empty()) args.insert(args.end(), {"--run-dir", a.run_dir});
   if (!a.key_file.empty()) args.insert(args.end(), {"--key-file", a.key_file});
-  auto pass = [&args](const std::string& flag, const std::string& value) {
-    args.insert(args.end(), {"--scheduler-arg", flag, "--scheduler-arg", value});
+  // rigel-launch passes each scheduler flag on by --scheduler-arg; rigel-ssh
+  // gives everything after `--` to every rigel-node.
+  if (ssh) args.push_back("--");
+  auto pass = [&args, ssh](const std::string& flag, const std::string& value) {
+    if (ssh) {
+      args.insert(args.end(), {flag, value});
+    } else {
+      args.insert(args.end(), {"--scheduler-arg", flag, "--scheduler-arg", value});
+    }
   };
   for (const std::string& s : a.sets) pass("--set", s);
   pass("--seed", std::to_string(a.seed));
@@ -298,11 +310,15 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "per-epoch metrics as JSON lines (serial and distributed runs)");
   cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
   cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
+  cmd->add_option("--hostfile", args->hostfile,
+                  "start the ranks on these hosts over ssh (HOST slots=N per line; "
+                  "scripts/rigel-ssh, docs/launching.md)");
   cmd->callback([args, exit_code, cmd] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     const bool distributed = args->workers > 0;
-    std::vector<std::string> only = {"--servers", "--plan", "--run-dir", "--key-file"};
+    std::vector<std::string> only = {"--servers", "--plan", "--run-dir", "--key-file",
+                                     "--hostfile"};
     for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
     for (const std::string& flag : only) {
       if (!distributed && cmd->count(flag) > 0) {

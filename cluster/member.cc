@@ -1,7 +1,9 @@
 #include "cluster/member.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/cpu_time.h"
@@ -36,15 +38,29 @@ Status Member::Join() {
     r.setRank(transport_->self().rank);
     r.setAddress(transport_->address());
     r.setIncarnation(incarnation_);
+    r.setVersion(opts_.identity.version);
+    r.setJobKey(opts_.identity.key);
+    r.setJobName(opts_.identity.name);
     transport::CallOptions co;
-    co.timeout = transport::Millis(2000);
+    // No attempt outlives the deadline by much: a member that cannot reach
+    // the scheduler gives up when the scheduler would give up on it.
+    auto left =
+        std::chrono::duration_cast<transport::Millis>(deadline - std::chrono::steady_clock::now());
+    co.timeout = std::clamp(left, transport::Millis(200), transport::Millis(2000));
     auto reply = transport_->Call(kScheduler, std::move(msg), co);
     if (reply.ok()) break;
     Status last = reply.status();
     // A refusal is final; an unreachable scheduler may still be starting.
     if (last.code() != StatusCode::kUnavailable || std::chrono::steady_clock::now() > deadline) {
-      return Status(last.code(), "registering with the scheduler at " + opts_.scheduler +
-                                     " failed: " + last.message());
+      if (last.code() == StatusCode::kUnavailable) {
+        return Unavailable(fmt::format(
+            "could not reach the scheduler at {} within {:.3g} s (--register-timeout-s): {}; "
+            "check the address and that the scheduler runs",
+            opts_.scheduler, std::chrono::duration<double>(opts_.join_timeout).count(),
+            last.message()));
+      }
+      return Status(last.code(), "the scheduler at " + opts_.scheduler +
+                                     " refused this process: " + last.message());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/job_identity.h"
 #include "cluster/setup.h"
 #include "transport/transport.h"
 
@@ -23,7 +24,12 @@ namespace rigel::cluster {
 struct MemberOptions {
   std::string scheduler;  // the scheduler's address
   std::chrono::milliseconds heartbeat{500};
-  std::chrono::milliseconds join_timeout{30000};  // keep trying to register this long
+  // Keep trying to register this long (the scheduler's registration
+  // deadline, `--register-timeout-s`, is the same by default).
+  std::chrono::milliseconds join_timeout{30000};
+  // Sent with the registration; the scheduler refuses a member whose build
+  // or job differs from its own (cluster/job_identity.h).
+  JobIdentity identity{BinaryVersion(), "", ""};
   // Called once, on the receive thread, when the job ends (OK) or fails (a
   // peer died, the scheduler gave up); null: nothing.
   std::function<void(const Status&)> on_end;
@@ -72,7 +78,7 @@ class Member {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::optional<StatusOr<cluster::ClusterSetup>> setup_;  // decoded when it arrives
-  transport::InMessage plan_request_;  // the setup, when it came as a request
+  transport::InMessage plan_request_;                     // the setup, when it came as a request
   std::vector<PeerAddress> peers_;
   std::optional<Status> end_;
   bool stop_ = false;

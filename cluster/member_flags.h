@@ -19,16 +19,22 @@ struct MemberFlags {
   std::string key_file;
   int rank = 0;
   int heartbeat_ms = 500;
+  double register_timeout_s = 30;
+  std::string job_key, job_name;  // what rigel-node was started on
 
   MemberOptions Options() const {
     MemberOptions o;
     o.scheduler = scheduler;
     o.heartbeat = std::chrono::milliseconds(heartbeat_ms);
+    o.join_timeout = std::chrono::milliseconds(static_cast<int64_t>(register_timeout_s * 1000));
+    o.identity.key = job_key;
+    o.identity.name = job_name;
     return o;
   }
 };
 
-// Adds --scheduler, --rank (0..max_rank), --listen, --key-file, --heartbeat-ms.
+// Adds --scheduler, --rank (0..max_rank), --listen, --key-file, --heartbeat-ms,
+// --register-timeout-s, --job-key, --job-name.
 inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--scheduler", f->scheduler, "the scheduler's address")->required();
   app->add_option("--rank", f->rank, "this process's rank in its role")
@@ -39,6 +45,13 @@ inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--heartbeat-ms", f->heartbeat_ms, "heartbeat interval")
       ->check(CLI::Range(10, 600000))
       ->capture_default_str();
+  app->add_option("--register-timeout-s", f->register_timeout_s,
+                  "give up when the scheduler has not answered within this many seconds")
+      ->check(CLI::Range(0.1, 86400.0))
+      ->capture_default_str();
+  app->add_option("--job-key", f->job_key,
+                  "the job key of the program this process was started on (rigel-node)");
+  app->add_option("--job-name", f->job_name, "that program's path, for messages");
 }
 
 // The ZeroMQ endpoint of a member of `role` with these flags.

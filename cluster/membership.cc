@@ -69,6 +69,16 @@ std::vector<MemberRecord> Membership::Expire(Clock::time_point now) {
   return out;
 }
 
+std::vector<transport::PeerId> Membership::Missing() const {
+  std::vector<transport::PeerId> out;
+  for (const auto& [role, n] : expected_) {
+    for (int32_t r = 0; r < n; ++r) {
+      if (!members_.contains(PeerId{role, r})) out.push_back(PeerId{role, r});
+    }
+  }
+  return out;
+}
+
 bool Membership::Complete() const {
   for (const auto& [role, n] : expected_) {
     for (int32_t r = 0; r < n; ++r) {

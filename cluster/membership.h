@@ -54,6 +54,8 @@ class Membership {
   // intervals; returns those newly declared dead.
   std::vector<MemberRecord> Expire(Clock::time_point now);
 
+  // The expected members that never registered, servers first, by rank.
+  std::vector<transport::PeerId> Missing() const;
   // Every expected member registered and none dead.
   bool Complete() const;
   const std::map<transport::PeerId, MemberRecord>& members() const { return members_; }

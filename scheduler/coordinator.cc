@@ -190,10 +190,31 @@ void Coordinator::Handle(const InMessage& msg) {
       auto r = msg.header().getBody().getRegister();
       Role role = static_cast<Role>(r.getRole());
       std::string address = r.getAddress();
+      const cluster::JobIdentity theirs{r.getVersion(), r.getJobKey(), r.getJobName()};
+      Status may_join = cluster::CheckJoin(
+          opts_.identity, theirs,
+          fmt::format("{}:{} at {}", transport::RoleName(role), r.getRank(), address));
+      if (!may_join.ok()) {
+        // The launcher started this rank on something else and it will not
+        // come back as it should: waiting for the deadline would only hide
+        // the cause.
+        Log("refused: " + may_join.message());
+        (void)transport_->RespondError(msg, may_join);
+        End(may_join);
+        return;
+      }
       OutMessage reply;
       bool complete = false;
       {
         std::lock_guard<std::mutex> l(mu_);
+        if (ended_) {
+          // Without an answer it would wait for a setup that never comes.
+          (void)transport_->RespondError(
+              msg,
+              FailedPrecondition("the job already ended: " +
+                                 (result_.ok() ? std::string("finished") : result_.message())));
+          return;
+        }
         auto rank = members_.Register(role, r.getRank(), address, r.getIncarnation(), now);
         if (!rank.ok()) {
           Log("refused " + std::string(transport::RoleName(role)) + " at " + address + ": " +
@@ -259,6 +280,7 @@ void Coordinator::Timer() {
       cv_.wait_for(l, opts_.heartbeat / 10, [this] { return ended_; });
       if (ended_) return;
     }
+    CheckRegistrationDeadline();
     std::vector<cluster::MemberRecord> dead;
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -281,6 +303,32 @@ void Coordinator::Timer() {
       End(Unavailable(why));
     }
   }
+}
+
+void Coordinator::CheckRegistrationDeadline() {
+  std::string missing, present;
+  int registered = 0, expected = opts_.setup.servers + opts_.setup.workers;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (plan_sent_ || ended_ ||
+        std::chrono::steady_clock::now() - started_ < opts_.register_timeout) {
+      return;
+    }
+    for (const PeerId& id : members_.Missing()) {
+      missing += (missing.empty() ? "" : ", ") + id.ToString();
+    }
+    for (const auto& [id, m] : members_.members()) {
+      present += (present.empty() ? "" : ", ") + id.ToString() + " from " + m.address;
+      ++registered;
+    }
+  }
+  if (missing.empty()) return;  // a dead member: Expire says so
+  End(Unavailable(fmt::format(
+      "registration deadline passed: {} of {} member(s) registered within {:.3g} s "
+      "(--register-timeout-s); missing {}{}{}. Check that every process was started, with "
+      "--scheduler {}",
+      registered, expected, std::chrono::duration<double>(opts_.register_timeout).count(), missing,
+      present.empty() ? "" : "; registered: ", present, transport_->address())));
 }
 
 Status Coordinator::Wait() {

@@ -10,6 +10,9 @@
 //    the workers, so no worker reaches a server that is not ready. The
 //    answers are awaited asynchronously: a failure meanwhile ends the job at
 //    once.
+//    A member of another build or job (cluster/job_identity.h) is refused
+//    and ends the job; so does the registration deadline passing with
+//    members missing (named in the error).
 //  - heartbeat (one-way) from members keeps them alive; one silent for
 //    `dead_after` intervals is declared dead: every other member gets
 //    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
@@ -36,6 +39,7 @@
 #include <string>
 #include <thread>
 
+#include "cluster/job_identity.h"
 #include "cluster/membership.h"
 #include "cluster/rendezvous.h"
 #include "cluster/setup.h"
@@ -48,6 +52,12 @@ struct CoordinatorOptions {
   std::chrono::milliseconds heartbeat{500};
   int dead_after = 3;
   std::ostream* log = nullptr;  // one line per event; null: none
+  // Every expected member must have registered this long after Start, or
+  // the job fails naming those missing (`--register-timeout-s`).
+  std::chrono::milliseconds register_timeout{30000};
+  // What members must match to join (cluster/job_identity.h); a member that
+  // does not is refused and the job fails at once, naming both values.
+  cluster::JobIdentity identity{cluster::BinaryVersion(), "", ""};
   // Messages the coordinator does not handle itself (a driver's taskDone,
   // a worker's step{start}); called on the receive thread. Null: dropped.
   std::function<void(const transport::InMessage&)> on_message;
@@ -85,6 +95,8 @@ class Coordinator {
   void SendSetup(
       std::shared_ptr<std::vector<std::pair<transport::PeerId, transport::OutMessage>>> lists);
   void End(Status result);
+  // Ends the job when the registration deadline passed with members missing.
+  void CheckRegistrationDeadline();
   void Log(const std::string& line);
   transport::OutMessage MemberList(int32_t rank) const;  // needs mu_
 
@@ -100,6 +112,7 @@ class Coordinator {
   cluster::Membership members_;
   cluster::Rendezvous rendezvous_;
   bool plan_sent_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::set<int32_t> finished_workers_;
   std::map<int32_t, double> server_cpu_s_;  // by server rank, from heartbeats
   bool ended_ = false;

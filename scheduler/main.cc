@@ -6,7 +6,7 @@
 //                   [--batch N] [--sync-every N] [--device cpu|cuda] [--log-json F] [--save-params
 //                   F] [--progress-to F])
 //                   [--listen ADDR] [--key-file F] [--heartbeat-ms N]
-//                   [--address-file FILE]
+//                   [--register-timeout-s N] [--address-file FILE]
 //
 // The program's prints go to stdout. Exits 0 when every worker finished or on
 // SIGINT/SIGTERM (after telling every member to shut down), 1 with the reason
@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
                  "cluster key file (rigel keygen); none: plain, loopback only");
   app.add_option("--heartbeat-ms", o.heartbeat_ms, "heartbeat interval; dead after 3")
       ->check(CLI::Range(10, 600000))
+      ->capture_default_str();
+  app.add_option("--register-timeout-s", o.register_timeout_s,
+                 "fail when not every member registered within this many seconds")
+      ->check(CLI::Range(0.1, 86400.0))
       ->capture_default_str();
   app.add_option("--address-file", o.address_file, "write the bound address to this file");
   try {

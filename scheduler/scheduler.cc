@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "cluster/job_identity.h"
 #include "common/file.h"
 #include "frontend/compile.h"
 #include "scheduler/coordinator.h"
@@ -73,6 +74,13 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   co.setup = setup;
   co.heartbeat = std::chrono::milliseconds(o.heartbeat_ms);
   co.log = &err;
+  co.register_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(o.register_timeout_s * 1000));
+  if (!o.driver.program.empty()) {
+    auto id = cluster::ProgramIdentity(o.driver.program, o.sets);
+    if (!id.ok()) return id.status();
+    co.identity = *id;
+  }
   if (driver) co.on_message = [driver](const transport::InMessage& m) { driver->Handle(m); };
   auto coordinator = Coordinator::Start(t, co);
   {

@@ -19,10 +19,11 @@ struct SchedulerOptions {
   int servers = 1;
   int workers = 1;
   int heartbeat_ms = 500;
-  std::string setup_file;         // a self-test cluster's setup (cluster/setup.h); or:
-  DriverOptions driver;           // driver.program set: run this program
-  std::vector<std::string> sets;  // --set NAME=VALUE, parsed into driver.sets
-  std::string progress_to;        // append a progress line per epoch here
+  double register_timeout_s = 30;  // every member registered by then, or the job fails
+  std::string setup_file;          // a self-test cluster's setup (cluster/setup.h); or:
+  DriverOptions driver;            // driver.program set: run this program
+  std::vector<std::string> sets;   // --set NAME=VALUE, parsed into driver.sets
+  std::string progress_to;         // append a progress line per epoch here
   std::string listen = "tcp://127.0.0.1:*";
   std::string key_file;
   std::string address_file;  // write the bound address here

@@ -20,6 +20,11 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   # bench/models' peers: fastText (skip-gram) and LIBLINEAR
   fasttext liblinear-tools
+  # launching over ssh (scripts/rigel-ssh) and its test, which runs sshd in
+  # network namespaces
+  openssh-client openssh-server
+  # srun and its test, which starts a single-node Slurm of its own
+  slurm-wlm munge
 )
 
 missing=()

@@ -13,11 +13,15 @@ using namespace std::chrono_literals;
 TEST(Membership, AssignsRanksAndKnowsWhenComplete) {
   Membership m({{Role::kServer, 2}, {Role::kWorker, 1}}, 100ms);
   auto t = Clock::now();
+  EXPECT_EQ(m.Missing(),
+            std::vector<PeerId>({{Role::kServer, 0}, {Role::kServer, 1}, {Role::kWorker, 0}}));
   EXPECT_EQ(*m.Register(Role::kServer, -1, "tcp://a", 1, t), 0);
   EXPECT_EQ(*m.Register(Role::kServer, -1, "tcp://b", 2, t), 1);
   EXPECT_FALSE(m.Complete());
+  EXPECT_EQ(m.Missing(), std::vector<PeerId>({{Role::kWorker, 0}}));
   EXPECT_EQ(*m.Register(Role::kWorker, 0, "tcp://c", 3, t), 0);
   EXPECT_TRUE(m.Complete());
+  EXPECT_TRUE(m.Missing().empty());
   EXPECT_EQ(m.Register(Role::kServer, -1, "tcp://d", 4, t).status().code(),
             StatusCode::kFailedPrecondition);
   EXPECT_EQ(m.Register(Role::kWorker, 5, "tcp://d", 4, t).status().code(),

@@ -75,6 +75,9 @@ struct Register {
   address @2 :Text;        # where the registering process listens
   incarnation @3 :UInt64;  # changes each time the process starts (restart detection)
   threads @4 :UInt32;      # compute threads the process offers
+  version @5 :Text;        # the binary's version (common/version.h); empty: not checked
+  jobKey @6 :Text;         # cluster/job_key.h of the program it was started on; empty: none
+  jobName @7 :Text;        # that program's path, for messages
 }
 
 struct RegisterReply {

@@ -1,0 +1,26 @@
+// Which of this host's addresses other hosts reach it by: the source address
+// the kernel's routing table picks for packets to a given host. Members
+// listen there (never on a loopback address another host cannot use).
+//
+// Thread-safe.
+#ifndef RIGEL_NODE_ROUTE_H_
+#define RIGEL_NODE_ROUTE_H_
+
+#include <string>
+
+#include "common/status.h"
+
+namespace rigel::node {
+
+// The local IPv4 address that routes to `host` (a name or address) at
+// `port`; "127.0.0.1" for a loopback host. No packet is sent (a UDP socket is
+// connected and asked for its address). Unavailable naming the host when it
+// does not resolve or no route leads there.
+StatusOr<std::string> LocalAddressTowards(const std::string& host, int port);
+
+// Whether `host` is a loopback name or address (localhost, 127.x.x.x, ::1).
+bool IsLoopbackHost(const std::string& host);
+
+}  // namespace rigel::node
+
+#endif  // RIGEL_NODE_ROUTE_H_
