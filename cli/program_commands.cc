@@ -88,6 +88,7 @@ struct ProgramArgs {
   std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
   std::string log_json, save_params, run_dir, key_file;
   std::string hostfile;  // start the ranks over ssh (scripts/rigel-ssh)
+  bool insecure_plain = false;
 };
 
 // The script `name` next to this binary (build tree: bin/../../scripts) or in
@@ -144,6 +145,7 @@ int RunDistributed(const ProgramArgs& a) {
   pass("--seed", std::to_string(a.seed));
   std::vector<std::string> job = cluster::JobOptionArgs(a.job);
   for (size_t i = 0; i + 1 < job.size(); i += 2) pass(job[i], job[i + 1]);
+  if (ssh && a.insecure_plain) args.push_back("--insecure-plain");
   if (!a.plan.empty()) pass("--plan", a.plan);
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
@@ -313,12 +315,15 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--hostfile", args->hostfile,
                   "start the ranks on these hosts over ssh (HOST slots=N per line; "
                   "scripts/rigel-ssh, docs/launching.md)");
+  cmd->add_flag("--insecure-plain", args->insecure_plain,
+                "with --hostfile and no --key-file: plain mode across hosts (no authentication "
+                "nor encryption)");
   cmd->callback([args, exit_code, cmd] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     const bool distributed = args->workers > 0;
-    std::vector<std::string> only = {"--servers", "--plan", "--run-dir", "--key-file",
-                                     "--hostfile"};
+    std::vector<std::string> only = {"--servers",  "--plan",     "--run-dir",
+                                     "--key-file", "--hostfile", "--insecure-plain"};
     for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
     for (const std::string& flag : only) {
       if (!distributed && cmd->count(flag) > 0) {

@@ -6,16 +6,19 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "cluster/member.h"
+#include "cluster/route.h"
 #include "transport/zmq/transport.h"
 
 namespace rigel::cluster {
 
 struct MemberFlags {
   std::string scheduler;
-  std::string listen = "tcp://127.0.0.1:*";
+  std::string listen;  // empty: the address that routes to the scheduler
+  bool insecure_plain = false;
   std::string key_file;
   int rank = 0;
   int heartbeat_ms = 500;
@@ -33,14 +36,19 @@ struct MemberFlags {
   }
 };
 
-// Adds --scheduler, --rank (0..max_rank), --listen, --key-file, --heartbeat-ms,
-// --register-timeout-s, --job-key, --job-name.
+// Adds --scheduler, --rank (0..max_rank), --listen, --insecure-plain,
+// --key-file, --heartbeat-ms, --register-timeout-s, --job-key, --job-name.
 inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--scheduler", f->scheduler, "the scheduler's address")->required();
   app->add_option("--rank", f->rank, "this process's rank in its role")
       ->required()
       ->check(CLI::Range(0, max_rank));
-  app->add_option("--listen", f->listen, "address to listen on")->capture_default_str();
+  app->add_option("--listen", f->listen,
+                  "address to listen on (default: this host's address that routes to the "
+                  "scheduler, port chosen by the system)");
+  app->add_flag("--insecure-plain", f->insecure_plain,
+                "without a key, listen and connect beyond loopback anyway (no authentication "
+                "nor encryption)");
   app->add_option("--key-file", f->key_file, "cluster key file (rigel keygen)");
   app->add_option("--heartbeat-ms", f->heartbeat_ms, "heartbeat interval")
       ->check(CLI::Range(10, 600000))
@@ -55,13 +63,26 @@ inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
 }
 
 // The ZeroMQ endpoint of a member of `role` with these flags.
+// Without --listen it listens on the address that routes to the scheduler
+// (cluster/route.h), so that a member on another host never advertises a
+// loopback address, and says so on `log`.
 inline StatusOr<std::unique_ptr<transport::Transport>> MemberTransport(transport::Role role,
-                                                                       const MemberFlags& f) {
+                                                                       const MemberFlags& f,
+                                                                       std::ostream& log) {
   transport::ZmqOptions zo;
   zo.self = {role, f.rank};
   zo.listen = f.listen;
+  if (zo.listen.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(zo.listen, ListenTowards(f.scheduler));
+  }
   zo.key_file = f.key_file;
-  return transport::CreateZmqTransport(zo);
+  zo.insecure_plain = f.insecure_plain;
+  RIGEL_ASSIGN_OR_RETURN(auto t, transport::CreateZmqTransport(zo));
+  log << transport::RoleName(role) << " " << f.rank << ": listening at " << t->address()
+      << (f.listen.empty() ? " (the address that routes to the scheduler at " + f.scheduler + ")"
+                           : std::string())
+      << "\n";
+  return t;
 }
 
 }  // namespace rigel::cluster

@@ -25,8 +25,8 @@
 #include <iostream>
 
 #include "cluster/job_identity.h"
+#include "cluster/route.h"
 #include "node/launch_env.h"
-#include "node/route.h"
 
 namespace {
 
@@ -35,6 +35,7 @@ using namespace rigel;
 struct Flags {
   std::string program, scheduler, listen, key_file, bin_dir;
   int servers = 0, workers = 0, rank = -1, size = 0, heartbeat_ms = 500;
+  bool insecure_plain = false;
   double register_timeout_s = 30;
   std::vector<std::string> sets;
 };
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
   app.add_option("--listen", f.listen,
                  "address to listen on (default: the one that routes to the scheduler)");
   app.add_option("--key-file", f.key_file, "cluster key file (rigel keygen); needed off loopback");
+  app.add_flag("--insecure-plain", f.insecure_plain,
+               "without a key, run beyond loopback anyway (no authentication nor encryption)");
   app.add_option("--heartbeat-ms", f.heartbeat_ms, "heartbeat interval")->capture_default_str();
   app.add_option("--register-timeout-s", f.register_timeout_s,
                  "registration deadline of every process")
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
 
   std::string listen = f.listen;
   if (listen.empty()) {
-    auto local = node::LocalAddressTowards(ep->host, ep->port);
+    auto local = cluster::LocalAddressTowards(ep->host, ep->port);  // loopback stays loopback
     if (!local.ok()) Fail(1, local.status().message());
     listen = role.role == "scheduler" ? fmt::format("tcp://{}:{}", *local, ep->port)
                                       : fmt::format("tcp://{}:*", *local);
@@ -131,6 +134,7 @@ int main(int argc, char** argv) {
   args.insert(args.end(), {"--listen", listen, "--heartbeat-ms", std::to_string(f.heartbeat_ms),
                            "--register-timeout-s", fmt::format("{}", f.register_timeout_s)});
   if (!f.key_file.empty()) args.insert(args.end(), {"--key-file", f.key_file});
+  if (f.insecure_plain) args.push_back("--insecure-plain");
 
   std::cerr << fmt::format(
       "rigel-node: rank {} of {} ({}) is {} {}; scheduler {} ({}); listening on {}\n", lr.rank,

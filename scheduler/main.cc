@@ -5,7 +5,7 @@
 //                   [--plan F] [--set NAME=VALUE]... [--seed N] [--staleness N]
 //                   [--batch N] [--sync-every N] [--device cpu|cuda] [--log-json F] [--save-params
 //                   F] [--progress-to F])
-//                   [--listen ADDR] [--key-file F] [--heartbeat-ms N]
+//                   [--listen ADDR] [--key-file F] [--insecure-plain] [--heartbeat-ms N]
 //                   [--register-timeout-s N] [--address-file FILE]
 //
 // The program's prints go to stdout. Exits 0 when every worker finished or on
@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   app.add_option("--listen", o.listen, "address to listen on")->capture_default_str();
   app.add_option("--key-file", o.key_file,
                  "cluster key file (rigel keygen); none: plain, loopback only");
+  app.add_flag("--insecure-plain", o.insecure_plain,
+               "without a key, listen beyond loopback anyway (no authentication nor encryption)");
   app.add_option("--heartbeat-ms", o.heartbeat_ms, "heartbeat interval; dead after 3")
       ->check(CLI::Range(10, 600000))
       ->capture_default_str();

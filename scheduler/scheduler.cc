@@ -60,6 +60,7 @@ StatusOr<std::unique_ptr<transport::Transport>> StartTransport(const SchedulerOp
   zo.self = {transport::Role::kScheduler, 0};
   zo.listen = o.listen;
   zo.key_file = o.key_file;
+  zo.insecure_plain = o.insecure_plain;
   RIGEL_ASSIGN_OR_RETURN(auto t, transport::CreateZmqTransport(zo));
   if (!o.address_file.empty()) {
     RIGEL_RETURN_IF_ERROR(WriteFileAtomically(o.address_file, t->address() + "\n"));

@@ -26,7 +26,8 @@ struct SchedulerOptions {
   std::string progress_to;         // append a progress line per epoch here
   std::string listen = "tcp://127.0.0.1:*";
   std::string key_file;
-  std::string address_file;  // write the bound address here
+  bool insecure_plain = false;  // plain mode beyond loopback (transport/zmq/transport.h)
+  std::string address_file;     // write the bound address here
 };
 
 // Runs the scheduler until the job ends. Returns the process exit status: 0

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   }
   using namespace rigel;
   const int rank = flags.rank;
-  auto t = cluster::MemberTransport(transport::Role::kServer, flags);
+  auto t = cluster::MemberTransport(transport::Role::kServer, flags, std::cerr);
   if (!t.ok()) {
     std::cerr << "rigel-server: " << t.status().message() << "\n";
     return 1;

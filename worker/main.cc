@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   const int rank = flags.rank;
-  auto t = cluster::MemberTransport(transport::Role::kWorker, flags);
+  auto t = cluster::MemberTransport(transport::Role::kWorker, flags, std::cerr);
   if (!t.ok()) {
     std::cerr << "rigel-worker: " << t.status().message() << "\n";
     return 1;

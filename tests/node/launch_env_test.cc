@@ -1,10 +1,8 @@
 // rigel-node's reading of launchers' environments: ranks, Slurm host lists,
-// the scheduler's address, roles, and the local address towards a host.
+// the scheduler's address and roles.
 #include "node/launch_env.h"
 
 #include <gtest/gtest.h>
-
-#include "node/route.h"
 
 namespace rigel::node {
 namespace {
@@ -148,15 +146,6 @@ TEST(RoleOfRank, SchedulerServersWorkers) {
   EXPECT_EQ(RoleOfRank(3, 2).role, "worker");
   EXPECT_EQ(RoleOfRank(3, 2).rank, 0);
   EXPECT_EQ(RoleOfRank(9, 2).rank, 6);
-}
-
-TEST(LocalAddressTowards, LoopbackAndUnresolvable) {
-  EXPECT_EQ(*LocalAddressTowards("127.0.0.1", 80), "127.0.0.1");
-  EXPECT_EQ(*LocalAddressTowards("localhost", 80), "127.0.0.1");
-  auto bad = LocalAddressTowards("no-such-host.invalid", 80);
-  EXPECT_EQ(bad.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(bad.status().message().find("'no-such-host.invalid' does not resolve"),
-            std::string::npos);
 }
 
 }  // namespace

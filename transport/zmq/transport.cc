@@ -91,14 +91,22 @@ Status ZmqTransport::Init() {
   if (key_ && !zmq_has("curve")) return Unimplemented("this libzmq was built without CURVE");
   RIGEL_ASSIGN_OR_RETURN(auto listen, ParseAddress(opts_.listen));
   if (!key_) {
-    if (!zmq_internal::IsLocalOnly(listen)) {
+    if (!zmq_internal::IsLocalOnly(listen) && !opts_.insecure_plain) {
       return FailedPrecondition(fmt::format(
           "{}: refusing to listen on {} without a cluster key; plain (unauthenticated) mode binds "
-          "only to loopback, ipc or inproc (make a key with `rigel keygen`)",
+          "only to loopback, ipc or inproc (make a key with `rigel keygen` and give --key-file, "
+          "or accept an open port with --insecure-plain)",
           self_.ToString(), opts_.listen));
     }
-    Log(LogLevel::kInfo, "transport", "{}: no cluster key: plain mode, loopback only ({})",
-        self_.ToString(), opts_.listen);
+    if (opts_.insecure_plain) {
+      Log(LogLevel::kWarning, "transport",
+          "{}: no cluster key and --insecure-plain: anyone who reaches {} can join or read "
+          "the job",
+          self_.ToString(), opts_.listen);
+    } else {
+      Log(LogLevel::kInfo, "transport", "{}: no cluster key: plain mode, loopback only ({})",
+          self_.ToString(), opts_.listen);
+    }
   }
 
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -154,7 +162,7 @@ Status ZmqTransport::Init() {
 
 Status ZmqTransport::CheckAddress(const std::string& address) const {
   RIGEL_ASSIGN_OR_RETURN(auto parsed, ParseAddress(address));
-  if (!key_ && !zmq_internal::IsLocalOnly(parsed)) {
+  if (!key_ && !opts_.insecure_plain && !zmq_internal::IsLocalOnly(parsed)) {
     return FailedPrecondition(fmt::format(
         "{}: will not connect to {} without a cluster key (plain mode is loopback only)",
         self_.ToString(), address));

@@ -7,7 +7,8 @@
 // free port), ipc://PATH, inproc://NAME (transports sharing a ZmqContext).
 // With a cluster key every socket uses CURVE and only key holders are
 // admitted; without one the transport refuses to listen beyond loopback, ipc
-// or inproc. Errors and thread-safety as in transport/transport.h.
+// or inproc unless ZmqOptions::insecure_plain asks for it. Errors and thread-safety as in
+// transport/transport.h.
 #ifndef RIGEL_TRANSPORT_ZMQ_TRANSPORT_H_
 #define RIGEL_TRANSPORT_ZMQ_TRANSPORT_H_
 
@@ -32,6 +33,9 @@ struct ZmqOptions {
   // Cluster key file (ReadKeyFile); empty: use `key`; neither: plain mode.
   std::string key_file;
   std::optional<ClusterKey> key;
+  // Plain mode beyond loopback, when a user asks for it (`--insecure-plain`):
+  // no authentication and no encryption, for networks nobody else can reach.
+  bool insecure_plain = false;
   // Shared context (needed for inproc); null: the transport makes its own.
   std::shared_ptr<ZmqContext> context;
   Limits limits;

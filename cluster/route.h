@@ -3,14 +3,14 @@
 // listen there (never on a loopback address another host cannot use).
 //
 // Thread-safe.
-#ifndef RIGEL_NODE_ROUTE_H_
-#define RIGEL_NODE_ROUTE_H_
+#ifndef RIGEL_CLUSTER_ROUTE_H_
+#define RIGEL_CLUSTER_ROUTE_H_
 
 #include <string>
 
 #include "common/status.h"
 
-namespace rigel::node {
+namespace rigel::cluster {
 
 // The local IPv4 address that routes to `host` (a name or address) at
 // `port`; "127.0.0.1" for a loopback host. No packet is sent (a UDP socket is
@@ -18,9 +18,15 @@ namespace rigel::node {
 // does not resolve or no route leads there.
 StatusOr<std::string> LocalAddressTowards(const std::string& host, int port);
 
+// The listen address of a member whose scheduler is at `scheduler`
+// ("tcp://HOST:PORT"): "tcp://IP:*" with IP = LocalAddressTowards(HOST);
+// "tcp://127.0.0.1:*" for a scheduler that is not on TCP. Errors as
+// LocalAddressTowards.
+StatusOr<std::string> ListenTowards(const std::string& scheduler);
+
 // Whether `host` is a loopback name or address (localhost, 127.x.x.x, ::1).
 bool IsLoopbackHost(const std::string& host);
 
-}  // namespace rigel::node
+}  // namespace rigel::cluster
 
-#endif  // RIGEL_NODE_ROUTE_H_
+#endif  // RIGEL_CLUSTER_ROUTE_H_

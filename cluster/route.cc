@@ -1,4 +1,4 @@
-#include "node/route.h"
+#include "cluster/route.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -7,9 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
-namespace rigel::node {
+namespace rigel::cluster {
 
 bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -49,4 +50,20 @@ StatusOr<std::string> LocalAddressTowards(const std::string& host, int port) {
   return std::string(buf);
 }
 
-}  // namespace rigel::node
+StatusOr<std::string> ListenTowards(const std::string& scheduler) {
+  const std::string tcp = "tcp://";
+  if (scheduler.rfind(tcp, 0) != 0) return std::string("tcp://127.0.0.1:*");
+  std::string host = scheduler.substr(tcp.size());
+  int port = 0;
+  if (size_t colon = host.rfind(':'); colon != std::string::npos) {
+    port = std::atoi(host.c_str() + colon + 1);
+    host = host.substr(0, colon);
+  }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  RIGEL_ASSIGN_OR_RETURN(std::string ip, LocalAddressTowards(host, port > 0 ? port : 9));
+  return "tcp://" + ip + ":*";
+}
+
+}  // namespace rigel::cluster
