@@ -9,7 +9,9 @@
 //    fresh temporary directory;
 //  - MPI over TCP: `mpirun -np N --bind-to none --oversubscribe --mca pml ob1
 //    --mca btl tcp,self --mca btl_tcp_if_include lo allreduce_mpi ...`;
-//  - MPI over shared memory: the same with `--mca btl vader,self`.
+//  - MPI over shared memory: the same with `--mca btl vader,self`;
+//  - Rigel's MPI backend (collectives/mpi/): allreduce_mpi --impl rigel over
+//    shared memory, the collectives a job uses with `--collectives mpi`.
 //  (`pml ob1`: else OpenMPI's UCX pml, when present, ignores the btl choice.
 //  allreduce_mpi is built next to this binary when CMake finds MPI.)
 // The bench sends every rank its commands through a pipe or FIFO, so an idle
@@ -28,10 +30,11 @@
 // One JSON object per figure on stdout (DESIGN.md convention): against MPI
 // over TCP, case "Nranks/SIZE/algbw" and ".../busbw" (goal 0.9 from 1 MiB on,
 // null below), against MPI over shared memory ".../algbw/shm" and
-// ".../busbw/shm" (goal null). Without mpirun or the reference binary the
-// figures carry "reference": null and a "note" saying why. A table and
-// progress go to stderr.
-// Exit status: 0; 1 when a side failed or a sum was wrong; 2 on bad usage.
+// ".../busbw/shm" (goal null), and Rigel's MPI backend against
+// MPI_Allreduce over shared memory ".../algbw/mpi_backend" (goal 0.9 from
+// 1 MiB on: the backend's price for identical bits on every rank). Without mpirun or the reference
+// binary the figures carry "reference": null and a "note" saying why. A table and progress go to
+// stderr. Exit status: 0; 1 when a side failed or a sum was wrong; 2 on bad usage.
 #include <signal.h>
 #include <unistd.h>
 
@@ -188,11 +191,11 @@ std::string MissingReference(const std::string& mpirun, const std::string& binar
 }
 
 // Trials: size by size, the sides in a rotating order.
-void RunTrials(const Options& opt, const std::vector<Size>& plan, Side* const sides[3]) {
+void RunTrials(const Options& opt, const std::vector<Size>& plan, Side* const sides[4]) {
   for (int t = 0; t < opt.trials; ++t) {
     const auto t0 = Clock::now();
     for (size_t i = 0; i < plan.size(); ++i) {
-      for (int k = 0; k < 3; ++k) Trial(opt, plan, i, t == 0, sides[(t + i + k) % 3]);
+      for (int k = 0; k < 4; ++k) Trial(opt, plan, i, t == 0, sides[(t + i + k) % 4]);
     }
     std::fprintf(stderr, "  trial %d/%d: %.1f s, %s\n", t + 1, opt.trials,
                  std::chrono::duration<double>(Clock::now() - t0).count(), LoadAverage().c_str());
@@ -227,14 +230,13 @@ Comparison Compare(const Side& ours, const Side& ref, size_t i, const Size& z, b
 
 // The algbw and busbw figures of one size against one reference.
 void EmitFigures(const Options& opt, const Size& z, double ours_alg, const Side& ref,
-                 const Comparison& c, bool shm) {
+                 const Comparison& c, const std::string& suffix) {
   const double bus_factor = 2.0 * (opt.ranks - 1) / opt.ranks;
   for (const char* metric : {"algbw", "busbw"}) {
     const double f = std::strcmp(metric, "busbw") == 0 ? bus_factor : 1.0;
     nlohmann::ordered_json j;
     j["bench"] = "allreduce";
-    j["case"] = std::to_string(opt.ranks) + "ranks/" + SizeName(z.bytes) + "/" + metric +
-                (shm ? "/shm" : "");
+    j["case"] = std::to_string(opt.ranks) + "ranks/" + SizeName(z.bytes) + "/" + metric + suffix;
     j["metric"] = "GB/s";
     j["ours"] = Round4(ours_alg * f);
     j["reference"] = c.have ? nlohmann::json(Round4(c.ref_alg * f)) : nlohmann::json(nullptr);
@@ -268,7 +270,7 @@ std::string TableCells(const Comparison& c, bool tcp) {
 
 // The figures on stdout and the table on stderr.
 void Report(const Options& opt, const std::vector<Size>& plan, const Side& ours, const Side& tcp,
-            const Side& shm) {
+            const Side& shm, const Side& backend) {
   std::fprintf(stderr, "\n%-6s %5s | %8s %7s | %8s %7s %6s %11s %-4s | %8s %7s %6s %11s\n", "size",
                "iters", "ours us", "GB/s", "tcp us", "GB/s", "ratio", "(min-max)", "goal", "shm us",
                "GB/s", "ratio", "(min-max)");
@@ -283,10 +285,22 @@ void Report(const Options& opt, const std::vector<Size>& plan, const Side& ours,
     for (const Side* ref : {&tcp, &shm}) {
       const bool is_tcp = ref == &tcp;
       const Comparison c = Compare(ours, *ref, i, z, is_tcp);
-      EmitFigures(opt, z, ours_alg, *ref, c, /*shm=*/!is_tcp);
+      EmitFigures(opt, z, ours_alg, *ref, c, is_tcp ? "" : "/shm");
       row += TableCells(c, is_tcp);
     }
     std::fprintf(stderr, "%s\n", row.c_str());
+  }
+  // Rigel's MPI backend against MPI_Allreduce on the same transport.
+  if (backend.failed || !backend.note.empty() || shm.failed || !shm.note.empty()) return;
+  std::fprintf(stderr, "\n%-6s | %8s %7s | %8s %7s %6s %11s %-4s   (mpi backend vs MPI shm)\n",
+               "size", "ours us", "GB/s", "shm us", "GB/s", "ratio", "(min-max)", "goal");
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const Size& z = plan[i];
+    const double b_s = Median(backend.secs[i]);
+    const Comparison c = Compare(backend, shm, i, z, /*tcp=*/true);
+    EmitFigures(opt, z, z.bytes / b_s / 1e9, shm, c, "/mpi_backend");
+    std::fprintf(stderr, "%-6s | %8.1f %7.3f%s\n", SizeName(z.bytes).c_str(), b_s * 1e6,
+                 z.bytes / b_s / 1e9, TableCells(c, /*tcp=*/true).c_str());
   }
 }
 
@@ -306,35 +320,41 @@ int Main(int argc, char** argv) {
   std::string binary = ReferenceBinary(opt);
   std::string missing = MissingReference(mpirun, binary);
 
-  Side ours, tcp, shm;
+  Side ours, tcp, shm, backend;
   ours.label = "ours (gloo)";
   tcp.label = "MPI tcp";
   shm.label = "MPI shm";
-  tcp.mpi = shm.mpi = true;
+  backend.label = "ours (mpi backend)";
+  tcp.mpi = shm.mpi = backend.mpi = true;
+  backend.extra_args = {"--impl", "rigel"};
   tcp.reference_name = "OpenMPI MPI_Allreduce, TCP loopback";
   shm.reference_name = "OpenMPI MPI_Allreduce, shared memory (vader)";
   StartOurs(opt, plan, &ours);
   if (missing.empty()) {
     StartMpi(opt, mpirun, binary, plan, /*tcp=*/true, &tcp);
     StartMpi(opt, mpirun, binary, plan, /*tcp=*/false, &shm);
+    StartMpi(opt, mpirun, binary, plan, /*tcp=*/false, &backend);
   } else {
-    tcp.note = shm.note = missing;
+    tcp.note = shm.note = backend.note = missing;
     std::fprintf(stderr, "allreduce bench: no reference: %s\n", missing.c_str());
   }
-  Side* const sides[3] = {&ours, &tcp, &shm};
+  Side* const sides[4] = {&ours, &tcp, &shm, &backend};
   RunTrials(opt, plan, sides);
   for (Side* s : sides) Stop(s, /*kill=*/false, opt.timeout_s);
   if (ours.failed) Die(ours.note);
 
-  Report(opt, plan, ours, tcp, shm);
+  Report(opt, plan, ours, tcp, shm, backend);
   std::fprintf(stderr,
                "(us: median time per allreduce; GB/s: median algbw = busbw at 2 ranks; ratio: "
                "median of per-trial ours/MPI)\n%.1f s, %s at the end\n",
                std::chrono::duration<double>(Clock::now() - start).count(), LoadAverage().c_str());
   std::fflush(stdout);
-  if (tcp.failed || shm.failed) {
-    std::fprintf(stderr, "allreduce bench: a reference failed: %s\n",
-                 (tcp.failed ? tcp.note : shm.note).c_str());
+  if (tcp.failed || shm.failed || backend.failed) {
+    std::fprintf(stderr, "allreduce bench: an MPI side failed: %s\n",
+                 (tcp.failed   ? tcp.note
+                  : shm.failed ? shm.note
+                               : backend.note)
+                     .c_str());
     return 1;
   }
   return 0;

@@ -21,6 +21,9 @@
 //   allreduce_mpi ranks <N>
 //   allreduce_mpi result <bytes> <iters> <seconds per allreduce>   (per trial)
 //   allreduce_mpi done
+// With --impl rigel, the allreduces go through Rigel's own MPI backend
+// (collectives::Make(kMpi), collectives/mpi/communicator.h) on the same
+// ranks instead of MPI_Allreduce: the bench's "mpi_backend" figures.
 // Errors go to stderr; exit 2 on bad arguments or commands.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -31,10 +34,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bench/allreduce_common.h"
+#include "collectives/communicator.h"
 
 namespace {
 
@@ -63,7 +68,16 @@ bool ParseList(const char* s, std::vector<long long>* out) {
   std::exit(2);
 }
 
+// Rigel's MPI communicator with --impl rigel; null: MPI_Allreduce.
+std::unique_ptr<rigel::collectives::Communicator> g_rigel;
+
 void AllReduce(std::vector<float>& data) {
+  if (g_rigel) {
+    rigel::Status st =
+        g_rigel->AllReduce(data.data(), data.size(), rigel::collectives::ReduceOp::kSum);
+    if (!st.ok()) Fail(st.message());
+    return;
+  }
   MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
                 MPI_COMM_WORLD);
 }
@@ -102,12 +116,17 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
 
   std::vector<long long> sizes, iters, warmup;
-  std::string control;
+  std::string control, impl = "mpi";
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     if (i + 1 >= argc) Fail(std::string(a) + " needs a value");
     if (std::strcmp(a, "--control") == 0) {
       control = argv[++i];
+      continue;
+    }
+    if (std::strcmp(a, "--impl") == 0) {
+      impl = argv[++i];
+      if (impl != "mpi" && impl != "rigel") Fail("--impl is mpi or rigel");
       continue;
     }
     std::vector<long long>* dst = std::strcmp(a, "--sizes") == 0    ? &sizes
@@ -124,6 +143,14 @@ int main(int argc, char** argv) {
     if (b <= 0 || b % 4 != 0) Fail("sizes are positive multiples of 4 bytes");
   }
 
+  if (impl == "rigel") {
+    rigel::collectives::CommunicatorOptions o;
+    o.rank = rank;
+    o.size = ranks;
+    auto made = rigel::collectives::Make(rigel::collectives::Backend::kMpi, nullptr, o);
+    if (!made.ok()) Fail(made.status().message());
+    g_rigel = std::move(made).value();
+  }
   if (rank == 0) {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -157,6 +184,7 @@ int main(int argc, char** argv) {
     std::printf("allreduce_mpi done\n");
     std::fflush(stdout);
   }
+  g_rigel.reset();
   MPI_Finalize();
   return 0;
 }

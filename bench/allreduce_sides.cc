@@ -339,6 +339,7 @@ void StartMpi(const Options& opt, const std::string& mpirun, const std::string& 
   }
   std::vector<std::string> argv = MpirunArgv(mpirun, binary, tcp, opt.ranks, plan);
   argv.insert(argv.end(), {"--control", control});
+  argv.insert(argv.end(), side->extra_args.begin(), side->extra_args.end());
   std::fprintf(stderr, "  %s: %s\n", side->label.c_str(), Join(argv, " ").c_str());
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) Die("pipe");

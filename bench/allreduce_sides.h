@@ -62,6 +62,7 @@ struct Side {
   std::string label;           // "ours (gloo)", "MPI tcp", "MPI shm"
   std::string reference_name;  // for the figures (MPI sides)
   bool mpi = false;
+  std::vector<std::string> extra_args;    // MPI sides: more arguments of allreduce_mpi
   std::vector<pid_t> pids;                // ours: the ranks; MPI: mpirun
   std::vector<int> control;               // one per rank
   std::vector<LineReader> out;            // ours: one per rank; MPI: mpirun's stdout

@@ -36,12 +36,20 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
              "where allreduce parameters live: cpu (Gloo over TCP) or cuda (NCCL on the GPU)")
           ->check(CLI::IsMember({"cpu", "cuda"}))
           ->capture_default_str());
+  added.push_back(app->add_option("--collectives", o->collectives,
+                                  "how workers sum allreduce parameters on the CPU: gloo (TCP), "
+                                  "or mpi (every process started by mpirun -n N rigel-node)")
+                      ->check(CLI::IsMember({"gloo", "mpi"}))
+                      ->capture_default_str());
   return added;
 }
 
 std::vector<std::string> JobOptionArgs(const JobOptions& o) {
-  return {"--staleness",  std::to_string(o.staleness),  "--batch",  std::to_string(o.batch),
-          "--sync-every", std::to_string(o.sync_every), "--device", o.device};
+  return {"--staleness",   std::to_string(o.staleness),
+          "--batch",       std::to_string(o.batch),
+          "--sync-every",  std::to_string(o.sync_every),
+          "--device",      o.device,
+          "--collectives", o.collectives};
 }
 
 Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
@@ -61,6 +69,12 @@ Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
   }
   if (o.device != "cpu" && o.device != "cuda") {
     return bad("device", "expected \"cpu\" or \"cuda\", not \"" + o.device + "\"");
+  }
+  if (o.collectives != "gloo" && o.collectives != "mpi") {
+    return bad("collectives", "expected \"gloo\" or \"mpi\", not \"" + o.collectives + "\"");
+  }
+  if (o.collectives == "mpi" && o.device != "cpu") {
+    return bad("collectives", "mpi sums host memory; --device cuda uses NCCL");
   }
   return Status::Ok();
 }

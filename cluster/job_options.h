@@ -19,9 +19,13 @@ struct JobOptions {
   int64_t batch = 0;           // elements per mini-batch of data-parallel loops; 0: Rigel chooses
   int64_t sync_every = 1;      // mini-batches between all-reduces of allreduce parameters' deltas
   std::string device = "cpu";  // where allreduce parameters live: "cpu" (Gloo) or "cuda" (NCCL)
+  // The collectives of host-memory allreduce parameters: "gloo", or "mpi"
+  // (the job's mpirun; every process must be a rank of it).
+  std::string collectives = "gloo";
 };
 
-// Adds --staleness, --batch, --sync-every and --device to `app`, each checked
+// Adds --staleness, --batch, --sync-every, --device and --collectives to
+// `app`, each checked
 // against its range; the parse writes into `*o`, which must outlive `app`.
 // Returns the options added (a caller can ask which were given).
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o);

@@ -113,6 +113,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   o.setBatch(s.options.batch);
   o.setSyncEvery(s.options.sync_every);
   o.setDevice(s.options.device);
+  o.setCollectives(s.options.collectives);
   auto params = out.initParams(static_cast<unsigned>(s.params.size()));
   for (size_t i = 0; i < s.params.size(); ++i) {
     const ParamSpec& p = s.params[i];
@@ -147,6 +148,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
   s.options.batch = o.getBatch();
   s.options.sync_every = o.getSyncEvery();
   s.options.device = o.getDevice();
+  s.options.collectives = o.hasCollectives() ? std::string(o.getCollectives()) : "gloo";
   for (wire::ParamSpec::Reader w : in.getParams()) {
     ParamSpec p;
     p.decl.name = w.getName();

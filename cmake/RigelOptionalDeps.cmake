@@ -50,3 +50,19 @@ endif()
 _rigel_resolve(RIGEL_WITH_IBVERBS _ibv_found "${_ibv_note}")
 set(RIGEL_HAVE_IBVERBS ${_RESOLVED_HAVE})
 set(RIGEL_IBVERBS_NOTE "${_RESOLVED_NOTE}")
+
+# MPI (OpenMPI from Debian): the MPI collectives backend and bench/allreduce's
+# reference. Optional like the others: without it the backend says so at run
+# time.
+set(_mpi_found FALSE)
+set(_mpi_note "libopenmpi-dev not installed")
+if(NOT RIGEL_WITH_MPI STREQUAL "OFF")
+  find_package(MPI COMPONENTS C QUIET)
+  if(MPI_C_FOUND)
+    set(_mpi_found TRUE)
+    set(_mpi_note "${MPI_C_LIBRARIES}")
+  endif()
+endif()
+_rigel_resolve(RIGEL_WITH_MPI _mpi_found "${_mpi_note}")
+set(RIGEL_HAVE_MPI ${_RESOLVED_HAVE})
+set(RIGEL_MPI_NOTE "${_RESOLVED_NOTE}")

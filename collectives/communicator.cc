@@ -1,6 +1,7 @@
 #include "collectives/communicator.h"
 
 #include "collectives/gloo/communicator.h"
+#include "collectives/mpi/communicator.h"
 #include "collectives/nccl/communicator.h"
 
 namespace rigel::collectives {
@@ -11,6 +12,8 @@ const char* BackendName(Backend b) {
       return "gloo";
     case Backend::kNccl:
       return "nccl";
+    case Backend::kMpi:
+      return "mpi";
   }
   return "unknown";
 }
@@ -22,6 +25,8 @@ StatusOr<std::unique_ptr<Communicator>> Make(Backend backend, Store* store,
       return gloo_backend::NewGlooCommunicator(store, o);
     case Backend::kNccl:
       return nccl_backend::NewNcclCommunicator(store, o);
+    case Backend::kMpi:
+      return mpi_backend::NewMpiCommunicator(store, o);
   }
   return InvalidArgument("unknown collectives backend");
 }

@@ -1,5 +1,6 @@
 // Collectives for dense parameters: the Communicator interface every backend
-// implements (gloo/ on CPU over TCP, nccl/ on CUDA devices), and how one is
+// implements (gloo/ on CPU over TCP, nccl/ on CUDA devices, mpi/ on CPU
+// through the job's MPI), and how one is
 // made. See docs/collectives.md.
 //
 // A communicator joins `size` ranks once, through a rendezvous Store
@@ -37,7 +38,7 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual const char* backend() const = 0;  // "gloo", "nccl"
+  virtual const char* backend() const = 0;  // "gloo", "nccl", "mpi"
   virtual Memory memory() const = 0;
 
   // Replaces data[0, count) on every rank by the element-wise sum (or mean)
@@ -67,8 +68,9 @@ struct CommunicatorOptions {
   int device = -1;
 };
 
-// Which backends this build has and this machine can run; see Make.
-enum class Backend { kGloo, kNccl };
+// Which backends this build has and this machine can run; see Make. kMpi
+// runs on the MPI library of the job's mpirun (mpi/communicator.h).
+enum class Backend { kGloo, kNccl, kMpi };
 const char* BackendName(Backend b);
 
 // Joins `o.size` ranks through `store` (which must outlive the call only)

@@ -3,8 +3,9 @@
 //
 //   rigel-scheduler --servers S --workers M (--setup FILE | --program P.rgl
 //                   [--plan F] [--set NAME=VALUE]... [--seed N] [--staleness N]
-//                   [--batch N] [--sync-every N] [--device cpu|cuda] [--log-json F] [--save-params
-//                   F] [--progress-to F])
+//                   [--batch N] [--sync-every N] [--device cpu|cuda]
+//                   [--collectives gloo|mpi] [--log-json F] [--save-params F]
+//                   [--progress-to F])
 //                   [--listen ADDR] [--key-file F] [--insecure-plain] [--heartbeat-ms N]
 //                   [--register-timeout-s N] [--address-file FILE]
 //

@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include "cluster/job_identity.h"
+#include "collectives/mpi/world.h"
 #include "common/file.h"
 #include "frontend/compile.h"
 #include "scheduler/coordinator.h"
@@ -140,6 +142,33 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
   }
   setup->servers = o.servers;
   setup->workers = o.workers;
+  // An MPI-collectives job: this process takes part in the split of the
+  // job's ranks (collectives/mpi/world.h) on a thread of its own, since the
+  // workers reach it only after registering, and finalizes MPI at the end.
+  std::promise<void> job_over;
+  std::thread mpi;
+  if (setup->options.collectives == "mpi") {
+    if (Status st = collectives::mpi_backend::Available(); !st.ok()) {
+      err << "rigel-scheduler: --collectives mpi: " << st.message() << "\n";
+      return 2;
+    }
+    mpi = std::thread([over = job_over.get_future(), &err]() mutable {
+      if (Status st = collectives::mpi_backend::Join(/*participate=*/false, 0); !st.ok()) {
+        err << "rigel-scheduler: " << st.message() << "\n";
+      }
+      over.wait();
+      collectives::mpi_backend::Finalize();
+    });
+  }
+  struct EndMpi {
+    std::promise<void>* over;
+    std::thread* mpi;
+    ~EndMpi() {
+      if (!mpi->joinable()) return;
+      over->set_value();
+      mpi->join();
+    }
+  } end_mpi{&job_over, &mpi};
   auto t = StartTransport(o);
   if (!t.ok()) {
     err << "rigel-scheduler: " << t.status().message() << "\n";

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "cluster/member_flags.h"
+#include "collectives/mpi/world.h"
 #include "common/memory.h"
 #include "ps/service.h"
 
@@ -65,6 +66,14 @@ int main(int argc, char** argv) {
   }
   service = svc->get();
   joined->SetupDone();
+  if (setup->options.collectives == "mpi") {
+    // The workers' MPI communicator is split from every rank of the job,
+    // this one included (collectives/mpi/world.h).
+    if (Status st = collectives::mpi_backend::Join(/*participate=*/false, 0); !st.ok()) {
+      std::cerr << "rigel-server " << rank << ": " << st.message() << "\n";
+      return 1;
+    }
+  }
   std::cerr << "rigel-server " << rank << ": serving " << setup->params.size() << " parameter(s)\n";
   Status end = joined->WaitForEnd();
   auto stats = (*svc)->stats();
@@ -73,6 +82,7 @@ int main(int argc, char** argv) {
   member = nullptr;
   service = nullptr;
   (*t)->Close();
+  collectives::mpi_backend::Finalize();
   if (!end.ok()) {
     std::cerr << "rigel-server " << rank << ": stopping: " << end.message() << "\n";
     return 1;

@@ -1,5 +1,6 @@
 #include "worker/job.h"
 
+#include "collectives/mpi/world.h"
 #include "worker/task.h"
 
 namespace rigel::worker {
@@ -50,6 +51,14 @@ Status Report(transport::Transport* t, uint32_t loop, uint64_t launch, const Tas
 Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport* t,
               const cluster::Member& member, TaskQueue& tasks, collectives::Store* store,
               std::atomic<Runner*>& runner, std::unique_ptr<Runner>* owned, std::ostream& log) {
+  if (setup.options.collectives == "mpi") {
+    // Every process of the MPI job takes part in this split, whether or not
+    // the program has allreduce parameters (mpi/world.h).
+    Status joined = collectives::mpi_backend::Join(/*participate=*/true, rank);
+    if (!joined.ok()) {
+      return Status(joined.code(), "worker " + std::to_string(rank) + ": " + joined.message());
+    }
+  }
   auto map = setup.MakeShardMap();
   RunnerOptions ro;
   ro.rank = rank;

@@ -22,6 +22,7 @@
 
 #include "cluster/member_flags.h"
 #include "cluster/scheduler_store.h"
+#include "collectives/mpi/world.h"
 #include "common/memory.h"
 #include "ps/client.h"
 #include "worker/job.h"
@@ -142,6 +143,8 @@ int main(int argc, char** argv) {
   member = nullptr;
   (*t)->Close();
   joined.reset();
+  // mpirun expects MPI_Finalize of every rank that initialised MPI.
+  collectives::mpi_backend::Finalize();
   if (!end.ok()) {
     std::cerr << "rigel-worker " << rank << ": stopping: " << end.message() << "\n";
     return 1;

@@ -51,12 +51,19 @@ Status Runner::StartCollectives() {
     RIGEL_ASSIGN_OR_RETURN(cuda_device, coll::nccl_backend::DeviceFor(co));
     co.device = cuda_device;
   }
-  auto comm = coll::Make(cuda ? coll::Backend::kNccl : coll::Backend::kGloo, opts_.store, co);
+  const coll::Backend backend = cuda                             ? coll::Backend::kNccl
+                                : opts_.job.collectives == "mpi" ? coll::Backend::kMpi
+                                                                 : coll::Backend::kGloo;
+  auto comm = coll::Make(backend, opts_.store, co);
   if (!comm.ok()) {
     return Status(comm.status().code(),
                   "worker " + std::to_string(opts_.rank) +
                       ": joining the other workers for the allreduce parameters failed: " +
                       comm.status().message());
+  }
+  if (opts_.log) {
+    *opts_.log << "worker " << opts_.rank << ": allreduce parameters summed over "
+               << (*comm)->backend() << " (" << (*comm)->size() << " workers)\n";
   }
   dense_ = std::make_unique<DenseSync>(std::move(comm).value(), coll::kDefaultFusionThreshold,
                                        cuda_device);

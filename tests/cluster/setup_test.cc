@@ -58,6 +58,7 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_EQ(r->options.batch, 64);
   EXPECT_EQ(r->options.sync_every, 4);
   EXPECT_EQ(r->options.device, "cuda");
+  EXPECT_EQ(r->options.collectives, "gloo");
   ASSERT_EQ(r->params.size(), 2u);
   EXPECT_EQ(r->params[0].decl.name, "W");
   EXPECT_EQ(r->params[0].decl.width, 16);
@@ -75,6 +76,15 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_EQ(r->job->seed, 11u);
   EXPECT_EQ(r->job->plan, s.job->plan);
   EXPECT_EQ(r->job->data, s.job->data);
+}
+
+TEST(SetupWire, MpiCollectivesRoundTrip) {
+  ClusterSetup s = Sample();
+  s.options.device = "cpu";
+  s.options.collectives = "mpi";
+  auto r = RoundTrip(s);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->options.collectives, "mpi");
 }
 
 TEST(SetupWire, NoJobStaysNoJob) {
@@ -98,6 +108,10 @@ TEST(SetupWire, OutOfRangeValuesAreRefusedNamingTheField) {
       {[](ClusterSetup* s) { s->options.batch = -1; }, "setup: batch: -1 is outside 0..1073741824"},
       {[](ClusterSetup* s) { s->options.device = "tpu"; },
        "setup: device: expected \"cpu\" or \"cuda\", not \"tpu\""},
+      {[](ClusterSetup* s) { s->options.collectives = "nccl"; },
+       "setup: collectives: expected \"gloo\" or \"mpi\", not \"nccl\""},
+      {[](ClusterSetup* s) { s->options.collectives = "mpi"; },
+       "setup: collectives: mpi sums host memory; --device cuda uses NCCL"},
       {[](ClusterSetup* s) { s->params[0].rows = 0; },
        "setup: params.W.rows: 0 is outside 1..1099511627776"},
       {[](ClusterSetup* s) { s->params[1].decl.width = -3; },
@@ -151,7 +165,7 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   CLI::App app;
   JobOptions o;
   std::vector<CLI::Option*> flags = AddJobOptionFlags(&app, &o);
-  ASSERT_EQ(flags.size(), 4u);
+  ASSERT_EQ(flags.size(), 5u);
   app.parse(std::vector<std::string>{"cuda", "--device", "7", "--sync-every", "3", "--staleness"});
   EXPECT_EQ(o.staleness, 3);
   EXPECT_EQ(o.sync_every, 7);
@@ -170,6 +184,7 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(p.batch, o.batch);
   EXPECT_EQ(p.sync_every, o.sync_every);
   EXPECT_EQ(p.device, o.device);
+  EXPECT_EQ(p.collectives, o.collectives);
   EXPECT_TRUE(ValidateJobOptions(p, "x").ok());
 }
 
@@ -177,6 +192,7 @@ TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"0", "--sync-every"},
                                               {"-1", "--batch"},
                                               {"tpu", "--device"},
+                                              {"nccl", "--collectives"},
                                               {"2000000", "--staleness"}}) {
     CLI::App app;
     JobOptions o;

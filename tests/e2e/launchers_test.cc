@@ -85,6 +85,40 @@ TEST(Launchers, MpirunStartsTheJobThatRigelRunStarts) {
   EXPECT_NE(err.find("rank 4 of 5 (OpenMPI) is worker 1"), std::string::npos) << err;
 }
 
+// dense_lr's allreduce parameter summed by Rigel's MPI backend: with two
+// workers a sum has one rounding whichever rank adds, so the prints equal
+// the Gloo run's exactly.
+TEST(Launchers, MpiCollectivesUnderMpirunMatchGloo) {
+  const std::string mpirun = Which("mpirun");
+  if (mpirun.empty()) GTEST_SKIP() << "no mpirun (openmpi-bin, installed by scripts/setup.sh)";
+  TempDir tmp;
+  const std::string program = std::string(RIGEL_SOURCE_DIR) + "/examples/dense_lr.rgl";
+  Child gloo({Bin("rigel"), "run", program, "--workers", "2", "--servers", "2", "--run-dir",
+              tmp.path + "/run"},
+             tmp.path + "/gloo.out", tmp.path + "/gloo.err");
+  ASSERT_EQ(gloo.Wait(seconds(120)), 0) << gloo.Stderr();
+  std::vector<std::string> argv = {mpirun, "--oversubscribe", "-n", "5"};
+  if (geteuid() == 0) argv.insert(argv.begin() + 1, "--allow-run-as-root");
+  argv.insert(argv.end(), {Bin("rigel-node"), program, "--servers", "2", "--collectives", "mpi"});
+  Child mpi(argv, tmp.path + "/mpi.out", tmp.path + "/mpi.err");
+  ASSERT_EQ(mpi.Wait(seconds(120)), 0) << mpi.Stderr();
+  EXPECT_EQ(mpi.Stdout(), gloo.Stdout()) << mpi.Stderr();
+  for (int w = 0; w < 2; ++w) {
+    EXPECT_NE(mpi.Stderr().find("worker " + std::to_string(w) +
+                                ": allreduce parameters summed over mpi (2 workers)"),
+              std::string::npos)
+        << mpi.Stderr();
+  }
+  // Outside mpirun the backend is refused before anything starts.
+  Child alone({Bin("rigel"), "run", program, "--workers", "2", "--collectives", "mpi", "--run-dir",
+               tmp.path + "/run2"},
+              tmp.path + "/alone.out", tmp.path + "/alone.err");
+  EXPECT_NE(alone.Wait(seconds(60)), 0);
+  EXPECT_NE(alone.Stderr().find("needs every process of the job started by mpirun"),
+            std::string::npos)
+      << alone.Stderr();
+}
+
 TEST(Launchers, RanksStartedByHandRunTheSameJob) {
   TempDir tmp;
   const int port = FreePort();

@@ -112,6 +112,7 @@ struct JobOptions {
   batch @1 :Int64;
   syncEvery @2 :Int64;
   device @3 :Text;          # "cpu" or "cuda"
+  collectives @4 :Text;     # "gloo" or "mpi" (empty from an older sender: gloo)
 }
 
 # A parameter the servers hold: its rows, width (0: 1-D), sharding and
