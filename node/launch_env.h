@@ -61,8 +61,10 @@ struct SchedulerEndpoint {
 // id % kPortSpan. InvalidArgument for a malformed address;
 // FailedPrecondition (saying to give --scheduler) when nothing tells where
 // rank 0 runs.
+// Below Linux's ephemeral range (32768 and up), so that a port the kernel
+// handed to some connection is not taken for the job's.
 inline constexpr int kPortBase = 20000;
-inline constexpr int kPortSpan = 20000;
+inline constexpr int kPortSpan = 12000;
 StatusOr<SchedulerEndpoint> FindScheduler(const std::string& flag, const LaunchRank& rank,
                                           const Env& env);
 
