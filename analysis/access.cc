@@ -1,7 +1,10 @@
 #include "analysis/access.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+
+#include "common/int_math.h"
 
 namespace rigel::analysis {
 
@@ -255,19 +258,24 @@ class Walker {
         }
         break;
       case ir::kDiv:
+      case ir::kMod:
       case ir::kMin:
       case ir::kMax:
-        if (a.IsConstant() && b.IsConstant() && !(in.fn == ir::kDiv && b.c == 0)) {
+        if (a.IsConstant() && b.IsConstant() &&
+            !((in.fn == ir::kDiv || in.fn == ir::kMod) && b.c == 0) &&
+            !(in.fn == ir::kDiv && b.c == -1 && a.c == std::numeric_limits<int64_t>::min())) {
           int64_t v = in.fn == ir::kDiv   ? a.c / b.c
+                      : in.fn == ir::kMod ? FlooredMod(a.c, b.c)
                       : in.fn == ir::kMin ? std::min(a.c, b.c)
                                           : std::max(a.c, b.c);
           r = Affine(v);
           break;
         }
         return Opaque(Subscript::kNonAffine, text,
-                      in.fn == ir::kDiv ? "an integer division"
-                                        : std::string("a ") + ir::BinOpName(in.fn) +
-                                              "() of loop-dependent values");
+                      in.fn == ir::kDiv   ? "an integer division"
+                      : in.fn == ir::kMod ? "an integer modulo"
+                                          : std::string("a ") + ir::BinOpName(in.fn) +
+                                                "() of loop-dependent values");
       default:
         return Opaque(Subscript::kNonAffine, text, "a comparison");
     }
@@ -304,7 +312,12 @@ class Walker {
           }
           break;
         case Op::kUnary:
-          if (IsInt(in.dst)) {
+          if (in.fn == ir::kF32ToInt) {
+            // f32 values are not followed: an index made from one (a label,
+            // a feature value) is a data value, whatever it holds.
+            vals_[in.dst] =
+                Opaque(Subscript::kIndirect, NameOr(in.dst, "int(...)"), "int() of an f32 value");
+          } else if (IsInt(in.dst)) {
             const Subscript& a = vals_[in.a];
             Subscript r;
             if (in.fn == ir::kNeg && a.kind == Subscript::kAffine &&

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 
+#include "common/int_math.h"
 #include "ir/param_init.h"
 #include "kernel/float_ops.h"
 
@@ -235,6 +236,14 @@ StatusOr<SerialExecutor::Value> SerialExecutor::EvalUnary(const ir::DExpr& e) co
     bool negate = e.fn == ir::kNeg || a.i < 0;
     v.i = negate ? -a.i : a.i;
     v.f = e.fn == ir::kNeg ? -a.f : a.f;
+  } else if (e.fn == ir::kF32ToInt) {
+    if (a.is_int) {
+      v.i = a.i;
+    } else {
+      auto i = kernel::TruncToInt(a.f);
+      if (!i) return ErrorAt(e.loc, kernel::BadIntMessage(a.f));
+      v.i = *i;
+    }
   } else {
     v.f = kernel::ApplyUn(e.fn, a.is_int ? static_cast<double>(a.i) : a.f);
   }
@@ -253,8 +262,8 @@ StatusOr<SerialExecutor::Value> SerialExecutor::EvalBinary(const ir::DExpr& e) c
     v.f = r;
     return v;
   }
-  if (e.fn == ir::kDiv && a.is_int && b.is_int && b.i == 0) {
-    return ErrorAt(e.loc, "integer division by zero");
+  if ((e.fn == ir::kDiv || e.fn == ir::kMod) && a.is_int && b.is_int && b.i == 0) {
+    return ErrorAt(e.loc, e.fn == ir::kDiv ? "integer division by zero" : "integer modulo by zero");
   }
   if (!Arithmetic(e.fn, a, b, &v)) return ErrorAt(e.loc, "integer overflow");
   if (v.is_int) v.f = static_cast<double>(v.i);
@@ -286,6 +295,9 @@ bool SerialExecutor::Arithmetic(int fn, const Value& a, const Value& b, Value* v
       } else {
         v->i = a.i / b.i;
       }
+      break;
+    case ir::kMod:  // ints only (the checker), b != 0 (EvalBinary)
+      v->i = FlooredMod(a.i, b.i);
       break;
     case ir::kMin:
       ints ? void(v->i = std::min(a.i, b.i)) : void(v->f = std::min(x, y));

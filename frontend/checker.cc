@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/file.h"
+#include "common/int_math.h"
 #include "frontend/checker_internal.h"
 
 namespace rigel::frontend {
@@ -221,10 +222,11 @@ int Checker::DataAttr(int data, const std::string& attr, Loc loc) {
 
 ir::BinOp BinOpOf(Tok t) {
   static const std::map<Tok, ir::BinOp> kOps = {
-      {Tok::kPlus, ir::kAdd},  {Tok::kMinus, ir::kSub}, {Tok::kStar, ir::kMul},
-      {Tok::kSlash, ir::kDiv}, {Tok::kLt, ir::kLt},     {Tok::kLe, ir::kLe},
-      {Tok::kGt, ir::kGt},     {Tok::kGe, ir::kGe},     {Tok::kEq, ir::kEq},
-      {Tok::kNe, ir::kNe},     {Tok::kAnd, ir::kAnd},   {Tok::kOr, ir::kOr}};
+      {Tok::kPlus, ir::kAdd},  {Tok::kMinus, ir::kSub},   {Tok::kStar, ir::kMul},
+      {Tok::kSlash, ir::kDiv}, {Tok::kPercent, ir::kMod}, {Tok::kLt, ir::kLt},
+      {Tok::kLe, ir::kLe},     {Tok::kGt, ir::kGt},       {Tok::kGe, ir::kGe},
+      {Tok::kEq, ir::kEq},     {Tok::kNe, ir::kNe},       {Tok::kAnd, ir::kAnd},
+      {Tok::kOr, ir::kOr}};
   return kOps.at(t);
 }
 
@@ -350,9 +352,14 @@ int Checker::DExprBinary(const Expr& e) {
   bool ai = false, bi = false;
   auto va = ConstValue(a, &ai);
   auto vb = ConstValue(b, &bi);
+  if (op == ir::kMod && !both_int) {
+    Error(e.loc, std::string("'%' needs two ints, not ") + (prog_.exprs[a].is_int ? "int" : "f32") +
+                     " and " + (prog_.exprs[b].is_int ? "int" : "f32") + " (int() converts)");
+    return -1;
+  }
   ir::DExpr d;
   d.loc = e.loc;
-  if (va && vb && op <= ir::kDiv) {
+  if (va && vb && op <= ir::kMod) {
     // Fold constant arithmetic so shapes and initialisers are known early.
     if (both_int) return FoldIntBinary(op, prog_.exprs[a].ival, prog_.exprs[b].ival, e.loc);
     d.kind = ir::DExpr::kFloat;
@@ -371,8 +378,8 @@ int Checker::DExprBinary(const Expr& e) {
 }
 
 int Checker::FoldIntBinary(ir::BinOp op, int64_t x, int64_t y, Loc loc) {
-  if (op == ir::kDiv && y == 0) {
-    Error(loc, "integer division by zero");
+  if ((op == ir::kDiv || op == ir::kMod) && y == 0) {
+    Error(loc, op == ir::kDiv ? "integer division by zero" : "integer modulo by zero");
     return -1;
   }
   // Folding must not wrap silently (and signed overflow is UB here).
@@ -388,6 +395,9 @@ int Checker::FoldIntBinary(ir::BinOp op, int64_t x, int64_t y, Loc loc) {
     case ir::kMul:
       overflow = __builtin_mul_overflow(x, y, &r);
       break;
+    case ir::kMod:
+      r = FlooredMod(x, y);
+      break;
     default:  // kDiv
       overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
       if (!overflow) r = x / y;
@@ -402,8 +412,10 @@ int Checker::FoldIntBinary(ir::BinOp op, int64_t x, int64_t y, Loc loc) {
 
 int Checker::DExprCall(const Expr& e) {
   static const std::map<std::string, ir::UnFn> kUn = {
-      {"sqrt", ir::kSqrt}, {"exp", ir::kExp},         {"log", ir::kLog},          {"abs", ir::kAbs},
-      {"tanh", ir::kTanh}, {"sigmoid", ir::kSigmoid}, {"log1pexp", ir::kLog1pExp}};
+      {"sqrt", ir::kSqrt},         {"exp", ir::kExp},     {"log", ir::kLog},
+      {"abs", ir::kAbs},           {"tanh", ir::kTanh},   {"sigmoid", ir::kSigmoid},
+      {"log1pexp", ir::kLog1pExp}, {"floor", ir::kFloor}, {"ceil", ir::kCeil},
+      {"int", ir::kF32ToInt}};
   auto un = kUn.find(e.str);
   bool is_minmax = e.str == "min" || e.str == "max";
   if (un == kUn.end() && !is_minmax) {
@@ -438,7 +450,7 @@ int Checker::DExprCall(const Expr& e) {
   } else {
     d.kind = ir::DExpr::kUnary;
     d.fn = un->second;
-    d.is_int = e.str == "abs" && prog_.exprs[a].is_int;
+    d.is_int = (e.str == "abs" && prog_.exprs[a].is_int) || un->second == ir::kF32ToInt;
   }
   return AddExpr(d);
 }

@@ -56,6 +56,13 @@ Val Checker::Unary(ir::UnFn fn, Val a, Loc loc, std::vector<Inst>* out) {
     }
   } else if (fn == ir::kIntToF32) {
     t = Type::kF32;
+  } else if (fn == ir::kF32ToInt) {
+    if (t == Type::kInt) return a;  // int() of an int is itself
+    if (t != Type::kF32) {
+      Error(loc, std::string("int needs a number, not ") + TypeName(t));
+      return {};
+    }
+    t = Type::kInt;
   } else {
     if (t == Type::kInt) {
       a = ToF32(a, out);
@@ -98,6 +105,13 @@ Val Checker::Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<Inst>* out)
       b = ToF32(b, out);
     }
     rt = Type::kBool;
+  } else if (op == ir::kMod) {
+    if (a.type != Type::kInt || b.type != Type::kInt) {
+      Error(loc, std::string("'%' needs two ints, not ") + TypeName(a.type) + " and " +
+                     TypeName(b.type) + " (int() converts)");
+      return {};
+    }
+    rt = Type::kInt;
   } else {
     bool av = a.type == Type::kVec, bv = b.type == Type::kVec;
     if ((!IsScalar(a.type) && !av) || (!IsScalar(b.type) && !bv)) {
@@ -341,9 +355,10 @@ Val Checker::LowerIndex(const ast::Expr& e, std::vector<Inst>* out) {
 
 bool Checker::CheckCallShape(const ast::Expr& e) {
   static const std::map<std::string, int> kArity = {
-      {"dot", 2},  {"sum", 1},   {"norm", 1},    {"sqrt", 1},     {"exp", 1},     {"log", 1},
-      {"abs", 1},  {"tanh", 1},  {"sigmoid", 1}, {"log1pexp", 1}, {"min", 2},     {"max", 2},
-      {"clip", 3}, {"zeros", 1}, {"rand", 0},    {"randint", 1},  {"negative", 1}};
+      {"dot", 2},     {"sum", 1},      {"norm", 1}, {"sqrt", 1},    {"exp", 1},
+      {"log", 1},     {"abs", 1},      {"tanh", 1}, {"sigmoid", 1}, {"log1pexp", 1},
+      {"min", 2},     {"max", 2},      {"clip", 3}, {"zeros", 1},   {"rand", 0},
+      {"randint", 1}, {"negative", 1}, {"int", 1},  {"floor", 1},   {"ceil", 1}};
   auto ar = kArity.find(e.str);
   if (ar == kArity.end()) {
     if (e.str == "window") {
@@ -393,8 +408,10 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   }
   if (f == "clip") return CallClip(e, args, out);
   static const std::map<std::string, ir::UnFn> kUn = {
-      {"sqrt", ir::kSqrt}, {"exp", ir::kExp},         {"log", ir::kLog},          {"abs", ir::kAbs},
-      {"tanh", ir::kTanh}, {"sigmoid", ir::kSigmoid}, {"log1pexp", ir::kLog1pExp}};
+      {"sqrt", ir::kSqrt},         {"exp", ir::kExp},     {"log", ir::kLog},
+      {"abs", ir::kAbs},           {"tanh", ir::kTanh},   {"sigmoid", ir::kSigmoid},
+      {"log1pexp", ir::kLog1pExp}, {"floor", ir::kFloor}, {"ceil", ir::kCeil},
+      {"int", ir::kF32ToInt}};
   return Unary(kUn.at(f), args[0], e.loc, out);
 }
 

@@ -98,6 +98,8 @@ const char* TokName(Tok t) {
       return "'*'";
     case Tok::kSlash:
       return "'/'";
+    case Tok::kPercent:
+      return "'%'";
     case Tok::kEq:
       return "'=='";
     case Tok::kNe:
@@ -147,8 +149,16 @@ class Lexer {
 
   static bool StartsStatement(Tok t) {
     switch (t) {
-      case Tok::kConst: case Tok::kData: case Tok::kParam: case Tok::kAccum: case Tok::kLet:
-      case Tok::kVar: case Tok::kParallel: case Tok::kPrint: case Tok::kFor: case Tok::kIf:
+      case Tok::kConst:
+      case Tok::kData:
+      case Tok::kParam:
+      case Tok::kAccum:
+      case Tok::kLet:
+      case Tok::kVar:
+      case Tok::kParallel:
+      case Tok::kPrint:
+      case Tok::kFor:
+      case Tok::kIf:
         return true;
       default:
         return false;
@@ -329,6 +339,8 @@ class Lexer {
         return n == '=' ? two(Tok::kStarAssign) : one(Tok::kStar);
       case '/':
         return n == '=' ? two(Tok::kSlashAssign) : one(Tok::kSlash);
+      case '%':
+        return one(Tok::kPercent);
       case '<':
         return n == '=' ? two(Tok::kLe) : one(Tok::kLt);
       case '>':

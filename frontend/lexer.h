@@ -22,7 +22,7 @@ enum class Tok : uint8_t {
   // punctuation and operators
   kLParen, kRParen, kLBracket, kRBracket, kLBrace, kRBrace, kComma, kColon, kSemicolon, kDot,
   kDotDot, kAssign, kPlusAssign, kMinusAssign, kStarAssign, kSlashAssign, kPlus, kMinus, kStar,
-  kSlash, kEq, kNe, kLt, kLe, kGt, kGe,
+  kSlash, kPercent, kEq, kNe, kLt, kLe, kGt, kGe,
 };
 
 // How a token is written, for messages: "'+='", "identifier", "end of line".

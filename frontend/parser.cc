@@ -377,7 +377,7 @@ class Parser {
   }
   ExprPtr Multiplicative(int d) {
     ExprPtr l = UnaryMinus(d + 1);
-    while (At(Tok::kStar) || At(Tok::kSlash)) {
+    while (At(Tok::kStar) || At(Tok::kSlash) || At(Tok::kPercent)) {
       Token op = Next();
       l = Binary(op.kind, op.loc, std::move(l), UnaryMinus(d + 1));
     }

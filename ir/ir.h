@@ -52,10 +52,14 @@ struct DExpr {
 // Scalar/vector unary functions (also elementwise on vectors).
 enum UnFn : uint8_t {
   kNeg, kNot, kSqrt, kExp, kLog, kAbs, kTanh, kSigmoid, kLog1pExp, kIntToF32,
+  // Language v2: floor and ceil (f32 to f32), int (f32 to int, toward zero;
+  // NaN or out of the int range is a run-time error).
+  kFloor, kCeil, kF32ToInt,
 };
-// Binary operators; kMin/kMax are the builtins.
+// Binary operators; kMin/kMax are the builtins. kAdd..kMod are arithmetic
+// (kMod: ints only, floored), kLt..kNe comparisons, kAnd/kOr logic.
 enum BinOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kMin, kMax, kLt, kLe, kGt, kGe, kEq, kNe, kAnd, kOr,
+  kAdd, kSub, kMul, kDiv, kMod, kMin, kMax, kLt, kLe, kGt, kGe, kEq, kNe, kAnd, kOr,
 };
 const char* UnFnName(int fn);
 const char* BinOpName(int op);

@@ -7,14 +7,14 @@
 namespace rigel::ir {
 
 const char* UnFnName(int fn) {
-  static const char* kNames[] = {"neg", "not",  "sqrt",    "exp",      "log",
-                                 "abs", "tanh", "sigmoid", "log1pexp", "f32"};
-  return fn >= 0 && fn <= kIntToF32 ? kNames[fn] : "?";
+  static const char* kNames[] = {"neg",     "not",      "sqrt", "exp",   "log",  "abs", "tanh",
+                                 "sigmoid", "log1pexp", "f32",  "floor", "ceil", "int"};
+  return fn >= 0 && fn <= kF32ToInt ? kNames[fn] : "?";
 }
 
 const char* BinOpName(int op) {
-  static const char* kNames[] = {"+",  "-", "*",  "/",  "min", "max", "<",
-                                 "<=", ">", ">=", "==", "!=",  "and", "or"};
+  static const char* kNames[] = {"+",  "-", "*",  "/",  "%",  "min", "max", "<",
+                                 "<=", ">", ">=", "==", "!=", "and", "or"};
   return op >= 0 && op <= kOr ? kNames[op] : "?";
 }
 

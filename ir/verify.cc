@@ -290,10 +290,14 @@ class Verifier {
       return Expect("dst", in.dst, {TypeOf(in.a)});
     }
     if (in.op == Op::kUnary) {
-      if (in.fn > kIntToF32) return Fail("has unary function " + std::to_string(in.fn));
+      if (in.fn > kF32ToInt) return Fail("has unary function " + std::to_string(in.fn));
       if (in.fn == kIntToF32) {
         if (Status st = Expect("a", in.a, {Type::kInt}); !st.ok()) return st;
         return Expect("dst", in.dst, {Type::kF32});
+      }
+      if (in.fn == kF32ToInt) {
+        if (Status st = Expect("a", in.a, {Type::kF32}); !st.ok()) return st;
+        return Expect("dst", in.dst, {Type::kInt});
       }
       if (in.fn == kNot) {
         if (Status st = Expect("a", in.a, {Type::kBool}); !st.ok()) return st;
@@ -328,6 +332,9 @@ class Verifier {
         return Fail(std::string("compares ") + TypeName(a) + " with " + TypeName(b));
       }
       return Expect("dst", in.dst, {Type::kBool});
+    }
+    if (in.fn == kMod && (a != Type::kInt || b != Type::kInt)) {
+      return Fail(std::string("takes % of ") + TypeName(a) + " and " + TypeName(b));
     }
     if (a == Type::kVec || b == Type::kVec) {
       for (int r : {in.a, in.b}) {

@@ -7,14 +7,16 @@
 namespace rigel::kernel {
 
 const char* CodeName(uint16_t code) {
+  // clang-format off
   static const char* kNames[] = {
       "end",           "iadd",          "isub",          "imul",
-      "idiv",          "imin",          "imax",          "ilt",
-      "ile",           "igt",           "ige",           "ieq",
-      "ine",           "ineg",          "fadd",          "fsub",
-      "fmul",          "fdiv",          "fmin",          "fmax",
-      "flt",           "fle",           "fgt",           "fge",
-      "feq",           "fne",           "fun",           "itof",
+      "idiv",          "imod",          "imin",          "imax",
+      "ilt",           "ile",           "igt",           "ige",
+      "ieq",           "ine",           "ineg",          "fadd",
+      "fsub",          "fmul",          "fdiv",          "fmin",
+      "fmax",          "flt",           "fle",           "fgt",
+      "fge",           "feq",           "fne",           "fun",
+      "itof",          "ftoi",
       "band",          "bor",           "bnot",          "fclip",
       "smove",         "vmove",         "vzero",         "vlin",
       "vbin",          "vbinvs",        "vbinsv",        "vun",
@@ -27,6 +29,7 @@ const char* CodeName(uint16_t code) {
       "negative",      "label",         "rowx",          "jump",
       "jump.if.false", "for.init",      "for.next",      "feat.init",
       "feat.next",     "win.init",      "win.next",      "key"};
+  // clang-format on
   return code < sizeof(kNames) / sizeof(kNames[0]) ? kNames[code] : "?";
 }
 

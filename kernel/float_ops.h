@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include "ir/ir.h"
 
@@ -26,7 +29,7 @@ inline T Log1pExp(T x) {
 }
 
 // fn(x) for an ir::UnFn that computes in floating point (kNeg, kSqrt ...
-// kLog1pExp); x itself for any other fn.
+// kLog1pExp, kFloor, kCeil); x itself for any other fn.
 template <typename T>
 inline T ApplyUn(uint8_t fn, T x) {
   switch (fn) {
@@ -46,9 +49,32 @@ inline T ApplyUn(uint8_t fn, T x) {
       return Sigmoid(x);
     case ir::kLog1pExp:
       return Log1pExp(x);
+    case ir::kFloor:
+      return std::floor(x);
+    case ir::kCeil:
+      return std::ceil(x);
     default:
       return x;
   }
+}
+
+// int(x): x toward zero, or nothing when x is NaN or outside the int64 range
+// (the caller reports BadIntMessage at the expression).
+template <typename T>
+inline std::optional<int64_t> TruncToInt(T x) {
+  // 2^63 is exact in float and double; every value below it converts.
+  if (!(x > T(-9223372036854775808.0) - T(1)) || !(x < T(9223372036854775808.0))) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(x);
+}
+
+// "int() of nan", "int() of 1e+30 is outside the int range".
+inline std::string BadIntMessage(double x) {
+  if (std::isnan(x)) return "int() of NaN";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "int() of %g is outside the int range", x);
+  return buf;
 }
 
 // x fn y for an ir::BinOp from kAdd to kMax; y for any other fn (the

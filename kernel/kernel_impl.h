@@ -20,6 +20,7 @@ enum Code : uint16_t {
   kISub,
   kIMul,
   kIDiv,
+  kIMod,  // floored (common/int_math.h)
   kIMin,
   kIMax,
   kILt,
@@ -43,6 +44,7 @@ enum Code : uint16_t {
   kFNe,
   kFUn,  // d = fn(a), fn an ir::UnFn on f32
   kIToF,
+  kFToI,  // int(): toward zero; NaN or out of range is a fault
   kBAnd,
   kBOr,
   kBNot,

@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "common/hash.h"
+#include "common/int_math.h"
 #include "kernel/float_ops.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/vec_ops.h"
@@ -30,6 +32,8 @@ struct Fault {
     kNone,
     kOverflow,
     kDivByZero,
+    kModByZero,
+    kBadInt,
     kBadRow,
     kBadColumn,
     kBadRandInt,
@@ -41,6 +45,7 @@ struct Fault {
   int64_t limit = 0;   // the index's limit
   int32_t param = -1;  // the parameter indexed (kBadRow, kBadColumn)
   int32_t loc = -1;    // the source position, when not op->loc
+  double real = 0;     // the value int() could not convert (kBadInt)
 };
 
 // One past the last opcode: its entry in the dispatch table ends the run
@@ -121,6 +126,12 @@ RIGEL_OP IDiv(Machine& m, const VOp* o) {
   S[o->d].i = S[o->a].i / S[o->b].i;
   return o + 1;
 }
+RIGEL_OP IMod(Machine& m, const VOp* o) {
+  Slot* S = m.S;
+  if (S[o->b].i == 0) return m.Fail(Fault::kModByZero, o);
+  S[o->d].i = FlooredMod(S[o->a].i, S[o->b].i);
+  return o + 1;
+}
 RIGEL_OP INeg(Machine& m, const VOp* o) {
   Slot* S = m.S;
   if (S[o->a].i == std::numeric_limits<int64_t>::min()) return m.Fail(Fault::kOverflow, o);
@@ -171,6 +182,17 @@ RIGEL_OP FUn(Machine& m, const VOp* o) {
 }
 RIGEL_OP IToF(Machine& m, const VOp* o) {
   m.S[o->d].f = static_cast<float>(m.S[o->a].i);
+  return o + 1;
+}
+RIGEL_OP FToI(Machine& m, const VOp* o) {
+  const float x = m.S[o->a].f;
+  std::optional<int64_t> i = TruncToInt(x);
+  if (!i) {
+    m.Fail(Fault::kBadInt, o);
+    m.fault.real = x;
+    return &kFaultedOp;
+  }
+  m.S[o->d].i = *i;
   return o + 1;
 }
 

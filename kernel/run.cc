@@ -106,6 +106,12 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
     case ops::Fault::kDivByZero:
       msg = "integer division by zero";
       break;
+    case ops::Fault::kModByZero:
+      msg = "integer modulo by zero";
+      break;
+    case ops::Fault::kBadInt:
+      msg = BadIntMessage(f.real);
+      break;
     case ops::Fault::kBadRow:
     case ops::Fault::kBadColumn:
       msg = "index " + std::to_string(f.value) + " out of range for " +
@@ -177,7 +183,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
 #define RIGEL_LABEL(name) [k##name] = &&L_##name
   static const void* const kLabels[] = {
       RIGEL_LABEL(End),         RIGEL_LABEL(IAdd),         RIGEL_LABEL(ISub),
-      RIGEL_LABEL(IMul),        RIGEL_LABEL(IDiv),         RIGEL_LABEL(IMin),
+      RIGEL_LABEL(IMul),        RIGEL_LABEL(IDiv),         RIGEL_LABEL(IMod),
+      RIGEL_LABEL(IMin),
       RIGEL_LABEL(IMax),        RIGEL_LABEL(ILt),          RIGEL_LABEL(ILe),
       RIGEL_LABEL(IGt),         RIGEL_LABEL(IGe),          RIGEL_LABEL(IEq),
       RIGEL_LABEL(INe),         RIGEL_LABEL(INeg),         RIGEL_LABEL(FAdd),
@@ -185,7 +192,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
       RIGEL_LABEL(FMin),        RIGEL_LABEL(FMax),         RIGEL_LABEL(FLt),
       RIGEL_LABEL(FLe),         RIGEL_LABEL(FGt),          RIGEL_LABEL(FGe),
       RIGEL_LABEL(FEq),         RIGEL_LABEL(FNe),          RIGEL_LABEL(FUn),
-      RIGEL_LABEL(IToF),        RIGEL_LABEL(BAnd),         RIGEL_LABEL(BOr),
+      RIGEL_LABEL(IToF),        RIGEL_LABEL(FToI),         RIGEL_LABEL(BAnd),         RIGEL_LABEL(BOr),
       RIGEL_LABEL(BNot),        RIGEL_LABEL(FClip),        RIGEL_LABEL(SMove),
       RIGEL_LABEL(VMove),       RIGEL_LABEL(VZero),        RIGEL_LABEL(VLin),
       RIGEL_LABEL(VBin),        RIGEL_LABEL(VBinVS),       RIGEL_LABEL(VBinSV),
@@ -219,7 +226,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
     m.draw = 0;
     const VOp* o = m.code;
     goto* kLabels[o->code];
-    RIGEL_OP(IAdd) RIGEL_OP(ISub) RIGEL_OP(IMul) RIGEL_OP(IDiv) RIGEL_OP(IMin) RIGEL_OP(IMax)
+    RIGEL_OP(IAdd) RIGEL_OP(ISub) RIGEL_OP(IMul) RIGEL_OP(IDiv) RIGEL_OP(IMod) RIGEL_OP(FToI)
+    RIGEL_OP(IMin) RIGEL_OP(IMax)
     RIGEL_OP(ILt) RIGEL_OP(ILe) RIGEL_OP(IGt) RIGEL_OP(IGe) RIGEL_OP(IEq) RIGEL_OP(INe)
     RIGEL_OP(INeg) RIGEL_OP(FAdd) RIGEL_OP(FSub) RIGEL_OP(FMul) RIGEL_OP(FDiv) RIGEL_OP(FMin)
     RIGEL_OP(FMax) RIGEL_OP(FLt) RIGEL_OP(FLe) RIGEL_OP(FGt) RIGEL_OP(FGe) RIGEL_OP(FEq)

@@ -125,6 +125,7 @@ void Lowering::Unary(const Inst& in) {
   }
   Type at = RegOf(in.a).type;
   VOp& o = Op0(in.fn == ir::kIntToF32                    ? kIToF
+               : in.fn == ir::kF32ToInt                  ? kFToI
                : in.fn == ir::kNot                       ? kBNot
                : (in.fn == ir::kNeg && at == Type::kInt) ? kINeg
                                                          : kFUn);
@@ -158,13 +159,15 @@ void Lowering::Binary(const Inst& in) {
 
 void Lowering::ScalarBinary(const Inst& in) {
   bool is_int = RegOf(in.a).type != Type::kF32;
-  static const uint16_t kInt[] = {kIAdd, kISub, kIMul, kIDiv, kIMin, kIMax, kILt,
+  // Indexed by ir::BinOp. `%` takes ints only (the checker and ir/verify.cc),
+  // so its f32 entry is never used.
+  static const uint16_t kInt[] = {kIAdd, kISub, kIMul, kIDiv, kIMod, kIMin, kIMax, kILt,
                                   kILe,  kIGt,  kIGe,  kIEq,  kINe,  kBAnd, kBOr};
-  static const uint16_t kF32[] = {kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax, kFLt,
+  static const uint16_t kF32[] = {kFAdd, kFSub, kFMul, kFDiv, kIMod, kFMin, kFMax, kFLt,
                                   kFLe,  kFGt,  kFGe,  kFEq,  kFNe,  kBAnd, kBOr};
   VOp& o = Op0(is_int ? kInt[in.fn] : kF32[in.fn]);
   o.d = in.dst, o.a = in.a, o.b = in.b;
-  if (is_int && in.fn <= ir::kDiv) o.loc = Loc(in);  // for overflow and division errors
+  if (is_int && in.fn <= ir::kMod) o.loc = Loc(in);  // for overflow, division and modulo errors
 }
 
 void Lowering::Clip(const Inst& in) {

@@ -20,7 +20,10 @@ namespace {
 // Slot-only scalar instructions: they touch no parameter or vector memory,
 // so moving them across a row write changes nothing. Integer division is
 // excluded because it can fail, and which writes precede an error matters.
-bool IsPureScalar(uint16_t c) { return c >= kIAdd && c <= kSMove && c != kIDiv; }
+// Those that can fault (IDiv, IMod, FToI) are not pure: moving them would move the error.
+bool IsPureScalar(uint16_t c) {
+  return c >= kIAdd && c <= kSMove && c != kIDiv && c != kIMod && c != kFToI;
+}
 
 // Whether code[p] and code[q] (a pure scalar run between them) can pair.
 bool CanPair(const Kernel::Impl& k, const std::vector<VOp>& code, size_t p, size_t q,

@@ -62,6 +62,37 @@ for k in 0..3 { print(k) }
   EXPECT_EQ(r.out, "y 9 x 3 div 3 fdiv 3.5\n0\n1\n2\n");
 }
 
+// Language v2: `%` (floored), int() (toward zero), floor() and ceil(), in
+// loop bodies (the kernel) and in the driver (the serial evaluator), against
+// values worked out by hand.
+TEST(Executor, ModIntFloorCeilAsDslV2Defines) {
+  Ran r = RunProgram(R"(
+param W: f32[1, 4] = zeros()
+accum m: f32
+accum t: f32
+accum f: f32
+accum c: f32
+parallel for i in range(7) {
+  m += (i - 3) % 3
+  t += int((i - 3) * 0.9)
+  f += floor((i - 3) * 0.5)
+  c += ceil((i - 3) * 0.5)
+  W[0, (i * 5) % 4] += 1
+}
+print(m, t, f, c)
+print(7 % 3, -7 % 3, 7 % -3, -7 % -3, 6 % 3, int(-2.5), int(2.9), floor(2.5), ceil(2.5))
+let n = 10
+print(n % 4, (0 - n) % 4, int(n / 4.0) % 2)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // i - 3 = -3..3: % 3 gives 0 1 2 0 1 2 0 (sum 6); int(x * 0.9) truncates
+  // -2.7 -1.8 -0.9 0 0.9 1.8 2.7 to -2 -1 0 0 0 1 2 (sum 0); floor and ceil
+  // of -1.5 -1 -0.5 0 0.5 1 1.5 sum to -2 and 2. (i * 5) % 4 visits
+  // columns 0 1 2 3 0 1 2.
+  EXPECT_EQ(r.out, "6 0 -2 2\n1 2 -2 -1 0 -2 2 2 3\n2 2 0\n");
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{2, 2, 2, 1}));
+}
+
 TEST(Executor, TriplesSgdByHand) {
   WriteData("t.csv", "0,0,1\n1,0,2\n0,1,3\n");
   Ran r = RunProgram(R"(
@@ -326,6 +357,14 @@ TEST(Executor, LoopBodyErrorsNameTheirCause) {
       {"data c = tokens(\"w.txt\")\naccum n: f32\nparallel for (t, w) in c {\n"
        "  for x in window(c, t, t - 3) { n += 1 }\n}\n",
        "prog.rgl:4:3: error: window radius must not be negative, got -3"},
+      {"param b: f32[2] = zeros()\nparallel for i in range(2) {\n  let k = 1 % i\n  b[0] += k\n}\n",
+       "prog.rgl:3:13: error: integer modulo by zero"},
+      {"accum s: f32\nparallel for i in range(2) {\n  s += int(log(-1.0 - i))\n}\n",
+       "prog.rgl:3:8: error: int() of NaN"},
+      {"accum s: f32\nparallel for i in range(2) {\n  s += int(1e30 * (i + 1))\n}\n",
+       "prog.rgl:3:8: error: int() of 1e+30 is outside the int range"},
+      {"let z = 0\nprint(5 % z)\n", "prog.rgl:2:9: error: integer modulo by zero"},
+      {"let z = 0.0 / 0.0\nprint(int(z))\n", "prog.rgl:2:7: error: int() of NaN"},
   };
   for (const Case& c : cases) {
     Ran r = RunProgram(c.text);

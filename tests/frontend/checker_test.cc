@@ -73,6 +73,20 @@ TEST(Check, WrongArity) {
               "iterating triples binds 3 variables (i, j, v), got 2");
 }
 
+TEST(Check, ModNeedsIntsAndConstantModByZeroIsFound) {
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += v % 2 }\n", 7, 39,
+              "'%' needs two ints, not f32 and int (int() converts)");
+  ExpectError(std::string(kDecls) + "print(lr % 2)\n", 7, 10,
+              "'%' needs two ints, not f32 and int (int() converts)");
+  ExpectError(std::string(kDecls) + "print(K % 0)\n", 7, 9, "integer modulo by zero");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += int(W[i]) }\n", 7, 37,
+              "int needs a number, not f32 vector");
+  EXPECT_EQ(Errors(std::string(kDecls) +
+                   "parallel for (i, j, v) in r { b[int(v) % 3] += floor(v) + ceil(v) }\n"
+                   "print(K % 3, int(lr), floor(lr), ceil(lr))\n"),
+            "");
+}
+
 TEST(Check, VectorWidthMismatch) {
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i], zeros(3)) }\n",
               7, 37, "vector width mismatch in dot: 4 vs 3");
