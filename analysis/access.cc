@@ -337,6 +337,12 @@ class Walker {
           vals_[in.dst] =
               Opaque(Subscript::kIndirect, NameOr(in.dst, "randint(...)"), "a randint() draw");
           break;
+        case Op::kVecPick:
+          if (IsInt(in.dst)) {
+            vals_[in.dst] = Opaque(Subscript::kIndirect, NameOr(in.dst, "argmax(...)"),
+                                   "the position of a vector's largest or smallest element");
+          }
+          break;
         case Op::kNegative:
           vals_[in.dst] = Opaque(Subscript::kIndirect, NameOr(in.dst, "negative(...)"),
                                  "a negative() draw, a random token id");

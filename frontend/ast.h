@@ -17,7 +17,7 @@ struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
-  enum Kind { kInt, kFloat, kString, kBool, kName, kBinary, kUnary, kCall, kIndex, kAttr };
+  enum Kind { kInt, kFloat, kString, kBool, kName, kBinary, kUnary, kCall, kIndex, kAttr, kElement };
   Kind kind = kInt;
   Loc loc;
   int64_t ival = 0;     // kInt, kBool (0/1)
@@ -25,7 +25,8 @@ struct Expr {
   std::string str;      // kString text; kName/kCall/kIndex name; kAttr attribute
   Tok op = Tok::kEof;   // kBinary, kUnary
   // kBinary: {lhs, rhs}; kUnary: {operand}; kCall: arguments; kIndex:
-  // subscripts (the indexed name is `str`); kAttr: {object}.
+  // subscripts (the indexed name is `str`); kAttr: {object}; kElement: {a
+  // vector-valued expression, the element index} (`W[i][k]`, `row.x[k]`).
   std::vector<ExprPtr> args;
   std::vector<std::string> arg_names;  // kCall: "" for positional, else `name=`
   std::vector<Loc> arg_name_locs;

@@ -258,6 +258,9 @@ int Checker::DExprOf(const Expr& e) {
     case Expr::kIndex:
       Error(e.loc, "'" + e.str + "' can only be indexed inside a parallel for");
       return -1;
+    case Expr::kElement:
+      Error(e.loc, "vector elements can only be read inside a parallel for");
+      return -1;
   }
   return -1;
 }
@@ -419,8 +422,9 @@ int Checker::DExprCall(const Expr& e) {
   auto un = kUn.find(e.str);
   bool is_minmax = e.str == "min" || e.str == "max";
   if (un == kUn.end() && !is_minmax) {
-    static const char* kBodyOnly[] = {"dot",  "sum",     "norm",     "clip",  "zeros",
-                                      "rand", "randint", "negative", "window"};
+    static const char* kBodyOnly[] = {"dot",    "sum",    "norm",    "clip",
+                                      "zeros",  "rand",   "randint", "negative",
+                                      "window", "argmax", "argmin",  "onehot"};
     for (const char* f : kBodyOnly) {
       if (e.str == f) {
         Error(e.loc, "'" + e.str + "' can only be used inside a parallel for");

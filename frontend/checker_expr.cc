@@ -218,6 +218,8 @@ Val Checker::Lower(const ast::Expr& e, std::vector<Inst>* out) {
       return LowerAttr(e, out);
     case Expr::kIndex:
       return LowerIndex(e, out);
+    case Expr::kElement:
+      return Element(Lower(*e.args[0], out), *e.args[1], e.loc, out);
     case Expr::kUnary: {
       Val a = Lower(*e.args[0], out);
       return Unary(e.op == Tok::kMinus ? ir::kNeg : ir::kNot, a, e.loc, out);
@@ -343,6 +345,10 @@ Val Checker::RowAttr(const ast::Expr& e, int local, std::vector<Inst>* out) {
 }
 
 Val Checker::LowerIndex(const ast::Expr& e, std::vector<Inst>* out) {
+  // v[k] of a vector held by a let or var.
+  if (int local = FindLocal(e.str); local >= 0 && e.args.size() == 1) {
+    return Element({local, loop_->regs[local].type}, *e.args[0], e.loc, out);
+  }
   const Global* g = FindGlobal(e.str);
   if (!g || g->kind != Global::kParam) {
     Error(e.loc, g || FindLocal(e.str) >= 0 || FindSlot(e.str) >= 0
@@ -355,10 +361,10 @@ Val Checker::LowerIndex(const ast::Expr& e, std::vector<Inst>* out) {
 
 bool Checker::CheckCallShape(const ast::Expr& e) {
   static const std::map<std::string, int> kArity = {
-      {"dot", 2},     {"sum", 1},      {"norm", 1}, {"sqrt", 1},    {"exp", 1},
-      {"log", 1},     {"abs", 1},      {"tanh", 1}, {"sigmoid", 1}, {"log1pexp", 1},
-      {"min", 2},     {"max", 2},      {"clip", 3}, {"zeros", 1},   {"rand", 0},
-      {"randint", 1}, {"negative", 1}, {"int", 1},  {"floor", 1},   {"ceil", 1}};
+      {"dot", 2},   {"sum", 1},   {"norm", 1},    {"sqrt", 1},     {"exp", 1},      {"log", 1},
+      {"abs", 1},   {"tanh", 1},  {"sigmoid", 1}, {"log1pexp", 1}, {"min", 2},      {"max", 2},
+      {"clip", 3},  {"zeros", 1}, {"rand", 0},    {"randint", 1},  {"negative", 1}, {"int", 1},
+      {"floor", 1}, {"ceil", 1},  {"argmax", 1},  {"argmin", 1},   {"onehot", 2}};
   auto ar = kArity.find(e.str);
   if (ar == kArity.end()) {
     if (e.str == "window") {
@@ -368,7 +374,9 @@ bool Checker::CheckCallShape(const ast::Expr& e) {
     }
     return false;
   }
-  if (static_cast<int>(e.args.size()) != ar->second) {
+  // max(v) and min(v) of a vector (version 2) beside max(a, b).
+  const bool pick = (e.str == "max" || e.str == "min") && e.args.size() == 1;
+  if (static_cast<int>(e.args.size()) != ar->second && !pick) {
     Error(e.loc, e.str + " expects " + std::to_string(ar->second) + " argument" +
                      (ar->second == 1 ? "" : "s") + ", got " + std::to_string(e.args.size()));
     return false;
@@ -387,6 +395,7 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   const std::string& f = e.str;
   // These take no run-time values as arguments: nothing to lower first.
   if (f == "zeros") return CallZeros(e, out);
+  if (f == "onehot") return CallOneHot(e, out);
   if (f == "negative") return CallNegative(e, out);
   if (f == "rand") {
     Inst in;
@@ -403,6 +412,9 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   }
   if (f == "randint") return CallRandInt(e, args, out);
   if (f == "dot" || f == "sum" || f == "norm") return CallReduce(e, args, out);
+  if (f == "argmax" || f == "argmin" || ((f == "min" || f == "max") && args.size() == 1)) {
+    return CallPick(e, args, out);
+  }
   if (f == "min" || f == "max") {
     return Binary(f == "min" ? ir::kMin : ir::kMax, args[0], args[1], e.loc, out);
   }
@@ -479,6 +491,72 @@ Val Checker::CallReduce(const ast::Expr& e, const std::vector<Val>& args, std::v
   in.op = f == "dot" ? Op::kDot : f == "sum" ? Op::kSum : Op::kNorm;
   in.a = args[0].reg;
   in.b = args.size() > 1 ? args[1].reg : -1;
+  in.dst = NewReg(Type::kF32);
+  out->push_back(in);
+  return {in.dst, Type::kF32};
+}
+
+Val Checker::CallPick(const ast::Expr& e, const std::vector<Val>& args, std::vector<Inst>* out) {
+  const std::string& f = e.str;
+  if (args[0].type != Type::kVec) {
+    Error(e.args[0]->loc, f + " of one argument expects a vector, got " + TypeName(args[0].type));
+    return {};
+  }
+  const bool arg = f == "argmax" || f == "argmin";
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kVecPick;
+  in.fn = f == "max"      ? ir::kPickMax
+          : f == "min"    ? ir::kPickMin
+          : f == "argmax" ? ir::kPickArgMax
+                          : ir::kPickArgMin;
+  in.a = args[0].reg;
+  in.dst = NewReg(arg ? Type::kInt : Type::kF32);
+  out->push_back(in);
+  return {in.dst, arg ? Type::kInt : Type::kF32};
+}
+
+Val Checker::CallOneHot(const ast::Expr& e, std::vector<Inst>* out) {
+  auto width = ConstIntOf(*e.args[1], "the width of onehot");
+  if (!width) return {};
+  if (*width < 1) {
+    Error(e.args[1]->loc, "onehot needs a width of at least 1");
+    return {};
+  }
+  Val k = Lower(*e.args[0], out);
+  if (!k.ok()) return {};
+  if (k.type != Type::kInt) {
+    Error(e.args[0]->loc, std::string("onehot expects an int index, got ") + TypeName(k.type) +
+                              " (int() converts)");
+    return {};
+  }
+  Inst in;
+  in.loc = e.loc;
+  in.op = Op::kOneHot;
+  in.a = k.reg;
+  in.dst = NewReg(Type::kVec, ConstInt(*width));
+  out->push_back(in);
+  return {in.dst, Type::kVec};
+}
+
+Val Checker::Element(Val v, const ast::Expr& index, Loc loc, std::vector<Inst>* out) {
+  if (!v.ok()) return {};
+  if (v.type != Type::kVec) {
+    Error(loc, std::string("only a vector has elements, not ") + TypeName(v.type));
+    return {};
+  }
+  Val k = Lower(index, out);
+  if (!k.ok()) return {};
+  if (k.type != Type::kInt) {
+    Error(index.loc, std::string("a vector element index must be an int, not ") + TypeName(k.type) +
+                         " (int() converts)");
+    return {};
+  }
+  Inst in;
+  in.loc = loc;
+  in.op = Op::kElem;
+  in.a = v.reg;
+  in.b = k.reg;
   in.dst = NewReg(Type::kF32);
   out->push_back(in);
   return {in.dst, Type::kF32};

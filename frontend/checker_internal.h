@@ -103,6 +103,11 @@ class Checker {
   Val CallRandInt(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
   Val CallReduce(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
   Val CallClip(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
+  // Language v2: max/min/argmax/argmin of a vector, onehot(k, K), and an
+  // element of a vector (`v[k]`, `W[i][k]`, `row.x[k]`).
+  Val CallPick(const ast::Expr& e, const std::vector<Val>& args, std::vector<ir::Inst>* out);
+  Val CallOneHot(const ast::Expr& e, std::vector<ir::Inst>* out);
+  Val Element(Val v, const ast::Expr& index, Loc loc, std::vector<ir::Inst>* out);
   Val Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<ir::Inst>* out);
   Val Unary(ir::UnFn fn, Val a, Loc loc, std::vector<ir::Inst>* out);
   Val ParamAccess(const ast::Expr& e, int param, std::vector<ir::Inst>* out, ir::Access* mode,

@@ -393,7 +393,19 @@ class Parser {
   }
   ExprPtr Postfix(int d) {
     ExprPtr e = Primary(d + 1);
-    while (At(Tok::kDot)) {
+    while (At(Tok::kDot) ||
+           (At(Tok::kLBracket) &&
+            (e->kind == Expr::kIndex || e->kind == Expr::kAttr || e->kind == Expr::kElement))) {
+      if (At(Tok::kLBracket)) {
+        auto el = std::make_unique<Expr>();
+        el->kind = Expr::kElement;
+        el->loc = Next().loc;
+        el->args.push_back(std::move(e));
+        el->args.push_back(Or(d + 1));
+        Expect(Tok::kRBracket, "']'");
+        e = Bounded(std::move(el));
+        continue;
+      }
       Next();
       Token a = Expect(Tok::kIdent, "an attribute name after '.'");
       auto at = std::make_unique<Expr>();

@@ -141,7 +141,14 @@ enum class Op : uint8_t {
   kForFeatures,// for (dst, dst2) in features of row a (data `index`) { body }
   kForWindow,  // for dst in window(data `index`, a, b) { body }
   kIf,         // if a { body } else { else_body }
+  // Language v2.
+  kElem,       // dst (f32) = element b (int) of vector a; out of range is a run-time error
+  kVecPick,    // dst = fn of vector a: kPickMax, kPickMin (f32), kPickArgMax, kPickArgMin (int)
+  kOneHot,     // dst (vector of dst's width) = 1 at a (int), 0 elsewhere; a outside: error
 };
+
+// kVecPick's fn. Ties go to the first index.
+enum PickFn : uint8_t { kPickMax, kPickMin, kPickArgMax, kPickArgMin };
 
 // How a parameter is touched.
 enum class Access : uint8_t {

@@ -102,6 +102,17 @@ void PrintBody(const Program& p, const Loop& l, const std::vector<Inst>& body, i
       case Op::kZeros:
         line = d + "zeros";
         break;
+      case Op::kElem:
+        line = d + R(l, in.a) + "[" + R(l, in.b) + "]";
+        break;
+      case Op::kVecPick: {
+        static const char* kPick[] = {"max", "min", "argmax", "argmin"};
+        line = d + (in.fn <= kPickArgMin ? kPick[in.fn] : "?") + " " + R(l, in.a);
+        break;
+      }
+      case Op::kOneHot:
+        line = d + "onehot " + R(l, in.a);
+        break;
       case Op::kRand:
         line = d + "rand";
         break;

@@ -266,6 +266,17 @@ class Verifier {
         return Expect("dst", in.dst, {Type::kF32});
       case Op::kZeros:
         return Expect("dst", in.dst, {Type::kVec});
+      case Op::kElem:
+        if (Status st = Expect("a", in.a, {Type::kVec}); !st.ok()) return st;
+        if (Status st = Expect("b", in.b, {Type::kInt}); !st.ok()) return st;
+        return Expect("dst", in.dst, {Type::kF32});
+      case Op::kVecPick:
+        if (in.fn > kPickArgMin) return Fail("picks with fn " + std::to_string(in.fn));
+        if (Status st = Expect("a", in.a, {Type::kVec}); !st.ok()) return st;
+        return Expect("dst", in.dst, {in.fn >= kPickArgMax ? Type::kInt : Type::kF32});
+      case Op::kOneHot:
+        if (Status st = Expect("a", in.a, {Type::kInt}); !st.ok()) return st;
+        return Expect("dst", in.dst, {Type::kVec});
       case Op::kRandInt:
         if (Status st = Expect("a", in.a, {Type::kInt}); !st.ok()) return st;
         return Expect("dst", in.dst, {Type::kInt});

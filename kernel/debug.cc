@@ -21,6 +21,7 @@ const char* CodeName(uint16_t code) {
       "smove",         "vmove",         "vzero",         "vlin",
       "vbin",          "vbinvs",        "vbinsv",        "vun",
       "vclip",         "dot",           "sum",           "norm",
+      "velem",         "vpick",         "onehot",
       "dot.op",        "rd.elem1",      "rd.elem2",      "rd.row.view",
       "rd.row.copy",   "rd.whole.view", "rd.whole.copy", "rd.row.view2",
       "wr.elem1",      "wr.elem2",      "wr.row.vec",    "wr.row.scalar",

@@ -62,7 +62,10 @@ enum Code : uint16_t {
   kDot,  // fn 1: the value is read once (kernel/passes/fuse_dot.cc may fuse it)
   kSum,
   kNorm,
-  kDotOp,  // S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul
+  kVElem,   // S[d] = V[a][S[b]] (width n; out of range: a fault)
+  kVPick,   // S[d] = max/min (f) or argmax/argmin (i) of V[a] by fn (ir::PickFn)
+  kOneHot,  // V[d] = 1 at S[a], 0 elsewhere (width n; out of range: a fault)
+  kDotOp,   // S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul
   // Parameters: param index aux, subscripts in slots a (row) and b (column).
   kRdElem1,
   kRdElem2,

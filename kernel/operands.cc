@@ -35,6 +35,9 @@ Operands Make(uint16_t code) {
     case kDot:         return {S, VI, VI, _, W, _, _};
     case kSum:         return {S, VI, _, _, W, _, _};
     case kNorm:        return {S, VI, _, _, W, _, _};
+    case kVElem:       return {S, VI, S, _, W, _, _};
+    case kVPick:       return {S, VI, _, _, W, _, _};
+    case kOneHot:      return {VO, S, _, _, W, _, _};
     case kDotOp:       return {S, VI, VI, S, W, _, _};
     case kRdElem1:     return {S, S, _, _, _, P, _};
     case kRdElem2:     return {S, S, S, _, _, P, _};

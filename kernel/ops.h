@@ -37,7 +37,9 @@ struct Fault {
     kBadRow,
     kBadColumn,
     kBadRandInt,
-    kBadRadius
+    kBadRadius,
+    kBadElement,
+    kBadOneHot
   };
   Kind kind = kNone;
   const VOp* op = nullptr;
@@ -268,6 +270,34 @@ RIGEL_OP Sum(Machine& m, const VOp* o) {
 }
 RIGEL_OP Norm(Machine& m, const VOp* o) {
   m.S[o->d].f = std::sqrt(o->k.dot(m.V[o->a], m.V[o->a], o->n));
+  return o + 1;
+}
+RIGEL_OP VElem(Machine& m, const VOp* o) {
+  const int64_t k = m.S[o->b].i;
+  if (k < 0 || k >= o->n) return m.BadIndex(Fault::kBadElement, o, -1, o->loc, k, o->n);
+  m.S[o->d].f = m.V[o->a][k];
+  return o + 1;
+}
+RIGEL_OP VPick(Machine& m, const VOp* o) {
+  const float* v = m.V[o->a];
+  const bool larger = o->fn == ir::kPickMax || o->fn == ir::kPickArgMax;
+  int64_t best = 0;
+  // Strict comparisons keep the first index on ties, as DSL.md asks.
+  for (int64_t k = 1; k < o->n; ++k) {
+    if (larger ? v[k] > v[best] : v[k] < v[best]) best = k;
+  }
+  if (o->fn >= ir::kPickArgMax) {
+    m.S[o->d].i = best;
+  } else {
+    m.S[o->d].f = v[best];
+  }
+  return o + 1;
+}
+RIGEL_OP OneHot(Machine& m, const VOp* o) {
+  const int64_t k = m.S[o->a].i;
+  if (k < 0 || k >= o->n) return m.BadIndex(Fault::kBadOneHot, o, -1, o->loc, k, o->n);
+  std::memset(m.V[o->d], 0, sizeof(float) * o->n);
+  m.V[o->d][k] = 1.0f;
   return o + 1;
 }
 

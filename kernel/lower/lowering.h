@@ -63,6 +63,8 @@ class Lowering {
   void ScalarBinary(const ir::Inst& in);
   void Clip(const ir::Inst& in);
   void Reduce(const ir::Inst& in);
+  // Language v2: a vector's element, its max/min/argmax/argmin, onehot.
+  void VectorV2(const ir::Inst& in);
 
   // --- access.cc: parameter reads and writes.
   void Key(const ir::Inst& in);

@@ -35,6 +35,10 @@ void Lowering::EmitOne(const Inst& in) {
     case Op::kSum:
     case Op::kNorm:
       return Reduce(in);
+    case Op::kElem:
+    case Op::kVecPick:
+    case Op::kOneHot:
+      return VectorV2(in);
     case Op::kRead:
       return Read(in);
     case Op::kWrite:
@@ -188,6 +192,21 @@ void Lowering::Reduce(const Inst& in) {
   o.fn = Deferrable(in.dst) ? 1 : 0;
   // The width-independent kernel; specialise-row-kernels picks a faster one.
   o.k.dot = SelectDot(0);
+}
+
+void Lowering::VectorV2(const Inst& in) {
+  if (in.op == Op::kOneHot) {
+    VOp& o = Op0(kOneHot);
+    o.d = in.dst, o.a = in.a, o.n = static_cast<int32_t>(Width(in.dst));
+    o.loc = Loc(in);
+    return;
+  }
+  int a = Materialise(in.a);  // before Op0: it may emit code
+  VOp& o = Op0(in.op == Op::kElem ? kVElem : kVPick);
+  o.d = in.dst, o.a = a, o.b = in.op == Op::kElem ? in.b : -1;
+  o.fn = in.op == Op::kVecPick ? in.fn : 0;
+  o.n = static_cast<int32_t>(Width(a));
+  o.loc = Loc(in);
 }
 
 }  // namespace rigel::kernel::lower

@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/e2e/process_util.h"
+
 extern char** environ;
 
 namespace rigel::testing {
@@ -99,15 +101,8 @@ class Child {
     waitpid(pid_, &st, 0);
     pid_ = -1;
   }
-  std::string Stdout() const { return Read(out_); }
-  std::string Stderr() const { return Read(err_); }
-
-  static std::string Read(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
+  std::string Stdout() const { return Slurp(out_); }
+  std::string Stderr() const { return Slurp(err_); }
 
  private:
   std::string out_, err_;
@@ -146,7 +141,7 @@ inline std::string ProcessesWith(const std::string& needle) {
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid == self) {
       continue;
     }
-    std::string cmd = Child::Read("/proc/" + pid + "/cmdline");
+    std::string cmd = Slurp("/proc/" + pid + "/cmdline");
     for (char& c : cmd) c = c == '\0' ? ' ' : c;
     // Zombies have an empty command line and are not running.
     if (cmd.find(needle) != std::string::npos) out += pid + " " + cmd + "\n";

@@ -93,6 +93,33 @@ print(n % 4, (0 - n) % 4, int(n / 4.0) % 2)
   EXPECT_EQ(r.ex->param(0), (std::vector<float>{2, 2, 2, 1}));
 }
 
+// Language v2: elements of a vector (of a let, of a parameter row), max,
+// min, argmax, argmin (first index on ties) and onehot, by hand.
+TEST(Executor, VectorElementsPicksAndOneHotAsDslV2Defines) {
+  Ran r = RunProgram(R"(
+param W: f32[2, 4] = zeros()
+accum a: f32
+accum b: f32
+accum c: f32
+parallel for i in range(2) {
+  W[i] = onehot(i + 1, 4) * 3 - onehot(3 - i, 4)
+}
+parallel for i in range(2) {
+  let s = W[i]
+  a += s[1] + W[i][3]
+  b += max(s) * 10 + min(s)
+  c += argmax(s) * 10 + argmin(s)
+}
+print(a, b, c)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // Row 0 = [0 3 0 -1], row 1 = [0 0 2 0]: a = (3 - 1) + (0 + 0) = 2;
+  // b = (30 - 1) + (20 + 0) = 49; c = (1 * 10 + 3) + (2 * 10 + 0) = 33,
+  // row 1's argmin being the first of its zeros.
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{0, 3, 0, -1, 0, 0, 2, 0}));
+  EXPECT_EQ(r.out, "2 49 33\n");
+}
+
 TEST(Executor, TriplesSgdByHand) {
   WriteData("t.csv", "0,0,1\n1,0,2\n0,1,3\n");
   Ran r = RunProgram(R"(
@@ -364,6 +391,11 @@ TEST(Executor, LoopBodyErrorsNameTheirCause) {
       {"accum s: f32\nparallel for i in range(2) {\n  s += int(1e30 * (i + 1))\n}\n",
        "prog.rgl:3:8: error: int() of 1e+30 is outside the int range"},
       {"let z = 0\nprint(5 % z)\n", "prog.rgl:2:9: error: integer modulo by zero"},
+      {"param W: f32[2, 3] = zeros()\naccum a: f32\nparallel for i in range(2) {\n"
+       "  let s = W[i]\n  a += s[i + 2]\n}\n",
+       "prog.rgl:5:8: error: element index 3 out of range for a vector of width 3"},
+      {"accum a: f32\nparallel for i in range(2) {\n  a += sum(onehot(i + 2, 3))\n}\n",
+       "prog.rgl:3:12: error: onehot index 3 out of range for width 3"},
       {"let z = 0.0 / 0.0\nprint(int(z))\n", "prog.rgl:2:7: error: int() of NaN"},
   };
   for (const Case& c : cases) {

@@ -87,6 +87,23 @@ TEST(Check, ModNeedsIntsAndConstantModByZeroIsFound) {
             "");
 }
 
+TEST(Check, VectorElementsPicksAndOneHotNeedTheRightTypes) {
+  const std::string loop = std::string(kDecls) + "parallel for (i, j, v) in r {\n  let s = W[i]\n";
+  ExpectError(loop + "  sq += s[v]\n}\n", 9, 11,
+              "a vector element index must be an int, not f32 (int() converts)");
+  ExpectError(loop + "  sq += v[0]\n}\n", 9, 9, "only a vector has elements, not f32");
+  ExpectError(loop + "  sq += argmax(v)\n}\n", 9, 16,
+              "argmax of one argument expects a vector, got f32");
+  ExpectError(loop + "  sq += sum(onehot(v, K))\n}\n", 9, 20,
+              "onehot expects an int index, got f32 (int() converts)");
+  ExpectError(loop + "  sq += sum(onehot(j, 0))\n}\n", 9, 23, "onehot needs a width of at least 1");
+  ExpectError(std::string(kDecls) + "print(argmax(K))\n", 7, 7,
+              "'argmax' can only be used inside a parallel for");
+  EXPECT_EQ(Errors(loop + "  sq += s[j % K] + W[i][0] + max(s) + min(s) + argmin(s)\n"
+                          "  b[argmax(s)] += sum(onehot(j % K, K) * s)\n}\n"),
+            "");
+}
+
 TEST(Check, VectorWidthMismatch) {
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i], zeros(3)) }\n",
               7, 37, "vector width mismatch in dot: 4 vs 3");
