@@ -62,8 +62,10 @@ Status Runner::StartCollectives() {
                       comm.status().message());
   }
   if (opts_.log) {
-    *opts_.log << "worker " << opts_.rank << ": allreduce parameters summed over "
-               << (*comm)->backend() << " (" << (*comm)->size() << " workers)\n";
+    // One write: under mpirun the ranks' stderr streams are merged, and a
+    // line written in pieces comes out interleaved with another rank's.
+    *opts_.log << ("worker " + std::to_string(opts_.rank) + ": allreduce parameters summed over " +
+                   (*comm)->backend() + " (" + std::to_string((*comm)->size()) + " workers)\n");
   }
   dense_ = std::make_unique<DenseSync>(std::move(comm).value(), coll::kDefaultFusionThreshold,
                                        cuda_device);
