@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--register-timeout-s", f.register_timeout_s,
                  "registration deadline of every process")
       ->capture_default_str();
-  app.add_option("--set", f.sets, "override a const or data path (NAME=VALUE); repeatable");
+  app.add_option("--set", f.sets, "override a const or data path (NAME=VALUE); repeatable")
+      ->allow_extra_args(false);
   app.add_option("--bin-dir", f.bin_dir, "where rigel-scheduler, -server and -worker are");
   app.allow_extras();
   try {
