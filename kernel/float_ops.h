@@ -62,8 +62,9 @@ inline T ApplyUn(uint8_t fn, T x) {
 // (the caller reports BadIntMessage at the expression).
 template <typename T>
 inline std::optional<int64_t> TruncToInt(T x) {
-  // 2^63 is exact in float and double; every value below it converts.
-  if (!(x > T(-9223372036854775808.0) - T(1)) || !(x < T(9223372036854775808.0))) {
+  // +-2^63 are exact in float and double: [-2^63, 2^63) converts; the
+  // negated comparisons also catch NaN.
+  if (!(x >= T(-9223372036854775808.0)) || !(x < T(9223372036854775808.0))) {
     return std::nullopt;
   }
   return static_cast<int64_t>(x);

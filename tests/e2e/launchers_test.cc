@@ -42,19 +42,6 @@ struct TempDir {
   }
 };
 
-// Where a program search finds `name` ("" when nowhere on PATH or in the
-// usual directories).
-std::string Which(const std::string& name) {
-  std::string path = getenv("PATH") ? getenv("PATH") : "";
-  path += ":/usr/sbin:/usr/bin:/sbin:/bin";
-  std::stringstream ss(path);
-  std::string d;
-  while (std::getline(ss, d, ':')) {
-    if (!d.empty() && access((d + "/" + name).c_str(), X_OK) == 0) return d + "/" + name;
-  }
-  return "";
-}
-
 // What `rigel run examples/mf.rgl --workers 2 --servers 2` prints: the
 // reference every launch must reproduce.
 const std::string& LocalClusterOutput() {
@@ -70,7 +57,7 @@ const std::string& LocalClusterOutput() {
 }
 
 TEST(Launchers, MpirunStartsTheJobThatRigelRunStarts) {
-  const std::string mpirun = Which("mpirun");
+  const std::string mpirun = testing::FindBinary("mpirun");
   if (mpirun.empty()) GTEST_SKIP() << "no mpirun (openmpi-bin, installed by scripts/setup.sh)";
   ASSERT_FALSE(LocalClusterOutput().empty());
   TempDir tmp;
@@ -90,7 +77,7 @@ TEST(Launchers, MpirunStartsTheJobThatRigelRunStarts) {
 // workers a sum has one rounding whichever rank adds, so the prints equal
 // the Gloo run's exactly.
 TEST(Launchers, MpiCollectivesUnderMpirunMatchGloo) {
-  const std::string mpirun = Which("mpirun");
+  const std::string mpirun = testing::FindBinary("mpirun");
   if (mpirun.empty()) GTEST_SKIP() << "no mpirun (openmpi-bin, installed by scripts/setup.sh)";
   TempDir tmp;
   const std::string program = std::string(RIGEL_SOURCE_DIR) + "/examples/dense_lr.rgl";
@@ -269,7 +256,7 @@ struct SingleNodeSlurm {
   bool Start(const std::string& d) {
     dir = d;
     for (const char* b : {"munged", "slurmctld", "slurmd", "srun", "sinfo"}) {
-      if (Which(b).empty()) {
+      if (testing::FindBinary(b).empty()) {
         why = std::string("no ") + b + " (slurm-wlm and munge, installed by scripts/setup.sh)";
         return false;
       }
@@ -305,19 +292,19 @@ struct SingleNodeSlurm {
       daemons.push_back(std::make_unique<Child>(argv, dir + "/" + name + ".out",
                                                 dir + "/" + name + ".log", Env()));
     };
-    start("munged", {Which("munged"), "-F", "-f", "--key-file=" + dir + "/munge.key",
+    start("munged", {testing::FindBinary("munged"), "-F", "-f", "--key-file=" + dir + "/munge.key",
                      "--socket=" + dir + "/munge.sock", "--pid-file=" + dir + "/munged.pid",
                      "--log-file=" + dir + "/munged.file.log", "--seed-file=" + dir + "/seed"});
     for (int i = 0; i < 100 && !std::filesystem::exists(dir + "/munge.sock"); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    start("slurmctld", {Which("slurmctld"), "-D", "-c"});
-    start("slurmd", {Which("slurmd"), "-D", "-N", "localhost"});
+    start("slurmctld", {testing::FindBinary("slurmctld"), "-D", "-c"});
+    start("slurmd", {testing::FindBinary("slurmd"), "-D", "-N", "localhost"});
     // Ready when the node is idle.
     for (int i = 0; i < 200; ++i) {
       std::string out;
-      Child sinfo({Which("sinfo"), "-h", "-o", "%T"}, dir + "/sinfo.out", dir + "/sinfo.err",
-                  Env());
+      Child sinfo({testing::FindBinary("sinfo"), "-h", "-o", "%T"}, dir + "/sinfo.out",
+                  dir + "/sinfo.err", Env());
       sinfo.Wait(seconds(10));
       if (sinfo.Stdout().rfind("idle", 0) == 0) return true;
       for (auto& d : daemons) {
@@ -348,7 +335,7 @@ TEST(Launchers, SrunStartsTheJobThatRigelRunStarts) {
   TempDir tmp;
   SingleNodeSlurm slurm;
   if (!slurm.Start(tmp.path)) GTEST_SKIP() << "no Slurm here: " << slurm.why;
-  Child job({Which("srun"), "-n", "5", Bin("rigel-node"), Mf(), "--servers", "2"},
+  Child job({testing::FindBinary("srun"), "-n", "5", Bin("rigel-node"), Mf(), "--servers", "2"},
             tmp.path + "/job.out", tmp.path + "/job.err", slurm.Env());
   ASSERT_EQ(job.Wait(seconds(120)), 0) << job.Stderr();
   EXPECT_EQ(job.Stdout(), LocalClusterOutput()) << job.Stderr();
@@ -367,7 +354,8 @@ std::string MustRun(const std::vector<std::string>& argv) {
 }
 
 TEST(Launchers, HostfileOverSshSpreadsTheJobOverTwoHosts) {
-  const std::string sshd = Which("sshd"), ssh = Which("ssh"), keygen = Which("ssh-keygen");
+  const std::string sshd = testing::FindBinary("sshd"), ssh = testing::FindBinary("ssh"),
+                    keygen = testing::FindBinary("ssh-keygen");
   if (sshd.empty() || ssh.empty() || keygen.empty()) {
     GTEST_SKIP() << "no sshd/ssh/ssh-keygen (openssh-server and openssh-client, installed by "
                     "scripts/setup.sh)";

@@ -36,10 +36,10 @@ extern char** environ;
 
 namespace rigel::testing {
 
-// The path of the `ip` binary, or "" when there is none. Looks in the usual
-// sbin directories as well as $PATH: a root shell's PATH has them, a test
-// runner's environment may not.
-inline std::string FindIpBinary() {
+// The path of the program `name` (ip, sshd, mpirun, ...), or "" when there
+// is none. Looks in the usual sbin directories as well as $PATH: a root
+// shell's PATH has them, a test runner's environment may not.
+inline std::string FindBinary(const std::string& name) {
   std::vector<std::string> dirs = {"/usr/sbin", "/sbin", "/usr/bin", "/bin"};
   if (const char* path = std::getenv("PATH")) {
     std::stringstream ss(path);
@@ -49,11 +49,13 @@ inline std::string FindIpBinary() {
     }
   }
   for (const std::string& d : dirs) {
-    std::string p = d + "/ip";
+    std::string p = d + "/" + name;
     if (access(p.c_str(), X_OK) == 0) return p;
   }
   return "";
 }
+
+inline std::string FindIpBinary() { return FindBinary("ip"); }
 
 // Runs argv[0] (a path) with `argv`, stdin closed, and returns its exit status
 // (128 + signal when killed, -1 when it could not start) with its stdout and
