@@ -583,8 +583,8 @@ TEST(GlooJoinTest, BadRankOrSizeIsInvalidArgument) {
 
 // A stray TCP peer: listens on 127.0.0.1 below the ephemeral port range
 // (so a Gloo pair told to reach it has the larger port and connects), and
-// closes every connection it accepts, as a ZeroMQ socket or a port scan
-// that reached a Gloo port would.
+// accepts connections without ever speaking Gloo, as a ZeroMQ socket that
+// reached a Gloo port would.
 class StrayListener {
  public:
   StrayListener() {
@@ -602,7 +602,10 @@ class StrayListener {
         int c = ::accept(fd_, nullptr, nullptr);
         if (c < 0) return;  // shut down
         ++accepted;
-        ::close(c);
+        // Kept open until the end: one reset at once can make Debian's Gloo
+        // throw from its device thread (getpeername), aborting the binary.
+        std::lock_guard<std::mutex> l(mu_);
+        open_.push_back(c);
       }
     });
   }
@@ -610,6 +613,7 @@ class StrayListener {
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
     thread_.join();
+    for (int c : open_) ::close(c);
   }
   int port() const { return port_; }
   std::atomic<int> accepted{0};
@@ -617,6 +621,8 @@ class StrayListener {
  private:
   int fd_ = -1;
   int port_ = 0;
+  std::mutex mu_;
+  std::vector<int> open_;  // accepted connections, closed at the end
   std::thread thread_;
 };
 
@@ -653,38 +659,48 @@ class MiswiringStore : public Store {
 
 // A first attempt whose pairs reached a stray peer fails on some rank; every
 // rank joins again, and the communicator that results reduces correctly.
+// In about 1 run in 30 no connection reaches the stray listener at all and
+// the first attempt joins the real ranks (which side of a Gloo pair dials is
+// not up to us): such a run shows nothing about strays and is run again, up
+// to 5 times.
 TEST(GlooJoinTest, PairsThatReachAStrayPeerAreFoundAndTheJoinIsRetried) {
-  StrayListener stray;
-  MiswiringStore store(stray.port());
-  std::vector<std::thread> threads;
-  std::vector<Status> result(3);
-  for (int r = 0; r < 3; ++r) {
-    threads.emplace_back([&, r] {
-      auto comm = Make(Backend::kGloo, &store, Options(r, 3, milliseconds(2000)));
-      if (!comm.ok()) {
-        result[r] = comm.status();
-        return;
-      }
-      std::vector<float> v(5, float(r + 1));
-      result[r] = (*comm)->AllReduce(v.data(), v.size(), ReduceOp::kSum);
-      if (result[r].ok() && v != std::vector<float>(5, 6.0f)) result[r] = Internal("wrong sum");
-    });
+  for (int trial = 0; trial < 5; ++trial) {
+    StrayListener stray;
+    MiswiringStore store(stray.port());
+    std::vector<std::thread> threads;
+    std::vector<Status> result(3);
+    for (int r = 0; r < 3; ++r) {
+      threads.emplace_back([&, r] {
+        auto comm = Make(Backend::kGloo, &store, Options(r, 3, milliseconds(2000)));
+        if (!comm.ok()) {
+          result[r] = comm.status();
+          return;
+        }
+        std::vector<float> v(5, float(r + 1));
+        result[r] = (*comm)->AllReduce(v.data(), v.size(), ReduceOp::kSum);
+        if (result[r].ok() && v != std::vector<float>(5, 6.0f)) result[r] = Internal("wrong sum");
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(store.miswired.load(), 2);
+    if (stray.accepted.load() == 0 && !store.Get("test/retry1/joined/0", milliseconds(0)).ok()) {
+      continue;  // the stray was never dialled: nothing to check this time
+    }
+    for (int r = 0; r < 3; ++r) EXPECT_TRUE(result[r].ok()) << r << ": " << result[r].ToString();
+    // The first attempt's outcomes name a failure; the second one's are ok.
+    bool some_failed = false;
+    for (int r = 0; r < 3; ++r) {
+      auto first = store.Get("test/joined/" + std::to_string(r), milliseconds(0));
+      ASSERT_TRUE(first.ok()) << first.status().ToString();
+      some_failed |= *first != "ok";
+      auto second = store.Get("test/retry1/joined/" + std::to_string(r), milliseconds(0));
+      ASSERT_TRUE(second.ok()) << second.status().ToString();
+      EXPECT_EQ(*second, "ok");
+    }
+    EXPECT_TRUE(some_failed);
+    return;
   }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(store.miswired.load(), 2);
-  EXPECT_GE(stray.accepted.load(), 1);
-  for (int r = 0; r < 3; ++r) EXPECT_TRUE(result[r].ok()) << r << ": " << result[r].ToString();
-  // The first attempt's outcomes name a failure; the second one's are ok.
-  bool some_failed = false;
-  for (int r = 0; r < 3; ++r) {
-    auto first = store.Get("test/joined/" + std::to_string(r), milliseconds(0));
-    ASSERT_TRUE(first.ok()) << first.status().ToString();
-    some_failed |= *first != "ok";
-    auto second = store.Get("test/retry1/joined/" + std::to_string(r), milliseconds(0));
-    ASSERT_TRUE(second.ok()) << second.status().ToString();
-    EXPECT_EQ(*second, "ok");
-  }
-  EXPECT_TRUE(some_failed);
+  FAIL() << "in 5 runs no Gloo pair dialled the stray listener";
 }
 
 // A rank that never joins: the ones that did get Unavailable within about the
