@@ -391,6 +391,7 @@ class Walker {
       a.kind = AccessKind::kRead;
     } else {
       a.kind = in.fn == ir::kPlainAssign ? AccessKind::kWrite : AccessKind::kReadModifyWrite;
+      a.additive = in.fn == ir::kAdd || in.fn == ir::kSub;
     }
     if (in.mode != Access::kWhole) {
       if (in.a >= 0) a.subs.push_back(vals_[in.a]);
@@ -404,7 +405,7 @@ class Walker {
       }
     }
     for (ParamAccess& prev : out_->accesses) {
-      if (prev.kind == a.kind && prev.conditional == a.conditional &&
+      if (prev.kind == a.kind && prev.additive == a.additive && prev.conditional == a.conditional &&
           prev.in_inner_loop == a.in_inner_loop && SameAccess(prev, a)) {
         ++prev.count;
         return;
@@ -426,6 +427,15 @@ LoopAccesses AnalyzeAccesses(const Program& prog, int loop) {
   LoopAccesses out;
   out.loop = loop;
   Walker(prog, loop, &out).Run();
+  std::vector<int> touched(prog.params.size(), 0), added(prog.params.size(), 0);
+  for (const ParamAccess& a : out.accesses) {
+    ++touched[a.param];
+    if (a.kind == AccessKind::kReadModifyWrite && a.additive) ++added[a.param];
+  }
+  out.reductions.assign(prog.params.size(), false);
+  for (size_t p = 0; p < prog.params.size(); ++p) {
+    out.reductions[p] = touched[p] > 0 && added[p] == touched[p];
+  }
   return out;
 }
 

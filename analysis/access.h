@@ -59,6 +59,7 @@ struct ParamAccess {
   bool conditional = false;    // under an `if`
   bool in_inner_loop = false;  // inside a for / row.features / window loop
   int count = 1;               // identical accesses (same kind, mode, subscripts) merged into one
+  bool additive = false;       // a read-modify-write by += or -= (a sum's update)
 };
 
 struct AccumUpdate {
@@ -86,6 +87,10 @@ struct LoopAccesses {
   std::vector<AccumUpdate> accums;
   // Row count of each parameter when it is a compile-time number, else -1.
   std::vector<int64_t> param_rows;
+  // Per parameter: the loop touches it only with += and -= and never reads
+  // it otherwise, so it computes a sum (DSL.md "Analysis"): updates of
+  // different iterations commute and never conflict.
+  std::vector<bool> reductions;
 };
 
 // Analyses loop `loop` of `prog` (a checked program).

@@ -379,6 +379,7 @@ std::vector<Dependence> ComputeDependences(const Program& prog, const LoopAccess
       dep.a = static_cast<int>(a);
       dep.b = static_cast<int>(b);
       dep.relaxed = loop.relaxed[pa.param];
+      dep.reduction = acc.reductions[pa.param];
       dep.always = t.unconstrained();
       dep.always_why = t.always_why();
       // Distinct iterations: some coordinate differs.

@@ -50,6 +50,9 @@ struct Dependence {
   int param = -1;
   int a = -1, b = -1;    // indices into LoopAccesses::accesses; a <= b
   bool relaxed = false;  // the loop relaxes this parameter
+  // The parameter is a sum in this loop (LoopAccesses::reductions): the pair
+  // conflicts on paper, but its updates commute, so no schedule must keep it.
+  bool reduction = false;
   // Some question could not be decided exactly (overflow, a system too
   // large); the answers below then assume a conflict.
   bool exact = true;

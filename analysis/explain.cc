@@ -159,7 +159,7 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
   for (size_t k = 0; k < deps.size(); ++k) {
     const Dependence& d = *deps[k];
     size_t more = 0;
-    if (d.relaxed) {
+    if (d.relaxed || d.reduction) {
       while (k + 1 + more < deps.size() && deps[k + 1 + more]->param == d.param) ++more;
     }
     o << "    " << prog.params[d.param].name << ": " << DescribePair(prog, lp.accesses, d);
@@ -169,7 +169,12 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
       for (const Distance& x : d.distances) o << " " << x.ToString();
     }
     if (more > 0) o << " (and " << more << " more pair" << (more == 1 ? "" : "s") << ")";
-    if (d.relaxed) o << " [allowed: the loop relaxes " << prog.params[d.param].name << "]";
+    if (d.reduction) {
+      o << " [allowed: " << prog.params[d.param].name
+        << " is a sum here (only += and -=, never read), and sums commute]";
+    } else if (d.relaxed) {
+      o << " [allowed: the loop relaxes " << prog.params[d.param].name << "]";
+    }
     if (!d.exact) o << " [assumed: the exact test gave up]";
     o << "\n";
     k += more;
@@ -181,17 +186,20 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
 void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
   if (lp.schedule.kind != ScheduleKind::kDataParallel) return;
   std::string sparse, dense;
-  bool synced = false;
+  bool synced = false, sums = false;
   auto add = [](std::string* list, const std::string& name) {
     *list += (list->empty() ? "" : ", ") + name;
   };
   for (const ParamPlan& pp : lp.params) {
-    if (pp.is_accum || (pp.strategy != Strategy::kPs && pp.strategy != Strategy::kAllreduce)) {
-      continue;
-    }
+    const Strategy m = Mechanism(pp);
+    if (pp.is_accum || (m != Strategy::kPs && m != Strategy::kAllreduce)) continue;
     synced = true;
     if (pp.dense) {
       add(&dense, pp.name);
+    } else if (pp.strategy == Strategy::kReduce) {
+      // Left out of the rule: nothing reads a sum, so how many elements
+      // write one of its rows does not matter.
+      sums = true;
     } else if (pp.written && pp.strategy == Strategy::kPs) {
       add(&sparse, pp.name);
     }
@@ -203,9 +211,8 @@ void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
   } else if (!sparse.empty()) {
     o << "    " << BatchRule(sparse) << "\n";
   } else {
-    o << "    mini-batches: " << kMaxBatch
-      << " elements per worker (the loop writes nothing through the servers); --batch N sets "
-         "it\n";
+    o << "    mini-batches: " << kMaxBatch << " elements per worker (the loop writes "
+      << (sums ? "only sums" : "nothing") << " through the servers); --batch N sets it\n";
   }
 }
 

@@ -33,7 +33,12 @@
 namespace rigel::analysis {
 
 enum class ScheduleKind { kDataParallel, kModelParallel1D, kConflictFree2D, kWavefront, kSerial };
-enum class Strategy { kLocal, kRotate, kPs, kAllreduce, kReplicated, kAccumulator };
+enum class Strategy { kLocal, kRotate, kPs, kAllreduce, kReplicated, kAccumulator, kReduce };
+
+struct ParamPlan;
+// The strategy that moves `pp`'s values at run time: `reduce` becomes `ps`
+// (sparse) or `allreduce` (dense); every other strategy is its own.
+Strategy Mechanism(const ParamPlan& pp);
 
 // Names as written in plans: "data_parallel", ..., "local", "rotate", ...
 const char* ScheduleKindName(ScheduleKind k);
@@ -41,7 +46,9 @@ const char* StrategyName(Strategy s);
 bool ParseScheduleKind(const std::string& name, ScheduleKind* out);
 bool ParseStrategy(const std::string& name, Strategy* out);
 
-// How one parameter (or accumulator) of a loop is kept in sync.
+// How one parameter (or accumulator) of a loop is kept in sync. `reduce` (a
+// sum: the loop only adds to it) moves like `ps` when its rows are touched
+// one at a time and like `allreduce` when it is touched whole (Mechanism).
 struct ParamPlan {
   std::string name;
   int index = -1;  // param or accumulator index in the program

@@ -127,6 +127,7 @@ json LoopJson(const Program& prog, const LoopPlan& lp) {
     for (const Distance& x : d.distances) dist.push_back(x.ToString());
     dj["distances"] = dist;
     dj["relaxed"] = d.relaxed;
+    dj["reduction"] = d.reduction;
     dj["exact"] = d.exact;
     deps.push_back(dj);
   }

@@ -16,7 +16,7 @@ class LoopChecker {
               std::string where)
       : prog_(prog), fresh_(fresh), given_(given), workers_(workers), where_(std::move(where)) {
     for (const Dependence& d : fresh.dependences) {
-      if (!d.relaxed) active_.push_back(&d);
+      if (!d.relaxed && !d.reduction) active_.push_back(&d);
     }
   }
 
@@ -168,6 +168,12 @@ class LoopChecker {
                                      : ": only accumulators use it"));
       }
       if (f.is_accum) continue;
+      if (g->strategy == Strategy::kReduce && !fresh_.accesses.reductions[f.index]) {
+        return Bad(pre +
+                   ": only a parameter the loop updates with += or -= alone, and never "
+                   "reads, is a sum; the loop reads or assigns " +
+                   f.name);
+      }
       if (g->strategy == Strategy::kReplicated && f.written) {
         return Bad(pre + ": the loop writes " + f.name + ", and replicas would diverge");
       }

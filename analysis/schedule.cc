@@ -43,8 +43,15 @@ const char* StrategyName(Strategy s) {
       return "replicated";
     case Strategy::kAccumulator:
       return "accumulator";
+    case Strategy::kReduce:
+      return "reduce";
   }
   return "?";
+}
+
+Strategy Mechanism(const ParamPlan& pp) {
+  if (pp.strategy != Strategy::kReduce) return pp.strategy;
+  return pp.dense ? Strategy::kAllreduce : Strategy::kPs;
 }
 
 bool ParseScheduleKind(const std::string& name, ScheduleKind* out) {
@@ -61,7 +68,7 @@ bool ParseScheduleKind(const std::string& name, ScheduleKind* out) {
 
 bool ParseStrategy(const std::string& name, Strategy* out) {
   for (Strategy s : {Strategy::kLocal, Strategy::kRotate, Strategy::kPs, Strategy::kAllreduce,
-                     Strategy::kReplicated, Strategy::kAccumulator}) {
+                     Strategy::kReplicated, Strategy::kAccumulator, Strategy::kReduce}) {
     if (name == StrategyName(s)) {
       *out = s;
       return true;
@@ -300,18 +307,23 @@ bool TryWavefront(const Program& prog, const LoopAccesses& acc,
 
 // The first schedule, in the order data-parallel, 1-D model-parallel,
 // conflict-free 2-D, wavefront, serial, that keeps every dependence the loop
-// does not relax.
+// does not relax, except those of sums (Dependence::reduction).
 Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<Dependence>& deps,
               const std::vector<bool>& relaxed, bool ordered, int workers) {
   Choice c;
   std::vector<const Dependence*> active;
+  bool sums = false, relaxes = false;
   for (const Dependence& dep : deps) {
-    if (!relaxed[dep.param]) active.push_back(&dep);
+    sums |= dep.reduction;
+    relaxes |= !dep.reduction && relaxed[dep.param];
+    if (!relaxed[dep.param] && !dep.reduction) active.push_back(&dep);
   }
   if (active.empty()) {
     c.schedule.kind = ScheduleKind::kDataParallel;
     c.why = "no two iterations conflict";
-    if (!deps.empty()) c.why += " on a parameter the loop does not relax";
+    if (relaxes) c.why += " on a parameter the loop does not relax";
+    if (sums)
+      c.why += std::string(relaxes ? "," : "") + " except in sums (reductions), which commute";
     return c;
   }
   c.rejected.push_back({ScheduleKind::kDataParallel, Reasons(prog, acc, active, AnyDependence)});
@@ -397,6 +409,14 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
         pp.why = "its conflicts need the same " + k + ": its rows are cut like the " + k +
                  " partition and stay on the worker that owns it";
       }
+    } else if (acc.reductions[p]) {
+      pp.strategy = Strategy::kReduce;
+      pp.shard = whole ? "" : AllAffineRows(acc, static_cast<int>(p)) ? "range" : "hash";
+      pp.why = std::string(
+                   "only added to (+=, -=) and never read here: a sum, exact up to float "
+                   "summation order; ") +
+               (whole ? "replicated on every worker, deltas summed by AllReduce"
+                      : "sharded on the parameter servers, which add the workers' deltas");
     } else if (whole) {
       pp.strategy = Strategy::kAllreduce;
       pp.why = std::string(relaxed[p] ? "relaxed and " : "") +
@@ -467,7 +487,7 @@ LoopPlan PlanLoop(const Program& prog, int loop, int workers, const std::vector<
   std::vector<int> cand;
   std::set<int> refused;
   for (const Dependence& d : lp.dependences) {
-    if (relaxed[d.param]) continue;
+    if (relaxed[d.param] || d.reduction) continue;
     if (d.carries != Dependence::kNone) {
       if (refused.insert(d.param).second) {
         lp.no_relax +=

@@ -4,7 +4,8 @@
 // options that apply to it, with their defaults.
 //
 // Output: the summary lines ("name: value") go to stdout and, unless
-// --no-info is given, to `<out>.info` (for `sparse`, next to the train file).
+// --no-info is given, to `<out>.info` (for `sparse`, `multiclass` and `fm`, next
+// to the train file).
 // Errors go to stderr as "rigel gen KIND: error: MESSAGE" with exit status 1.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -137,18 +138,121 @@ void AddDense(CLI::App* gen, int* exit_code) {
   });
 }
 
+void AddClusters(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::ClustersOptions>>();
+  examples::ClustersOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "clusters",
+      "Gaussian clusters as CSV `cluster,x0,...` around planted centres (k-means), centres in "
+      "<out>.centres; prints the planted inertia");
+  AddCommonOptions(sub, state.get(), "Output CSV file");
+  sub->add_option("--count", o.count, "Number of points")->capture_default_str();
+  sub->add_option("--dim", o.dim, "Number of coordinates")->capture_default_str();
+  sub->add_option("--k", o.k, "Number of clusters")->capture_default_str();
+  sub->add_option("--spread", o.spread, "Standard deviation of a point around its centre")
+      ->capture_default_str();
+  sub->add_option("--separation", o.separation,
+                  "Centre coordinates are uniform in [-separation, separation]")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("clusters", examples::GenerateClusters(state->opts));
+  });
+}
+
+void AddMulticlass(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::MulticlassOptions>>();
+  examples::MulticlassOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "multiclass",
+      "Sparse multiclass data in libsvm format (labels 0..classes-1, 1-based) drawn from a "
+      "planted softmax model; prints the planted model's test accuracy");
+  AddCommonOptions(sub, state.get(), "Output train file (libsvm)");
+  sub->add_option("--test-out", o.test_out, "Output test file (libsvm)")->required();
+  sub->add_option("--count", o.count, "Train samples")->capture_default_str();
+  sub->add_option("--test-count", o.test_count, "Test samples")->capture_default_str();
+  sub->add_option("--dim", o.dim, "Number of features")->capture_default_str();
+  sub->add_option("--classes", o.classes, "Number of classes")->capture_default_str();
+  sub->add_option("--nnz", o.nnz, "Mean active features per sample")->capture_default_str();
+  sub->add_option("--zipf", o.zipf, "Zipf exponent of feature popularity")->capture_default_str();
+  sub->add_option("--weight-std", o.weight_std, "Standard deviation of planted weights")
+      ->capture_default_str();
+  sub->add_option("--real-fraction", o.real_fraction,
+                  "Fraction of features with real (not binary) values")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("multiclass", examples::GenerateMulticlass(state->opts));
+  });
+}
+
+void AddFm(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::FmOptions>>();
+  examples::FmOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "fm",
+      "Sparse binary classification in libsvm format (labels 0/1, 1-based) from a planted "
+      "factorization machine with dominant pairwise interactions; prints the planted model's "
+      "and its linear part's test accuracy");
+  AddCommonOptions(sub, state.get(), "Output train file (libsvm)");
+  sub->add_option("--test-out", o.test_out, "Output test file (libsvm)")->required();
+  sub->add_option("--count", o.count, "Train samples")->capture_default_str();
+  sub->add_option("--test-count", o.test_count, "Test samples")->capture_default_str();
+  sub->add_option("--dim", o.dim, "Number of features")->capture_default_str();
+  sub->add_option("--nnz", o.nnz, "Active features per sample")->capture_default_str();
+  sub->add_option("--factors", o.factors, "Rank of the pairwise interactions")
+      ->capture_default_str();
+  sub->add_option("--linear-std", o.linear_std, "Standard deviation of linear weights")
+      ->capture_default_str();
+  sub->add_option("--factor-std", o.factor_std, "Half the standard deviation of the pairwise term")
+      ->capture_default_str();
+  sub->add_option("--zipf", o.zipf, "Zipf exponent of feature popularity")->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("fm", examples::GenerateFm(state->opts));
+  });
+}
+
+void AddDocs(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::DocsOptions>>();
+  examples::DocsOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "docs",
+      "Topic-model corpus, one document of words `w123` per line, from planted topics (LDA), "
+      "which go to <out>.topics");
+  AddCommonOptions(sub, state.get(), "Output text file");
+  sub->add_option("--docs", o.docs, "Number of documents")->capture_default_str();
+  sub->add_option("--topics", o.topics, "Number of topics")->capture_default_str();
+  sub->add_option("--vocab", o.vocab, "Vocabulary size")->capture_default_str();
+  sub->add_option("--doc-len", o.doc_len,
+                  "Mean document length (uniform in [doc-len/2, 3*doc-len/2])")
+      ->capture_default_str();
+  sub->add_option("--alpha", o.alpha, "Dirichlet parameter of the topic mixtures")
+      ->capture_default_str();
+  sub->add_option("--topic-words", o.topic_words, "Words with nonzero probability per topic")
+      ->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("docs", examples::GenerateDocs(state->opts));
+  });
+}
+
 }  // namespace
 
 void AddGenCommand(CLI::App& app, int* exit_code) {
   CLI::App* gen = app.add_subcommand(
       "gen",
       "Write seeded synthetic data for the example programs. Kinds: ratings, sparse, corpus, "
-      "dense. The same options always give the same bytes.");
+      "dense, clusters, multiclass, fm, docs. The same options always give the same bytes.");
   gen->require_subcommand(1);
   AddRatings(gen, exit_code);
   AddSparse(gen, exit_code);
   AddCorpus(gen, exit_code);
   AddDense(gen, exit_code);
+  AddClusters(gen, exit_code);
+  AddMulticlass(gen, exit_code);
+  AddFm(gen, exit_code);
+  AddDocs(gen, exit_code);
 }
 
 }  // namespace rigel::cli

@@ -19,6 +19,7 @@
 #include "exec/epoch_log.h"
 #include "exec/executor.h"
 #include "exec/param_file.h"
+#include "exec/vectors_file.h"
 #include "frontend/compile.h"
 #include "kernel/passes/pipeline.h"
 
@@ -87,7 +88,8 @@ struct ProgramArgs {
   cluster::JobOptions job;
   std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
   std::string log_json, save_params, run_dir, key_file;
-  std::string hostfile;  // start the ranks over ssh (scripts/rigel-ssh)
+  std::vector<std::string> save_vectors;  // PARAM=FILE
+  std::string hostfile;                   // start the ranks over ssh (scripts/rigel-ssh)
   bool insecure_plain = false;
 };
 
@@ -149,6 +151,7 @@ int RunDistributed(const ProgramArgs& a) {
   if (!a.plan.empty()) pass("--plan", a.plan);
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
+  for (const std::string& v : a.save_vectors) pass("--save-vectors", v);
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -300,6 +303,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")->default_val(0);
   cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
   cmd->add_option("--save-params", args->save_params, "write the trained parameters to this file");
+  cmd->add_option("--save-vectors", args->save_vectors,
+                  "PARAM=FILE: write a parameter with one row per word (CORPUS.vocab rows) in "
+                  "word2vec's text format; repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--workers", args->workers,
                   "run on a local cluster with this many workers (scripts/rigel-launch)")
       ->check(CLI::Range(1, 4096));
@@ -321,6 +329,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code, cmd] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
+    // A bad --save-vectors fails before anything runs, not after training.
+    auto vectors = exec::ParseSaveVectors(*prog, args->save_vectors);
+    if (!vectors.ok()) {
+      std::cerr << "rigel: " << vectors.status().message() << "\n";
+      *exit_code = 2;
+      return;
+    }
     const bool distributed = args->workers > 0;
     std::vector<std::string> only = {"--servers",  "--plan",     "--run-dir",
                                      "--key-file", "--hostfile", "--insecure-plain"};
@@ -364,13 +379,16 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     if (ex.ok()) running = ex->get();
     epochs.Start();
     st = ex.ok() ? (*ex)->Run() : ex.status();
-    if (st.ok() && !args->save_params.empty()) {
+    if (st.ok() && (!args->save_params.empty() || !vectors->empty())) {
       std::vector<exec::SavedParam> out;
       for (size_t p = 0; p < prog->params.size(); ++p) {
         const auto& b = (*ex)->bindings()[p];
         out.push_back({prog->params[p].name, b.rows, b.width, (*ex)->param(static_cast<int>(p))});
       }
-      st = exec::WriteParams(args->save_params, out);
+      for (const exec::VectorsRequest& r : *vectors) {
+        if (st.ok()) st = exec::WriteVectors(r.path, (*ex)->data(r.data), out[r.param]);
+      }
+      if (st.ok() && !args->save_params.empty()) st = exec::WriteParams(args->save_params, out);
     }
     if (!st.ok()) {
       std::cerr << st.message();

@@ -91,8 +91,8 @@ struct Dataset {
   // ordered by descending frequency (ties: first appearance); words with fewer
   // than min_count occurrences are removed from the stream (as word2vec does).
   std::vector<int32_t> tokens;
-  std::vector<std::string> words;     // words[id]
-  std::vector<int64_t> word_counts;   // word_counts[id]
+  std::vector<std::string> words;    // words[id]
+  std::vector<int64_t> word_counts;  // word_counts[id]
   int64_t vocab = 0;
   NegativeSampler negatives;
 };
@@ -101,6 +101,9 @@ struct TriplesOptions {
   char sep = ',';
   int64_t base = 0;
   bool skip_header = false;
+  // extra="ignore": columns after the third (MovieLens' timestamps) are
+  // skipped; by default a fourth column is an error.
+  bool ignore_extra = false;
 };
 struct LibsvmOptions {
   int64_t base = 1;

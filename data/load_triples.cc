@@ -1,4 +1,5 @@
-// triples(path, sep, base, skip_header): one "i SEP j SEP v" entry per line.
+// triples(path, sep, base, skip_header, extra): one "i SEP j SEP v" entry per
+// line, and with extra="ignore" maybe further columns, which are skipped.
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -61,6 +62,11 @@ Status ReadSeparator(TextScanner& sc, char sep, int column) {
   return Status::Ok();
 }
 
+// Moves to the '\n' that ends the line (or to the end of the text).
+void SkipToEol(TextScanner& sc) {
+  while (!sc.AtEol()) sc.Advance();
+}
+
 // Reads one entry with blanks allowed anywhere between fields; on failure the
 // Status says exactly what is wrong and where. Leaves the scanner at the '\n'.
 [[gnu::noinline]] Status SlowLine(TextScanner& sc, const TriplesOptions& opts, int32_t* i,
@@ -74,7 +80,16 @@ Status ReadSeparator(TextScanner& sc, char sep, int column) {
     return sc.Expected(std::string("a number for ") + kColumnNames[2]);
   }
   sc.SkipBlanks();
-  if (!sc.AtEol()) return sc.Expected(std::string("end of line after ") + kColumnNames[2]);
+  if (sc.AtEol()) return Status::Ok();
+  if (!opts.ignore_extra) {
+    return sc.Expected(std::string("end of line after ") + kColumnNames[2] +
+                       " (a file with more columns needs triples(..., extra=\"ignore\"))");
+  }
+  // Blank-separated: the blanks just skipped were the separator.
+  if (!TextScanner::IsBlank(opts.sep) && sc.Peek() != opts.sep) {
+    return sc.Expected(SepName(opts.sep) + " or end of line after " + kColumnNames[2]);
+  }
+  SkipToEol(sc);
   return Status::Ok();
 }
 
@@ -89,6 +104,7 @@ inline bool FastLine(TextScanner& sc, const TriplesOptions& opts, int32_t* i, in
   if (sc.ParseInt(&rj) != NumParse::kOk || sc.AtEnd() || sc.Peek() != opts.sep) return false;
   sc.Advance();
   if (sc.ParseFloat(v) != NumParse::kOk) return false;
+  if (opts.ignore_extra && !sc.AtEnd() && sc.Peek() == opts.sep) SkipToEol(sc);
   if (!sc.AtEnd() && sc.Peek() == '\r') sc.Advance();
   return sc.AtEol() && internal::ShiftIndex(ri, opts.base, i) &&
          internal::ShiftIndex(rj, opts.base, j);

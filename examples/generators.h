@@ -1,7 +1,10 @@
 // Seeded synthetic data with a planted model for the reference programs in
 // examples/ (`rigel gen`): ratings (mf.rgl, bias.rgl), sparse libsvm train and
-// test files (sparse_lr.rgl), a token corpus (word2vec.rgl) and dense CSV
-// (dense_lr.rgl). examples/README.md lists the kinds and their figures.
+// test files (sparse_lr.rgl), a token corpus (word2vec.rgl), dense CSV
+// (dense_lr.rgl), and, with a planted truth each, Gaussian clusters (k-means),
+// multiclass libsvm files (softmax regression), pairwise-interaction libsvm
+// files (factorization machines) and a topic-model corpus (LDA).
+// examples/README.md lists the kinds and their figures.
 //
 // Each Generate* returns "name: value" summary lines (noise floor, planted
 // accuracy, ...) and, unless `write_info` is false, writes them to
@@ -152,6 +155,110 @@ struct DenseOptions {
 };
 StatusOr<GenOutput> MakeDense(const DenseOptions& opts);
 StatusOr<GenReport> GenerateDense(const DenseOptions& opts);
+
+// --------------------------------------------------------------- clusters
+// k centres with coordinates uniform in [-separation, separation] (6
+// decimals); a centre closer than 2 * spread * sqrt(dim) to an earlier one is
+// re-drawn (up to 100 times, then the farthest try is kept). Each point picks
+// its cluster uniformly and is centre + spread * N(0, 1) per coordinate (4
+// decimals). Lines `cluster,x0,...,x{dim-1}` (cluster id 0..k-1 in column 0,
+// where dense_csv reads the label); the planted centres go to `<out>.centres`,
+// one `x0,...,x{dim-1}` line per cluster. Summary: count, dim, k, "planted
+// inertia" (mean squared distance of a point, as written, to its own centre,
+// about dim * spread^2), "min centre distance".
+struct ClustersOptions {
+  std::string out;  // required; the centres go to <out>.centres
+  uint64_t seed = 1;
+  int64_t count = 20000;
+  int64_t dim = 8;
+  int64_t k = 10;
+  double spread = 1.0;
+  double separation = 6.0;
+  bool write_info = true;
+};
+StatusOr<GenOutput> MakeClusters(const ClustersOptions& opts);
+StatusOr<GenReport> GenerateClusters(const ClustersOptions& opts);
+
+// ------------------------------------------------------------- multiclass
+// Planted weights W[f][c] ~ N(0, weight_std^2) over `dim` features and
+// `classes` classes. Features are drawn as for `sparse` (nnz/2 to 3*nnz/2
+// distinct features by Zipf(zipf) popularity, a `real_fraction` of them
+// real-valued in [0.1, 2] with 3 decimals, the rest 1). The label is drawn
+// from softmax(s) with s_c = sum_f x_f W[f][c], so labels are noisy. Lines:
+// `LABEL idx:val ...`, LABEL in 0..classes-1, 1-based ascending indices.
+// Summary: count (train), test count, dim, classes, nnz, zipf, "planted model
+// test accuracy" (argmax_c s_c, ties to the lowest class, vs the test labels),
+// "majority class test accuracy" (the most frequent train label, predicted
+// for every test sample).
+struct MulticlassOptions {
+  std::string out;       // train file; required
+  std::string test_out;  // test file; required
+  uint64_t seed = 1;
+  int64_t count = 50000;       // train samples
+  int64_t test_count = 10000;  // test samples
+  int64_t dim = 2000;
+  int64_t classes = 10;
+  int64_t nnz = 16;
+  double zipf = 0.8;
+  double weight_std = 1.0;
+  double real_fraction = 0.2;
+  bool write_info = true;
+};
+StatusOr<GenOutput> MakeMulticlass(const MulticlassOptions& opts);
+StatusOr<GenReport> GenerateMulticlass(const MulticlassOptions& opts);
+
+// --------------------------------------------------------------------- fm
+// A planted order-2 factorization machine: y = w . x + sum_{i<j} <v_i, v_j>
+// x_i x_j with w_f ~ N(0, linear_std^2) and v_f in R^factors, entries
+// ~ N(0, 2 * factor_std / sqrt(factors * nnz * (nnz - 1) / 2)), so the
+// pairwise term has standard deviation about 2 * factor_std whatever nnz and
+// factors are, and dominates the linear one. A sample has exactly `nnz`
+// distinct binary features (value 1) drawn by Zipf(zipf) popularity; the label
+// is 1 with probability sigmoid(y), else 0. Lines `LABEL idx:1 ...`, 1-based
+// ascending indices. Summary: count (train), test count, dim, nnz, factors,
+// "positive fraction", "planted model test accuracy" (y > 0 vs the test
+// labels), "planted linear part test accuracy" (w . x > 0 alone).
+struct FmOptions {
+  std::string out;       // train file; required
+  std::string test_out;  // test file; required
+  uint64_t seed = 1;
+  int64_t count = 50000;       // train samples
+  int64_t test_count = 10000;  // test samples
+  int64_t dim = 1000;
+  int64_t nnz = 8;
+  int64_t factors = 4;
+  double linear_std = 0.3;
+  double factor_std = 1.0;
+  double zipf = 0.5;
+  bool write_info = true;
+};
+StatusOr<GenOutput> MakeFm(const FmOptions& opts);
+StatusOr<GenReport> GenerateFm(const FmOptions& opts);
+
+// ------------------------------------------------------------------- docs
+// An LDA corpus. Topic t owns `topic_words` words: slice t of a seeded
+// permutation of the vocabulary (disjoint when vocab >= topics * topic_words,
+// else the slices wrap around and overlap), with probabilities proportional
+// to 1 / (rank + 1) within the topic and zero elsewhere. Each document draws
+// theta ~ Dirichlet(alpha, ..., alpha), a length uniform in [doc_len/2,
+// 3*doc_len/2] (at least 1), then per token a topic z ~ theta and a word
+// ~ phi_z. One document per line, words `w{id}` separated by single spaces.
+// The planted topics go to `<out>.topics`: one line per topic, `w{id}:prob`
+// pairs (6 decimals) in decreasing probability. Summary: docs, tokens, vocab
+// (distinct words written), topics, alpha, "topic words".
+struct DocsOptions {
+  std::string out;  // required; the topics go to <out>.topics
+  uint64_t seed = 1;
+  int64_t docs = 2000;
+  int64_t topics = 20;
+  int64_t vocab = 2000;
+  int64_t doc_len = 100;
+  double alpha = 0.1;
+  int64_t topic_words = 50;
+  bool write_info = true;
+};
+StatusOr<GenOutput> MakeDocs(const DocsOptions& opts);
+StatusOr<GenReport> GenerateDocs(const DocsOptions& opts);
 
 // Writes every file of `out` atomically (creating missing parent folders) and,
 // if `write_info`, the summary to `<first file>.info`. Returns the paths written and the summary.

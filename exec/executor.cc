@@ -101,7 +101,7 @@ Status SerialExecutor::LoadData() {
     }
     switch (d.kind) {
       case data::DataKind::kTriples:
-        loaded = data::LoadTriples(d.path, {d.sep, d.base, d.skip_header});
+        loaded = data::LoadTriples(d.path, {d.sep, d.base, d.skip_header, d.ignore_extra});
         break;
       case data::DataKind::kLibsvm:
         loaded = data::LoadLibsvm(d.path, {d.base});

@@ -422,9 +422,9 @@ int Checker::DExprCall(const Expr& e) {
   auto un = kUn.find(e.str);
   bool is_minmax = e.str == "min" || e.str == "max";
   if (un == kUn.end() && !is_minmax) {
-    static const char* kBodyOnly[] = {"dot",    "sum",    "norm",    "clip",
-                                      "zeros",  "rand",   "randint", "negative",
-                                      "window", "argmax", "argmin",  "onehot"};
+    static const char* kBodyOnly[] = {"dot",    "sum",     "norm",     "clip",   "zeros",
+                                      "rand",   "randint", "negative", "window", "argmax",
+                                      "argmin", "onehot",  "sample"};
     for (const char* f : kBodyOnly) {
       if (e.str == f) {
         Error(e.loc, "'" + e.str + "' can only be used inside a parallel for");

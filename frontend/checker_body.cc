@@ -363,6 +363,10 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
       return;
     }
   } else {
+    if (FindLocal(t.str) >= 0) return BodyElementAssign(s, op, out);
+    for (const auto& scope : body_scopes_) {
+      if (scope.count(t.str)) return;  // its declaration already failed
+    }
     const Global* g = FindGlobal(t.str);
     if (!g || g->kind != Global::kParam) {
       Error(t.loc, g || FindLocal(t.str) >= 0
@@ -395,6 +399,50 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
   }
   w.c = v.reg;
   out->push_back(w);
+}
+
+// `g[k] op= x` on a var vector: an in-place element update.
+void Checker::BodyElementAssign(const Stmt& s, uint8_t op, std::vector<Inst>* out) {
+  const Expr& t = *s.target;
+  int local = FindLocal(t.str);
+  const ir::Reg& r = loop_->regs[local];
+  if (r.type != Type::kVec) {
+    Error(t.loc, "'" + t.str + "' is " + TypeName(r.type) +
+                     ", not a vector or a parameter, and cannot be indexed");
+    return;
+  }
+  if (!r.mut) {
+    Error(t.loc, "cannot assign to an element of '" + t.str + "': it was bound with let (use var)");
+    return;
+  }
+  if (t.args.size() != 1) {
+    Error(t.loc, "an element of vector '" + t.str + "' takes one subscript, got " +
+                     std::to_string(t.args.size()));
+    return;
+  }
+  Val k = Lower(*t.args[0], out);
+  Val v = Lower(*s.value, out);
+  if (!k.ok() || !v.ok()) return;
+  if (k.type != Type::kInt) {
+    Error(t.args[0]->loc, std::string("a vector element index must be an int, not ") +
+                              TypeName(k.type) + " (int() converts)");
+    return;
+  }
+  if (v.type == Type::kInt) v = ToF32(v, out);
+  if (v.type != Type::kF32) {
+    Error(s.value->loc,
+          "an element of '" + t.str + "' takes an f32 scalar, not " + TypeName(v.type));
+    return;
+  }
+  Inst in;
+  in.op = Op::kSetElem;
+  in.fn = op;
+  in.dst = local;
+  in.a = local;
+  in.b = k.reg;
+  in.c = v.reg;
+  in.loc = s.loc;
+  out->push_back(in);
 }
 
 }  // namespace rigel::frontend::internal

@@ -140,7 +140,7 @@ void Checker::DataSplit(const Stmt& s) {
 std::optional<std::vector<const Expr*>> Checker::LoaderArgs(const Expr& call, ir::DataDecl* d) {
   switch (d->kind) {
     case data::DataKind::kTriples:
-      return BindArgs(call, {"path", "sep", "base", "skip_header"}, 1);
+      return BindArgs(call, {"path", "sep", "base", "skip_header", "extra"}, 1);
     case data::DataKind::kLibsvm:
       d->base = 1;
       return BindArgs(call, {"path", "base"}, 1);
@@ -197,7 +197,8 @@ bool Checker::DataFile(const Expr& call, const std::vector<const Expr*>& a, ir::
                                                                     : "skip_header")
                                                         : (k == 1   ? "sep"
                                                            : k == 2 ? "base"
-                                                                    : "skip_header");
+                                                           : k == 3 ? "skip_header"
+                                                                    : "extra");
     if (!DataOption(*a[k], what, d)) return false;
   }
   return true;
@@ -212,6 +213,17 @@ bool Checker::DataOption(const Expr& arg, const std::string& what, ir::DataDecl*
       return false;
     }
     d->sep = (*sep)[0];
+  } else if (what == "extra") {
+    auto extra = StringArg(&arg, "what to do with further columns");
+    if (!extra) return false;
+    if (*extra != "ignore" && *extra != "error") {
+      Error(arg.loc,
+            "extra must be \"ignore\" (skip columns after the third) or \"error\" "
+            "(the default), not \"" +
+                *extra + "\"");
+      return false;
+    }
+    d->ignore_extra = *extra == "ignore";
   } else if (what == "skip_header") {
     if (arg.kind != Expr::kBool) {
       Error(arg.loc, "skip_header must be true or false");

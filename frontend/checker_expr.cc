@@ -364,7 +364,7 @@ bool Checker::CheckCallShape(const ast::Expr& e) {
       {"dot", 2},   {"sum", 1},   {"norm", 1},    {"sqrt", 1},     {"exp", 1},      {"log", 1},
       {"abs", 1},   {"tanh", 1},  {"sigmoid", 1}, {"log1pexp", 1}, {"min", 2},      {"max", 2},
       {"clip", 3},  {"zeros", 1}, {"rand", 0},    {"randint", 1},  {"negative", 1}, {"int", 1},
-      {"floor", 1}, {"ceil", 1},  {"argmax", 1},  {"argmin", 1},   {"onehot", 2}};
+      {"floor", 1}, {"ceil", 1},  {"argmax", 1},  {"argmin", 1},   {"onehot", 2},   {"sample", 1}};
   auto ar = kArity.find(e.str);
   if (ar == kArity.end()) {
     if (e.str == "window") {
@@ -411,6 +411,20 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
     if (!v.ok()) return {};
   }
   if (f == "randint") return CallRandInt(e, args, out);
+  if (f == "sample") {
+    if (args[0].type != Type::kVec) {
+      Error(e.args[0]->loc,
+            std::string("sample expects a vector of weights, got ") + TypeName(args[0].type));
+      return {};
+    }
+    Inst in;
+    in.loc = e.loc;
+    in.op = Op::kSample;
+    in.a = args[0].reg;
+    in.dst = NewReg(Type::kInt);
+    out->push_back(in);
+    return {in.dst, Type::kInt};
+  }
   if (f == "dot" || f == "sum" || f == "norm") return CallReduce(e, args, out);
   if (f == "argmax" || f == "argmin" || ((f == "min" || f == "max") && args.size() == 1)) {
     return CallPick(e, args, out);

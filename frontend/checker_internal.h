@@ -81,6 +81,7 @@ class Checker {
   void Parallel(const ast::Stmt& s, std::vector<ir::DStmt>* out);
   void BodyStmts(const std::vector<ast::StmtPtr>& stmts, std::vector<ir::Inst>* out);
   void BodyStmt(const ast::Stmt& s, std::vector<ir::Inst>* out);
+  void BodyElementAssign(const ast::Stmt& s, uint8_t op, std::vector<ir::Inst>* out);
   void BodyAssign(const ast::Stmt& s, std::vector<ir::Inst>* out);
   void BodyFor(const ast::Stmt& s, std::vector<ir::Inst>* out);
   Val Lower(const ast::Expr& e, std::vector<ir::Inst>* out);

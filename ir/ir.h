@@ -31,35 +31,62 @@ enum class Type : uint8_t { kInt, kF32, kBool, kVec, kRow };
 // Driver expressions (evaluated by one process, in double precision for f32).
 struct DExpr {
   enum Kind : uint8_t {
-    kInt, kFloat, kString,
-    kDataAttr,   // data[index].attr (count, rows, cols, dim, vocab)
-    kAccum,      // accumulator `index`
-    kSlot,       // driver variable (loop variable or let) `index`
-    kUnary,      // fn(a)
-    kBinary,     // a op b
+    kInt,
+    kFloat,
+    kString,
+    kDataAttr,  // data[index].attr (count, rows, cols, dim, vocab)
+    kAccum,     // accumulator `index`
+    kSlot,      // driver variable (loop variable or let) `index`
+    kUnary,     // fn(a)
+    kBinary,    // a op b
   };
   Kind kind = kInt;
-  bool is_int = false;   // result type: int (true) or f32 (false); strings: false
+  bool is_int = false;  // result type: int (true) or f32 (false); strings: false
   int64_t ival = 0;
   double fval = 0;
-  std::string str;       // kString text, kDataAttr attribute name
+  std::string str;  // kString text, kDataAttr attribute name
   int index = -1;
-  int fn = 0;            // kUnary: UnFn; kBinary: BinOp
-  int a = -1, b = -1;    // operand DExpr ids
+  int fn = 0;          // kUnary: UnFn; kBinary: BinOp
+  int a = -1, b = -1;  // operand DExpr ids
   Loc loc;
 };
 
 // Scalar/vector unary functions (also elementwise on vectors).
 enum UnFn : uint8_t {
-  kNeg, kNot, kSqrt, kExp, kLog, kAbs, kTanh, kSigmoid, kLog1pExp, kIntToF32,
+  kNeg,
+  kNot,
+  kSqrt,
+  kExp,
+  kLog,
+  kAbs,
+  kTanh,
+  kSigmoid,
+  kLog1pExp,
+  kIntToF32,
   // Language v2: floor and ceil (f32 to f32), int (f32 to int, toward zero;
   // NaN or out of the int range is a run-time error).
-  kFloor, kCeil, kF32ToInt,
+  kFloor,
+  kCeil,
+  kF32ToInt,
 };
 // Binary operators; kMin/kMax are the builtins. kAdd..kMod are arithmetic
 // (kMod: ints only, floored), kLt..kNe comparisons, kAnd/kOr logic.
 enum BinOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kMod, kMin, kMax, kLt, kLe, kGt, kGe, kEq, kNe, kAnd, kOr,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMod,
+  kMin,
+  kMax,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,
+  kNe,
+  kAnd,
+  kOr,
 };
 const char* UnFnName(int fn);
 const char* BinOpName(int op);
@@ -70,13 +97,14 @@ struct DataDecl {
   std::string name;
   data::DataKind kind = data::DataKind::kRange;
   Loc loc;
-  std::string path;          // resolved path (relative to the program file)
+  std::string path;  // resolved path (relative to the program file)
   std::string path_as_written;
   bool path_from_set = false;  // `path` came from --set NAME.path=FILE
   // Loader options (only those of `kind` matter).
   char sep = ',';
   int64_t base = 0;
   bool skip_header = false;
+  bool ignore_extra = false;  // triples(..., extra="ignore")
   int64_t min_count = 1;
   int64_t label = 0;
   int grid_n = -1, grid_m = -1;  // grid/range sizes: DExpr ids
@@ -93,8 +121,8 @@ struct DataDecl {
 struct ParamDecl {
   std::string name;
   Loc loc;
-  int rows = -1;        // DExpr id of the row count
-  int64_t width = 0;    // 0 for a 1-D parameter (scalar rows)
+  int rows = -1;      // DExpr id of the row count
+  int64_t width = 0;  // 0 for a 1-D parameter (scalar rows)
   enum Init : uint8_t { kZeros, kFill, kNormal, kUniform } init = kZeros;
   double a = 0, b = 0;  // fill: a; normal: mean a, std b; uniform: lo a, hi b
   uint64_t seed = 0;
@@ -118,33 +146,37 @@ struct Reg {
 };
 
 enum class Op : uint8_t {
-  kConstI,     // dst = ival
-  kConstF,     // dst = fval
-  kOuter,      // dst = value of driver expression `index`, fixed for the whole loop run
-  kMove,       // dst (a var) = a
-  kUnary,      // dst = fn(a); scalar or elementwise on a vector
-  kBinary,     // dst = a op b; scalar, vector-vector or vector-scalar (broadcast)
-  kClip,       // dst = clip(a, b, c)
-  kDot,        // dst = dot(a, b)
-  kSum,        // dst = sum(a)
-  kNorm,       // dst = norm(a) (Euclidean)
-  kZeros,      // dst = zero vector of dst's width
-  kRand,       // dst = uniform [0,1) (see docs: pure function of seed, run, element, draw)
-  kRandInt,    // dst = uniform int in [0, a)
-  kNegative,   // dst = token id from data `index`'s unigram^0.75 table
-  kRowLabel,   // dst = label of row register a (data `index`)
-  kRowX,       // dst = dense features of row register a (data `index`), a vector
-  kRead,       // dst = param `index` [a (, b)] in `mode`
-  kWrite,      // param `index` [a (, b)] (op)= c, in `mode`
-  kAccumAdd,   // accumulator `index` += a
-  kFor,        // for dst in a..b { body }
-  kForFeatures,// for (dst, dst2) in features of row a (data `index`) { body }
-  kForWindow,  // for dst in window(data `index`, a, b) { body }
-  kIf,         // if a { body } else { else_body }
+  kConstI,       // dst = ival
+  kConstF,       // dst = fval
+  kOuter,        // dst = value of driver expression `index`, fixed for the whole loop run
+  kMove,         // dst (a var) = a
+  kUnary,        // dst = fn(a); scalar or elementwise on a vector
+  kBinary,       // dst = a op b; scalar, vector-vector or vector-scalar (broadcast)
+  kClip,         // dst = clip(a, b, c)
+  kDot,          // dst = dot(a, b)
+  kSum,          // dst = sum(a)
+  kNorm,         // dst = norm(a) (Euclidean)
+  kZeros,        // dst = zero vector of dst's width
+  kRand,         // dst = uniform [0,1) (see docs: pure function of seed, run, element, draw)
+  kRandInt,      // dst = uniform int in [0, a)
+  kNegative,     // dst = token id from data `index`'s unigram^0.75 table
+  kRowLabel,     // dst = label of row register a (data `index`)
+  kRowX,         // dst = dense features of row register a (data `index`), a vector
+  kRead,         // dst = param `index` [a (, b)] in `mode`
+  kWrite,        // param `index` [a (, b)] (op)= c, in `mode`
+  kAccumAdd,     // accumulator `index` += a
+  kFor,          // for dst in a..b { body }
+  kForFeatures,  // for (dst, dst2) in features of row a (data `index`) { body }
+  kForWindow,    // for dst in window(data `index`, a, b) { body }
+  kIf,           // if a { body } else { else_body }
   // Language v2.
-  kElem,       // dst (f32) = element b (int) of vector a; out of range is a run-time error
-  kVecPick,    // dst = fn of vector a: kPickMax, kPickMin (f32), kPickArgMax, kPickArgMin (int)
-  kOneHot,     // dst (vector of dst's width) = 1 at a (int), 0 elsewhere; a outside: error
+  kElem,     // dst (f32) = element b (int) of vector a; out of range is a run-time error
+  kVecPick,  // dst = fn of vector a: kPickMax, kPickMin (f32), kPickArgMax, kPickArgMin (int)
+  kOneHot,   // dst (vector of dst's width) = 1 at a (int), 0 elsewhere; a outside: error
+  kSetElem,  // element b (int) of var vector dst (fn)= c (f32), in place; a == dst (the
+             // vector is read too); fn a BinOp or kPlainAssign; out of range: run-time error
+  kSample,   // dst (int) = k drawn with probability a[k] / sum(a) from f32 vector a; one
+             // draw like kRandInt; a negative or NaN element or no positive one: error
 };
 
 // kVecPick's fn. Ties go to the first index.
@@ -160,9 +192,9 @@ enum class Access : uint8_t {
 struct Inst {
   Op op = Op::kConstI;
   Access mode = Access::kElement;
-  uint8_t fn = 0;        // UnFn / BinOp; kWrite: BinOp of a compound assignment or 0xff for '='
+  uint8_t fn = 0;  // UnFn / BinOp; kWrite: BinOp of a compound assignment or 0xff for '='
   int dst = -1, dst2 = -1, a = -1, b = -1, c = -1;
-  int index = -1;        // param / data / accum / DExpr id, by op
+  int index = -1;  // param / data / accum / DExpr id, by op
   int64_t ival = 0;
   double fval = 0;
   Loc loc;
@@ -174,9 +206,9 @@ struct Loop {
   int id = 0;
   Loc loc;
   bool ordered = false;
-  int data = -1;                // iterated data set (inline grid/range get a DataDecl too)
-  std::vector<int> vars;        // loop variable registers, in pattern order
-  std::vector<bool> relaxed;    // per param
+  int data = -1;              // iterated data set (inline grid/range get a DataDecl too)
+  std::vector<int> vars;      // loop variable registers, in pattern order
+  std::vector<bool> relaxed;  // per param
   std::vector<Reg> regs;
   std::vector<Inst> body;
 };
@@ -186,10 +218,10 @@ struct DStmt {
   enum Kind : uint8_t { kFor, kParallel, kPrint, kAccumSet, kLet, kIf };
   Kind kind = kPrint;
   Loc loc;
-  int slot = -1;           // kFor loop variable / kLet slot
-  int a = -1, b = -1;      // kFor bounds / kLet, kAccumSet, kIf value (DExpr ids)
-  int index = -1;          // kParallel loop id; kAccumSet accumulator
-  std::vector<int> args;   // kPrint DExpr ids
+  int slot = -1;          // kFor loop variable / kLet slot
+  int a = -1, b = -1;     // kFor bounds / kLet, kAccumSet, kIf value (DExpr ids)
+  int index = -1;         // kParallel loop id; kAccumSet accumulator
+  std::vector<int> args;  // kPrint DExpr ids
   std::vector<DStmt> body, else_body;
 };
 
@@ -203,7 +235,7 @@ struct WidthCheck {
 
 struct Program {
   std::string path;
-  std::shared_ptr<const SourceFile> source;  // for run-time diagnostics
+  std::shared_ptr<const SourceFile> source;            // for run-time diagnostics
   std::vector<std::pair<std::string, double>> consts;  // after --set, for reference
   std::vector<DataDecl> data;
   std::vector<ParamDecl> params;

@@ -113,6 +113,14 @@ void PrintBody(const Program& p, const Loop& l, const std::vector<Inst>& body, i
       case Op::kOneHot:
         line = d + "onehot " + R(l, in.a);
         break;
+      case Op::kSetElem:
+        line = R(l, in.dst) + "[" + R(l, in.b) + "] " +
+               (in.fn == kPlainAssign ? "=" : std::string(BinOpName(in.fn)) + "=") + " " +
+               R(l, in.c);
+        break;
+      case Op::kSample:
+        line = d + "sample " + R(l, in.a);
+        break;
       case Op::kRand:
         line = d + "rand";
         break;

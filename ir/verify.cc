@@ -277,6 +277,19 @@ class Verifier {
       case Op::kOneHot:
         if (Status st = Expect("a", in.a, {Type::kInt}); !st.ok()) return st;
         return Expect("dst", in.dst, {Type::kVec});
+      case Op::kSetElem:
+        if (in.a != in.dst)
+          return Fail("sets an element of " + Reg(in.dst) + " but reads " + Reg(in.a));
+        if (in.dst < 0 || !l_.regs[in.dst].mut)
+          return Fail("sets an element of a register that is not a var");
+        if (in.fn != kPlainAssign && in.fn > kDiv)
+          return Fail("sets an element with fn " + std::to_string(in.fn));
+        if (Status st = Expect("a", in.a, {Type::kVec}); !st.ok()) return st;
+        if (Status st = Expect("b", in.b, {Type::kInt}); !st.ok()) return st;
+        return Expect("c", in.c, {Type::kF32});
+      case Op::kSample:
+        if (Status st = Expect("a", in.a, {Type::kVec}); !st.ok()) return st;
+        return Expect("dst", in.dst, {Type::kInt});
       case Op::kRandInt:
         if (Status st = Expect("a", in.a, {Type::kInt}); !st.ok()) return st;
         return Expect("dst", in.dst, {Type::kInt});

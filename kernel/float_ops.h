@@ -78,6 +78,16 @@ inline std::string BadIntMessage(double x) {
   return buf;
 }
 
+// "sample needs non-negative numbers; element 3 is -0.5" (NaN and infinities
+// too), or, for element < 0, the message for a vector with no positive weight.
+inline std::string BadSampleMessage(int64_t element, double x) {
+  if (element < 0) return "sample needs a vector with a positive element; every element is 0";
+  char value[32];
+  std::snprintf(value, sizeof value, "%g", x);
+  return "sample needs finite, non-negative numbers; element " + std::to_string(element) + " is " +
+         (std::isnan(x) ? "NaN" : value);
+}
+
 // x fn y for an ir::BinOp from kAdd to kMax; y for any other fn (the
 // kernel's plain assignment, kPlainAssign).
 template <typename T>

@@ -65,6 +65,8 @@ enum Code : uint16_t {
   kVElem,   // S[d] = V[a][S[b]] (width n; out of range: a fault)
   kVPick,   // S[d] = max/min (f) or argmax/argmin (i) of V[a] by fn (ir::PickFn)
   kOneHot,  // V[d] = 1 at S[a], 0 elsewhere (width n; out of range: a fault)
+  kVSet,    // V[d][S[b]] fn= S[c], in place (a == d; fn ir::BinOp or kPlainAssign)
+  kSample,  // S[d] = k with probability V[a][k] / sum (one draw; a bad vector: a fault)
   kDotOp,   // S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul
   // Parameters: param index aux, subscripts in slots a (row) and b (column).
   kRdElem1,

@@ -11,8 +11,9 @@
 // the taint analysis below, so the slice needs no parameter values at all.
 // Draws are kept all or none: if any kept instruction needs a draw, every draw
 // is kept in its control context so the per-iteration draw counter advances
-// as in the kernel. (A randint whose bound reads a parameter is kept with the
-// bound 1: only its place in the count matters, its value is tainted.)
+// as in the kernel. (A randint whose bound reads a parameter, or a sample
+// whose weights do, is kept as randint(1): only its place in the count
+// matters, its value is tainted.)
 #include "kernel/key_slice.h"
 
 #include <unordered_map>
@@ -29,7 +30,8 @@ bool IsAccess(const Inst& in) {
   return (in.op == Op::kRead || in.op == Op::kWrite) && in.mode != ir::Access::kWhole;
 }
 bool IsDraw(const Inst& in) {
-  return in.op == Op::kRand || in.op == Op::kRandInt || in.op == Op::kNegative;
+  return in.op == Op::kRand || in.op == Op::kRandInt || in.op == Op::kNegative ||
+         in.op == Op::kSample;
 }
 
 // One instruction of the body, in pre-order.
@@ -202,10 +204,10 @@ class Slicer {
     }
   }
   bool Immutable(int reg) const { return reg < 0 || !loop_.regs[reg].mut; }
-  // A randint whose bound depends on a parameter value: its value is tainted,
-  // but it still counts as a draw.
+  // A randint whose bound, or a sample whose weights, depend on a parameter
+  // value: its value is tainted, but it still counts as a draw.
   bool TaintedBound(const Inst& in) const {
-    return in.op == Op::kRandInt && in.a >= 0 && reg_taint_[in.a];
+    return (in.op == Op::kRandInt || in.op == Op::kSample) && in.a >= 0 && reg_taint_[in.a];
   }
 
   // Queues instruction n (and, through Close, what it depends on).
@@ -256,7 +258,9 @@ class Slicer {
         if (!KeepsColumn(in)) c.b = -1;
       }
       if (TaintedBound(in)) {
+        // randint(1): one draw, like the original, whose value nothing reads.
         if (one_ < 0) one_ = static_cast<int>(loop_.regs.size());
+        c.op = Op::kRandInt;
         c.a = one_;
       }
       c.body = Filter(in.body);

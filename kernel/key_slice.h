@@ -5,7 +5,7 @@
 //
 // The slice keeps the instructions that compute subscripts, the control flow
 // around accesses (inner loop bounds, `if` conditions) and every random draw
-// (rand(), randint(), negative()), since a draw's value depends on how many
+// (rand(), randint(), negative(), sample()), since a draw's value depends on how many
 // draws came before it in the iteration. Each row or element read or write of
 // a parameter becomes an instruction that records the row. Everything else
 // (values, vector arithmetic, accumulators) is dropped.

@@ -38,6 +38,8 @@ Operands Make(uint16_t code) {
     case kVElem:       return {S, VI, S, _, W, _, _};
     case kVPick:       return {S, VI, _, _, W, _, _};
     case kOneHot:      return {VO, S, _, _, W, _, _};
+    case kVSet:        return {VO, VI, S, S, W, _, _};
+    case kSample:      return {S, VI, _, _, W, _, _};
     case kDotOp:       return {S, VI, VI, S, W, _, _};
     case kRdElem1:     return {S, S, _, _, _, P, _};
     case kRdElem2:     return {S, S, S, _, _, P, _};

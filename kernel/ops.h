@@ -39,7 +39,8 @@ struct Fault {
     kBadRandInt,
     kBadRadius,
     kBadElement,
-    kBadOneHot
+    kBadOneHot,
+    kBadSample
   };
   Kind kind = kNone;
   const VOp* op = nullptr;
@@ -47,7 +48,7 @@ struct Fault {
   int64_t limit = 0;   // the index's limit
   int32_t param = -1;  // the parameter indexed (kBadRow, kBadColumn)
   int32_t loc = -1;    // the source position, when not op->loc
-  double real = 0;     // the value int() could not convert (kBadInt)
+  double real = 0;     // the value int() could not convert (kBadInt), the bad weight (kBadSample)
 };
 
 // One past the last opcode: its entry in the dispatch table ends the run
@@ -298,6 +299,40 @@ RIGEL_OP OneHot(Machine& m, const VOp* o) {
   if (k < 0 || k >= o->n) return m.BadIndex(Fault::kBadOneHot, o, -1, o->loc, k, o->n);
   std::memset(m.V[o->d], 0, sizeof(float) * o->n);
   m.V[o->d][k] = 1.0f;
+  return o + 1;
+}
+RIGEL_OP VSet(Machine& m, const VOp* o) {
+  const int64_t k = m.S[o->b].i;
+  if (k < 0 || k >= o->n) return m.BadIndex(Fault::kBadElement, o, -1, o->loc, k, o->n);
+  float& x = m.V[o->d][k];
+  x = ApplyBin(o->fn, x, m.S[o->c].f);
+  return o + 1;
+}
+// Inverse-CDF draw over the cumulative weights, summed in double so that a
+// tail of small weights keeps its share. Checking every weight first makes
+// a bad vector an error on every draw, not only when the walk reaches it.
+RIGEL_OP Sample(Machine& m, const VOp* o) {
+  const float* p = m.V[o->a];
+  double total = 0;
+  for (int64_t k = 0; k < o->n; ++k) {
+    // Also refuses NaN and infinities: !(x >= 0) is true for NaN.
+    if (!(p[k] >= 0.0f) || std::isinf(p[k])) {
+      m.fault = Fault{Fault::kBadSample, o, k, 0, -1, o->loc, p[k]};
+      return &kFaultedOp;
+    }
+    total += p[k];
+  }
+  if (!(total > 0)) return m.Fail(Fault::kBadSample, o, -1);
+  const double u = UnitDouble(HashCoords(m.rand_seed, m.run_key, m.e, m.draw++)) * total;
+  double c = 0;
+  int64_t last = 0;
+  for (int64_t k = 0; k < o->n; ++k) {
+    if (p[k] <= 0.0f) continue;
+    last = k;
+    c += p[k];
+    if (u < c) break;
+  }
+  m.S[o->d].i = last;
   return o + 1;
 }
 

@@ -128,6 +128,9 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
       msg = "element index " + std::to_string(f.value) + " out of range for a vector of width " +
             std::to_string(f.limit);
       break;
+    case ops::Fault::kBadSample:
+      msg = BadSampleMessage(f.value, f.real);
+      break;
     case ops::Fault::kBadOneHot:
       msg = "onehot index " + std::to_string(f.value) + " out of range for width " +
             std::to_string(f.limit);
@@ -206,7 +209,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
       RIGEL_LABEL(VBin),        RIGEL_LABEL(VBinVS),       RIGEL_LABEL(VBinSV),
       RIGEL_LABEL(VUn),         RIGEL_LABEL(VClip),        RIGEL_LABEL(Dot),
       RIGEL_LABEL(Sum),         RIGEL_LABEL(Norm),         RIGEL_LABEL(VElem),
-      RIGEL_LABEL(VPick),       RIGEL_LABEL(OneHot),         RIGEL_LABEL(DotOp),
+      RIGEL_LABEL(VPick),       RIGEL_LABEL(OneHot),       RIGEL_LABEL(VSet),
+      RIGEL_LABEL(Sample),      RIGEL_LABEL(DotOp),
       RIGEL_LABEL(RdElem1),     RIGEL_LABEL(RdElem2),      RIGEL_LABEL(RdRowView),
       RIGEL_LABEL(RdRowCopy),   RIGEL_LABEL(RdWholeView),  RIGEL_LABEL(RdWholeCopy),
       RIGEL_LABEL(RdRowView2),  RIGEL_LABEL(WrElem1),      RIGEL_LABEL(WrElem2),
@@ -243,7 +247,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
     RIGEL_OP(FNe) RIGEL_OP(FUn) RIGEL_OP(IToF) RIGEL_OP(BAnd) RIGEL_OP(BOr) RIGEL_OP(BNot)
     RIGEL_OP(FClip) RIGEL_OP(SMove) RIGEL_OP(VMove) RIGEL_OP(VZero) RIGEL_OP(VLin)
     RIGEL_OP(VBin) RIGEL_OP(VBinVS) RIGEL_OP(VBinSV) RIGEL_OP(VUn) RIGEL_OP(VClip)
-    RIGEL_OP(Dot) RIGEL_OP(Sum) RIGEL_OP(Norm) RIGEL_OP(VElem) RIGEL_OP(VPick) RIGEL_OP(OneHot) RIGEL_OP(DotOp) RIGEL_OP(RdElem1)
+    RIGEL_OP(Dot) RIGEL_OP(Sum) RIGEL_OP(Norm) RIGEL_OP(VElem) RIGEL_OP(VPick) RIGEL_OP(OneHot) RIGEL_OP(VSet)
+    RIGEL_OP(Sample) RIGEL_OP(DotOp) RIGEL_OP(RdElem1)
     RIGEL_OP(RdElem2) RIGEL_OP(RdRowView) RIGEL_OP(RdRowCopy) RIGEL_OP(RdWholeView)
     RIGEL_OP(RdWholeCopy) RIGEL_OP(RdRowView2) RIGEL_OP(WrElem1) RIGEL_OP(WrElem2)
     RIGEL_OP(WrRowVec) RIGEL_OP(WrRowScalar) RIGEL_OP(WrRowLin) RIGEL_OP(WrRowPair)

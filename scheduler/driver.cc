@@ -85,6 +85,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
                            analysis::ValidatePlan(*d->prog_, std::move(plan), o.plan_path));
   }
   d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
+  RIGEL_ASSIGN_OR_RETURN(d->vectors_, exec::ParseSaveVectors(*d->prog_, o.save_vectors));
 
   exec::ExecutorOptions eo;
   eo.seed = o.seed;
@@ -106,7 +107,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     for (const analysis::LoopPlan& lp : d->plan_.loops) {
       for (const analysis::ParamPlan& pp : lp.params) {
         spec.hash |= !pp.is_accum && pp.index == static_cast<int>(p) &&
-                     pp.strategy == analysis::Strategy::kPs && pp.shard == "hash";
+                     analysis::Mechanism(pp) == analysis::Strategy::kPs && pp.shard == "hash";
       }
     }
     s.params.push_back(std::move(spec));
@@ -344,6 +345,10 @@ Status Driver::SaveParams() {
     RIGEL_ASSIGN_OR_RETURN(sp.values, client.Pull(static_cast<int>(p), keys).get());
     out.push_back(std::move(sp));
   }
+  for (const exec::VectorsRequest& r : vectors_) {
+    RIGEL_RETURN_IF_ERROR(exec::WriteVectors(r.path, ex_->data(r.data), out[r.param]));
+  }
+  if (opts_.save_params.empty()) return Status::Ok();
   return exec::WriteParams(opts_.save_params, out);
 }
 
@@ -355,7 +360,7 @@ Status Driver::Run(transport::Transport* transport) {
   epoch_->start = epoch_->epoch_start = Clock::now();
   if (opts_.log) *opts_.log << "driver: every worker is ready; running " << opts_.program << "\n";
   Status st = ex_->Run();
-  if (st.ok() && !opts_.save_params.empty()) st = SaveParams();
+  if (st.ok() && (!opts_.save_params.empty() || !vectors_.empty())) st = SaveParams();
   // On failure the caller ends the job with the reason (Coordinator::Fail),
   // which stops the workers; only a finished run is ended task by task.
   if (!st.ok()) return st;

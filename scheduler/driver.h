@@ -29,6 +29,7 @@
 #include "analysis/plan.h"
 #include "cluster/setup.h"
 #include "exec/executor.h"
+#include "exec/vectors_file.h"
 #include "ir/ir.h"
 #include "transport/transport.h"
 
@@ -41,12 +42,13 @@ struct DriverOptions {
   std::string plan_path;  // empty: plan the program for `workers`
   int workers = 1;
   int servers = 1;
-  cluster::JobOptions job;           // staleness, batch, sync_every, device
-  std::ostream* out = nullptr;       // the program's prints; null: std::cout
-  std::ostream* progress = nullptr;  // per-epoch progress lines; null: none
-  std::ostream* log = nullptr;       // scheduler log lines; null: none
-  std::string log_json;              // per-epoch JSON lines to this file; empty: none
-  std::string save_params;           // write the final parameters here; empty: no
+  cluster::JobOptions job;                // staleness, batch, sync_every, device
+  std::ostream* out = nullptr;            // the program's prints; null: std::cout
+  std::ostream* progress = nullptr;       // per-epoch progress lines; null: none
+  std::ostream* log = nullptr;            // scheduler log lines; null: none
+  std::string log_json;                   // per-epoch JSON lines to this file; empty: none
+  std::string save_params;                // write the final parameters here; empty: no
+  std::vector<std::string> save_vectors;  // PARAM=FILE: word2vec text files (exec/vectors_file.h)
 };
 
 class Driver {
@@ -78,11 +80,13 @@ class Driver {
   explicit Driver(DriverOptions options);
   Status RunRemote(const exec::RemoteRun& run);
   void OnEpoch(int64_t i, int64_t lo, int64_t hi);
+  // --save-params and --save-vectors: the final values from the servers.
   Status SaveParams();
   Status WaitReady();
 
   DriverOptions opts_;
   std::unique_ptr<ir::Program> prog_;
+  std::vector<exec::VectorsRequest> vectors_;  // --save-vectors, checked before the run
   analysis::Plan plan_;
   std::string plan_json_;
   cluster::ClusterSetup setup_;

@@ -39,6 +39,11 @@ int main(int argc, char** argv) {
   rigel::cluster::AddJobOptionFlags(&app, &d.job);
   app.add_option("--log-json", d.log_json, "write per-epoch metrics as JSON lines here");
   app.add_option("--save-params", d.save_params, "write the trained parameters here");
+  app.add_option("--save-vectors", d.save_vectors,
+                 "PARAM=FILE: write a parameter with one row per word in word2vec's text format; "
+                 "repeatable")
+      ->take_all()
+      ->allow_extra_args(false);
   app.add_option("--progress-to", o.progress_to, "append a progress line per epoch to this file");
   app.add_option("--listen", o.listen, "address to listen on")->capture_default_str();
   app.add_option("--key-file", o.key_file,

@@ -166,9 +166,13 @@ PlanInput Runner::PlanFor(int loop) const {
   in.params = static_cast<int>(prog_.params.size());
   for (const analysis::ParamPlan& pp : lp.params) {
     if (pp.is_accum) continue;
-    in.loop_params.push_back(PlanParam{pp.index, pp.strategy, pp.written,
-                                       static_cast<bool>(prog_.loops[loop].relaxed[pp.index]),
-                                       slices_[loop].whole(pp.index)});
+    // A sum (reduce) is never read in the loop: its pulls may lag like a
+    // relaxed parameter's, and its merged deltas are its exact value.
+    const bool sum = pp.strategy == analysis::Strategy::kReduce;
+    in.loop_params.push_back(
+        PlanParam{pp.index, analysis::Mechanism(pp), pp.written,
+                  sum || static_cast<bool>(prog_.loops[loop].relaxed[pp.index]),
+                  slices_[loop].whole(pp.index), sum});
   }
   return in;
 }

@@ -12,7 +12,7 @@ Status Runner::StartCollectives() {
   bool any = false;
   for (const analysis::LoopPlan& lp : plan_.loops) {
     for (const analysis::ParamPlan& pp : lp.params) {
-      any |= !pp.is_accum && pp.strategy == Strategy::kAllreduce;
+      any |= !pp.is_accum && analysis::Mechanism(pp) == Strategy::kAllreduce;
     }
   }
   if (!any) return Status::Ok();

@@ -163,6 +163,7 @@ Status PlanParamRows(const PlanInput& in, const std::vector<int64_t>& mine, Othe
     case Strategy::kAllreduce:
       return Status::Ok();
     case Strategy::kAccumulator:
+    case Strategy::kReduce:  // Runner::PlanFor gives its Mechanism instead
       break;
   }
   return Internal(name + " for a parameter");
@@ -194,7 +195,9 @@ StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& block
                           const RowsFn& rows) {
   std::vector<int> params;
   for (const PlanParam& pp : in.loop_params) {
-    if (pp.strategy == Strategy::kPs && pp.written) params.push_back(pp.index);
+    // A sum is never read: how often elements share its rows cannot make
+    // an update stale, so it does not shrink the mini-batch.
+    if (pp.strategy == Strategy::kPs && pp.written && !pp.sum) params.push_back(pp.index);
   }
   if (params.empty()) return 0.0;
   size_t total = 0;

@@ -34,6 +34,7 @@ struct PlanParam {
   bool written = false;
   bool relaxed = false;  // the loop relaxes it: its pulls may lag (staleness)
   bool whole = false;    // read or written whole
+  bool sum = false;      // a reduction (plan strategy `reduce`): never read in the loop
 };
 
 struct PlanInput {

@@ -38,6 +38,8 @@ void Lowering::EmitOne(const Inst& in) {
     case Op::kElem:
     case Op::kVecPick:
     case Op::kOneHot:
+    case Op::kSetElem:
+    case Op::kSample:
       return VectorV2(in);
     case Op::kRead:
       return Read(in);
@@ -201,7 +203,21 @@ void Lowering::VectorV2(const Inst& in) {
     o.loc = Loc(in);
     return;
   }
+  if (in.op == Op::kSetElem) {
+    // A var vector is named, so never deferred: its buffer is current.
+    VOp& o = Op0(kVSet);
+    o.d = in.dst, o.a = in.dst, o.b = in.b, o.c = in.c, o.fn = in.fn;
+    o.n = static_cast<int32_t>(Width(in.dst));
+    o.loc = Loc(in);
+    return;
+  }
   int a = Materialise(in.a);  // before Op0: it may emit code
+  if (in.op == Op::kSample) {
+    VOp& o = Op0(kSample);
+    o.d = in.dst, o.a = a, o.n = static_cast<int32_t>(Width(a));
+    o.loc = Loc(in);
+    return;
+  }
   VOp& o = Op0(in.op == Op::kElem ? kVElem : kVPick);
   o.d = in.dst, o.a = a, o.b = in.op == Op::kElem ? in.b : -1;
   o.fn = in.op == Op::kVecPick ? in.fn : 0;

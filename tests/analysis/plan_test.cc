@@ -266,7 +266,7 @@ TEST(Explain, SuggestsTheRelaxClauseForASerialLoop) {
   const char* text = R"(data s = libsvm("s.svm")
 param w: f32[s.dim] = zeros()
 parallel for (n, row) in s {
-  for (f, x) in row.features { w[f] += x }
+  for (f, x) in row.features { w[f] += x * w[f] }
 }
 )";
   auto prog = frontend::CompileText(text, "lr.rgl", {});

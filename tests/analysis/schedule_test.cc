@@ -52,15 +52,15 @@ const Case kCases[] = {
      "data_parallel", "A=ps/range", ""},
     // A triples file may list an (i, j) twice: equal coordinates are two
     // iterations there, not one.
-    {"two_loop_vars_triples", "parallel for (i, j, v) in r { A[i, j] += v }", "model_parallel_1d",
-     "A=local", "two lines of the file with the same (i, j)"},
-    {"two_loop_vars_grid", "parallel for (i, j) in grid(N, M) { A[i, j] += 1 }", "data_parallel",
-     "A=ps/range", "only within one iteration"},
+    {"two_loop_vars_triples", "parallel for (i, j, v) in r { A[i, j] += v - A[i, j] }",
+     "model_parallel_1d", "A=local", "two lines of the file with the same (i, j)"},
+    {"two_loop_vars_grid", "parallel for (i, j) in grid(N, M) { A[i, j] += 1 - A[i, j] }",
+     "data_parallel", "A=ps/range", "only within one iteration"},
     {"relaxed_indirect",
-     "parallel for (n, row) in s relax w { for (f, val) in row.features { w[f] += val } }",
+     "parallel for (n, row) in s relax w { for (f, val) in row.features { w[f] -= val * w[f] } }",
      "data_parallel", "w=ps/hash", "allowed: the loop relaxes w"},
-    {"relaxed_whole", "parallel for (n, row) in d relax x { x -= 0.1 * row.x }", "data_parallel",
-     "x=allreduce", ""},
+    {"relaxed_whole", "parallel for (n, row) in d relax x { x -= 0.1 * dot(x, row.x) * row.x }",
+     "data_parallel", "x=allreduce", ""},
     {"gcd_even_odd", "parallel for i in range(N) { b[2 * i] = b[2 * i + 1] }", "data_parallel",
      "b=ps/range", "no integer solution"},
     {"constant_read", "parallel for i in range(N) { q += b[0] }", "data_parallel",
@@ -88,9 +88,10 @@ const Case kCases[] = {
     // ---- 1-D model-parallel
     {"bias", "parallel for (i, j, v) in r { b[i] += v - b[i] }", "model_parallel_1d", "b=local:i",
      "conflict when i is equal"},
-    {"partition_by_j", "parallel for (i, j, v) in r { b[j] += v }", "model_parallel_1d",
+    {"partition_by_j", "parallel for (i, j, v) in r { b[j] += v - b[j] }", "model_parallel_1d",
      "b=local:j", "when j is equal"},
-    {"row_elements_in_inner_loop", "parallel for (i, j, v) in r { for k in 0..K { W[i, k] += v } }",
+    {"row_elements_in_inner_loop",
+     "parallel for (i, j, v) in r { for k in 0..K { W[i, k] += v * W[i, k] } }",
      "model_parallel_1d", "W=local:i", "when i is equal"},
     {"ordered_row_recurrence",
      "parallel ordered for (i, j) in grid(N, M) { A[i, j + 1] = A[i, j] + 1 }", "model_parallel_1d",
@@ -101,7 +102,7 @@ const Case kCases[] = {
      "model_parallel_1d", "b=local:i", "under if"},
     {"one_sided_update", "parallel for (i, j, v) in r { W[i] = W[i] + v * H[j] }",
      "model_parallel_1d", "W=local:i H=replicated", ""},
-    {"ordered_same_row", "parallel ordered for (i, j) in grid(N, M) { b[i] += 1 }",
+    {"ordered_same_row", "parallel ordered for (i, j) in grid(N, M) { b[i] = b[i] * 0.5 + 1 }",
      "model_parallel_1d", "b=local:i", ""},
     {"mf_with_relaxed_H", R"(parallel for (i, j, v) in r relax H {
   let err = v - dot(W[i], H[j])
@@ -124,12 +125,12 @@ const Case kCases[] = {
   W[i] = W[i] + 0.1 * H[j]
 })",
      "conflict_free_2d", "W=local:i H=rotate:j", ""},
-    {"two_1d_params", "parallel for (i, j, v) in r { b[i] += v; u[j] += v }", "conflict_free_2d",
-     "b=local:i u=rotate:j", ""},
+    {"two_1d_params", "parallel for (i, j, v) in r { b[i] += v - b[i]; u[j] += v - u[j] }",
+     "conflict_free_2d", "b=local:i u=rotate:j", ""},
     {"2d_plus_relaxed_constant", R"(parallel for (i, j, v) in r relax A {
-  b[i] += v
-  u[j] += v
-  A[0, 0] += 1
+  b[i] += v - b[i]
+  u[j] += v - u[j]
+  A[0, 0] += 1 - A[0, 0]
 })",
      "conflict_free_2d", "b=local:i u=rotate:j A=ps/range", ""},
     // ---- wavefront
@@ -150,27 +151,27 @@ const Case kCases[] = {
      "parallel ordered for (i, j) in grid(N, M) { A[i + 1, j] = A[i, j + 3] + 1 }", "wavefront",
      "A=local:i", "j' = j + 3*i"},
     // ---- serial
-    {"constant_written", "parallel for i in range(N) { b[0] += 1 }", "serial", "b=local",
+    {"constant_written", "parallel for i in range(N) { b[0] += 1 - b[0] }", "serial", "b=local",
      "relax b"},
     {"indirect_write_not_relaxed",
-     "parallel for (n, row) in s { for (f, val) in row.features { w[f] += val } }", "serial",
+     "parallel for (n, row) in s { for (f, val) in row.features { w[f] += val * w[f] } }", "serial",
      "w=local", "parallel for (n, row) in s relax w {"},
     {"embedding_not_relaxed", "parallel for (t, tok) in c { e[tok] += 0.1 * e[tok] }", "serial",
      "e=local", "relax e"},
-    {"whole_write_not_relaxed", "parallel for (n, row) in d { x -= 0.1 * row.x }", "serial",
-     "x=local", "relax x"},
-    {"non_affine_product", "parallel for (i, j) in grid(N, M) { A[i * j, 0] += 1 }", "serial",
-     "A=local", "a product of values"},
+    {"whole_write_not_relaxed", "parallel for (n, row) in d { x -= 0.1 * dot(x, row.x) * row.x }",
+     "serial", "x=local", "relax x"},
+    {"non_affine_product", "parallel for (i, j) in grid(N, M) { A[i * j, 0] += 1 - A[i * j, 0] }",
+     "serial", "A=local", "a product of values"},
     {"reassigned_var_subscript",
      "parallel for i in range(N) {\n  var k = i\n  k = k + 1\n  b[k] = 1.0\n}", "serial", "b=local",
      "reassigned"},
     {"window_write_not_relaxed",
-     "parallel for (t, tok) in c { for cc in window(c, t, 2) { e[cc] += 0.1 } }", "serial",
+     "parallel for (t, tok) in c { for cc in window(c, t, 2) { e[cc] += 0.1 * e[cc] } }", "serial",
      "e=local", "relax e"},
-    {"randint_write", "parallel for i in range(N) { b[randint(N)] += 1 }", "serial", "b=local",
-     "randint"},
-    {"same_param_two_vars", "parallel for (i, j, v) in r { b[i] += v; b[j] -= v }", "serial",
-     "b=local", "i = j'"},
+    {"randint_write", "parallel for i in range(N) { let k = randint(N); b[k] += 1 - b[k] }",
+     "serial", "b=local", "randint"},
+    {"same_param_two_vars", "parallel for (i, j, v) in r { b[i] += v * b[i]; b[j] -= v * b[j] }",
+     "serial", "b=local", "i = j'"},
     {"reversed_index", "parallel for i in range(N) { b[2 - i] = b[i] }", "serial", "b=local",
      "i = 2 - i'"},
     {"ordered_1d_recurrence", "parallel ordered for i in range(N) { b[i + 1] = b[i] + 1 }",
@@ -178,15 +179,15 @@ const Case kCases[] = {
     {"ordered_non_constant_distance",
      "parallel ordered for (i, j) in grid(N, M) { b[i + 1] = b[i] + 1 }", "serial", "b=local",
      "(1, *)"},
-    {"driver_value_write", "for ep in 0..3 { parallel for i in range(N) { b[ep] += 1 } }", "serial",
-     "b=local", ""},
+    {"driver_value_write", "for ep in 0..3 { parallel for i in range(N) { b[ep] += 1 - b[ep] } }",
+     "serial", "b=local", ""},
     // A recurrence: relaxing W would change the result, so it is not suggested.
     {"neighbouring_rows_written", "parallel for (i, j, v) in r { W[i + 1] = W[i] * 0.5 }", "serial",
      "W=local", "suggestion: none; relaxing would change what the loop computes"},
     {"smallest_relax_keeps_2d", R"(parallel for (i, j, v) in r {
-  b[i] += v
-  u[j] += v
-  A[0, 0] += 1
+  b[i] += v - b[i]
+  u[j] += v - u[j]
+  A[0, 0] += 1 - A[0, 0]
 })",
      "serial", "b=local u=local A=local", "`relax A`"},
     // ---- relax only where it keeps the loop's meaning
@@ -209,6 +210,24 @@ const Case kCases[] = {
      "data_parallel", "b=ps/range", "row ranges (the loop names fixed rows: b[1], b[0])"},
     {"one_row_parameter", "parallel for (i, j, v) in r relax one { one[0] += v - one[0] }",
      "data_parallel", "one=ps/range", "relaxed; a one-row parameter, on one parameter server"},
+    // ---- sums (DSL.md v2 "Analysis"): only += and -=, never read
+    {"sums_by_row_and_column", "parallel for (i, j, v) in r { b[i] += v; u[j] -= 1 }",
+     "data_parallel", "b=reduce/range u=reduce/range", "is a sum here"},
+    {"sum_at_a_data_dependent_row", R"(parallel for (n, row) in d {
+  var d2 = zeros(K)
+  for k in 0..K { d2[k] = dot(row.x, row.x) * k }
+  W[argmin(d2), 0] += 1
+})",
+     "data_parallel", "W=reduce/hash", "except in sums (reductions), which commute"},
+    {"sum_of_whole_vectors", "parallel for (n, row) in d { x += row.x }", "data_parallel",
+     "x=reduce", "replicated on every worker, deltas summed by AllReduce"},
+    {"sum_of_a_constant_element", "parallel for i in range(N) { b[0] += 1 }", "data_parallel",
+     "b=reduce/range", ""},
+    {"sum_beside_a_conflict", "parallel for (i, j, v) in r { b[i] += v - b[i]; u[j] += v }",
+     "model_parallel_1d", "b=local:i u=reduce/range", ""},
+    {"read_makes_it_no_sum", "parallel for i in range(N) { b[0] += 1; q += b[0] }", "serial",
+     "b=local q=accumulator", "relax b"},
+    {"product_is_no_sum", "parallel for i in range(N) { b[0] *= 2 }", "serial", "b=local", ""},
 };
 
 class ScheduleTable : public ::testing::TestWithParam<Case> {};

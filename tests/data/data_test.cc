@@ -110,7 +110,8 @@ TEST(Triples, MissingFieldAndExtraField) {
   ExpectError(ParseTriples("0 1,2\n", "r.csv", {}),
               "r.csv:1:3: error: expected ',' after column 1 (i), found '1'");
   ExpectError(ParseTriples("0,1,2,3\n", "r.csv", {}),
-              "r.csv:1:6: error: expected end of line after column 3 (v), found ','");
+              "r.csv:1:6: error: expected end of line after column 3 (v) (a file with more "
+              "columns needs triples(..., extra=\"ignore\")), found ','");
 }
 
 TEST(Triples, LineNumbersCountCrlfAndBlankLines) {

@@ -120,6 +120,52 @@ print(a, b, c)
   EXPECT_EQ(r.out, "2 49 33\n");
 }
 
+// Language v2: element writes on a var vector (= += -= *= /=), by hand.
+TEST(Executor, VarVectorElementWritesAsDslV2Defines) {
+  Ran r = RunProgram(R"(
+param W: f32[2, 4] = zeros()
+parallel for i in range(2) {
+  var g = zeros(4)
+  for k in 0..4 { g[k] = k * 2 + i }
+  g[1] += 10
+  g[2] -= 1
+  g[3] *= 2
+  g[0] /= 2
+  let h = g
+  g[1 + i] = -1
+  W[i] = h + g
+}
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // i = 0: g = [0 2 4 6] -> [0 12 3 12], h keeps that, then g[1] = -1;
+  // i = 1: g = [1 3 5 7] -> [0.5 13 4 14], then g[2] = -1.
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{0, 11, 6, 24, 1, 26, 3, 28}));
+}
+
+// sample(p): only positive weights are drawn, the frequencies follow the
+// weights, and the draws are a pure function of the seed and the element.
+TEST(Executor, SampleDrawsByWeight) {
+  const char* text = R"(
+param C: f32[4] = zeros()
+parallel for i in range(40000) {
+  var p = zeros(4)
+  p[0] = 1
+  p[2] = 3
+  C[sample(p)] += 1
+}
+)";
+  Ran a = RunProgram(text, 1), b = RunProgram(text, 1), c = RunProgram(text, 2);
+  ASSERT_TRUE(a.status.ok()) << a.status.message();
+  const std::vector<float> n = a.ex->param(0);
+  EXPECT_EQ(n[1], 0);
+  EXPECT_EQ(n[3], 0);
+  EXPECT_EQ(n[0] + n[2], 40000);
+  // 1/4 of 40000 with a standard deviation of about 87.
+  EXPECT_NEAR(n[0], 10000, 500);
+  EXPECT_EQ(a.ex->param(0), b.ex->param(0));
+  EXPECT_NE(a.ex->param(0), c.ex->param(0));
+}
+
 TEST(Executor, TriplesSgdByHand) {
   WriteData("t.csv", "0,0,1\n1,0,2\n0,1,3\n");
   Ran r = RunProgram(R"(
@@ -397,6 +443,17 @@ TEST(Executor, LoopBodyErrorsNameTheirCause) {
       {"accum a: f32\nparallel for i in range(2) {\n  a += sum(onehot(i + 2, 3))\n}\n",
        "prog.rgl:3:12: error: onehot index 3 out of range for width 3"},
       {"let z = 0.0 / 0.0\nprint(int(z))\n", "prog.rgl:2:7: error: int() of NaN"},
+      {"accum a: f32\nparallel for i in range(2) {\n  var g = zeros(3)\n  g[i + 2] = 1\n"
+       "  a += g[0]\n}\n",
+       "prog.rgl:4:3: error: element index 3 out of range for a vector of width 3"},
+      {"accum a: f32\nparallel for i in range(2) {\n  a += sample(zeros(3))\n}\n",
+       "prog.rgl:3:8: error: sample needs a vector with a positive element; every element is 0"},
+      {"accum a: f32\nparallel for i in range(2) {\n  var p = zeros(3) + 1\n  p[2] = -0.5\n"
+       "  a += sample(p)\n}\n",
+       "prog.rgl:5:8: error: sample needs finite, non-negative numbers; element 2 is -0.5"},
+      {"accum a: f32\nparallel for i in range(2) {\n  var p = zeros(3) + 1\n"
+       "  p[1] = log(-1.0)\n  a += sample(p)\n}\n",
+       "prog.rgl:5:8: error: sample needs finite, non-negative numbers; element 1 is NaN"},
   };
   for (const Case& c : cases) {
     Ran r = RunProgram(c.text);

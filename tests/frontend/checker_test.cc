@@ -104,6 +104,27 @@ TEST(Check, VectorElementsPicksAndOneHotNeedTheRightTypes) {
             "");
 }
 
+TEST(Check, ElementWritesNeedAVarVectorAndSampleAVector) {
+  const std::string loop = std::string(kDecls) + "parallel for (i, j, v) in r {\n  let s = W[i]\n";
+  ExpectError(loop + "  s[0] = 1\n}\n", 9, 3,
+              "cannot assign to an element of 's': it was bound with let (use var)");
+  ExpectError(loop + "  var x = v\n  x[0] = 1\n}\n", 10, 3,
+              "'x' is f32, not a vector or a parameter, and cannot be indexed");
+  ExpectError(loop + "  var g = s\n  g[v] = 1\n}\n", 10, 5,
+              "a vector element index must be an int, not f32 (int() converts)");
+  ExpectError(loop + "  var g = s\n  g[0] = s\n}\n", 10, 10,
+              "an element of 'g' takes an f32 scalar, not f32 vector");
+  ExpectError(loop + "  var g = s\n  g[0, 1] = 1\n}\n", 10, 3,
+              "an element of vector 'g' takes one subscript, got 2");
+  ExpectError(loop + "  sq += sample(v)\n}\n", 9, 16,
+              "sample expects a vector of weights, got f32");
+  ExpectError(std::string(kDecls) + "print(sample(K))\n", 7, 7,
+              "'sample' can only be used inside a parallel for");
+  EXPECT_EQ(Errors(loop + "  var g = s\n  g[j % K] = v\n  g[0] += 1\n  g[1] -= v\n  g[2] *= 2\n"
+                          "  g[3] /= 2\n  b[sample(g * g)] += 1\n}\n"),
+            "");
+}
+
 TEST(Check, VectorWidthMismatch) {
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i], zeros(3)) }\n",
               7, 37, "vector width mismatch in dot: 4 vs 3");

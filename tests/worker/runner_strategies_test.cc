@@ -204,7 +204,9 @@ for ep in 0..3 {
     o.batch = 4;
     auto c = RunAndCompare(prog, o);
     ASSERT_NE(c, nullptr);
-    EXPECT_EQ(ParamOf(*c, 0, "c").strategy, Strategy::kPs);
+    // Only added to: a sum (reduce), whose rows go through the servers.
+    EXPECT_EQ(ParamOf(*c, 0, "c").strategy, Strategy::kReduce);
+    EXPECT_EQ(analysis::Mechanism(ParamOf(*c, 0, "c")), Strategy::kPs);
   }
 }
 
@@ -226,11 +228,14 @@ for ep in 0..2 {
 }
 
 TEST_F(RunnerStrategiesTest, AllreduceReplicasStayEqual) {
+  // `w = w + ...` reads w, so it is relaxed and summed by AllReduce (with
+  // `+=` alone it would be a sum, `reduce`), and the update commutes, so
+  // every interleaving ends at the serial values.
   const std::string prog = Write("dense.rgl", R"(data d = dense_csv("d.csv", label=0)
 param w: f32[d.dim] = zeros()
 accum s: f32
 for ep in 0..2 {
-  parallel for (n, row) in d relax w { w += 0.01 * row.x }
+  parallel for (n, row) in d relax w { w = w + 0.01 * row.x }
   s = 0
   parallel for (n, row) in d { s += dot(w, row.x) }
   print("ep", ep, "s", s)

@@ -37,6 +37,7 @@ StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const Sync
         out.push_back(CreateReplicated(env, std::move(params)));
         break;
       case Strategy::kAccumulator:
+      case Strategy::kReduce:  // not in kOrder: planned as its Mechanism
         break;
     }
   }

@@ -1,0 +1,151 @@
+// `multiclass`: libsvm train/test files with labels 0..classes-1 drawn from a
+// planted softmax model (softmax regression).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "common/hash.h"
+#include "examples/generators.h"
+
+namespace rigel::examples {
+namespace {
+
+enum Stream : uint64_t { kWeights = 1, kTrain, kTest, kFeaturePerm, kKinds };
+
+// Keeps W (dim * classes doubles) and the per-sample score loop small.
+constexpr int64_t kMaxClasses = 1000;
+
+Status Validate(const MulticlassOptions& o) {
+  if (o.out.empty() || o.test_out.empty()) {
+    return InvalidArgument("--out (train) and --test-out are required");
+  }
+  if (o.out == o.test_out) return InvalidArgument("--out and --test-out are the same");
+  if (o.count < 1 || o.test_count < 1 || o.dim < 1 || o.nnz < 1) {
+    return InvalidArgument("count, test_count, dim and nnz must be positive");
+  }
+  if (o.classes < 2 || o.classes > kMaxClasses) {
+    return InvalidArgument(fmt::format("classes must be in [2, {}]", kMaxClasses));
+  }
+  if (o.dim >= std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument("dim must fit in 32 bits (loaders use int32)");
+  }
+  // As for `sparse`: up to 3*nnz/2 distinct features per sample, drawn by
+  // rejection of repeats, so keep that well below dim.
+  if (3 * o.nnz > o.dim) return InvalidArgument("nnz must be at most dim / 3");
+  if (!(o.zipf >= 0) || !std::isfinite(o.zipf) || !(o.weight_std >= 0) ||
+      !std::isfinite(o.weight_std) || !(o.real_fraction >= 0) || !(o.real_fraction <= 1)) {
+    return InvalidArgument("zipf and weight_std must be finite and >= 0, real_fraction in [0, 1]");
+  }
+  return Status::Ok();
+}
+
+struct Model {
+  std::vector<double> w;  // w[f * classes + c]
+  std::vector<int64_t> feature_of_rank;
+  std::vector<uint8_t> is_real;
+};
+
+// Counts over the samples of one file.
+struct Tally {
+  int64_t correct = 0;             // argmax_c s_c == label
+  std::vector<int64_t> per_class;  // label counts
+};
+
+// Writes `n` samples drawn from `rng` and tallies them into `tally`.
+std::string WriteSamples(const MulticlassOptions& o, const Model& m, const ZipfSampler& zipf,
+                         int64_t n, SplitMix64 rng, Tally* tally) {
+  fmt::memory_buffer buf;
+  buf.reserve(static_cast<size_t>(n * o.nnz) * 9);
+  std::vector<int64_t> feats;
+  std::vector<double> vals, s(static_cast<size_t>(o.classes));
+  const int64_t lo = std::max<int64_t>(1, o.nnz / 2), hi = o.nnz + o.nnz / 2;
+  tally->per_class.assign(static_cast<size_t>(o.classes), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = lo + static_cast<int64_t>(rng.Below(static_cast<uint64_t>(hi - lo + 1)));
+    feats.clear();
+    while (static_cast<int64_t>(feats.size()) < k) {
+      int64_t f = m.feature_of_rank[zipf.Sample(rng.Uniform())];
+      if (std::find(feats.begin(), feats.end(), f) == feats.end()) feats.push_back(f);
+    }
+    std::sort(feats.begin(), feats.end());
+    vals.clear();
+    std::fill(s.begin(), s.end(), 0.0);
+    for (int64_t f : feats) {
+      // Scores use the values as written (3 decimals).
+      double x = m.is_real[f] ? std::nearbyint((0.1 + 1.9 * rng.Uniform()) * 1e3) / 1e3 : 1.0;
+      vals.push_back(x);
+      for (int64_t c = 0; c < o.classes; ++c) s[c] += x * m.w[f * o.classes + c];
+    }
+    // argmax (first on ties), then a label drawn from softmax(s).
+    const int64_t best = std::max_element(s.begin(), s.end()) - s.begin();
+    const double top = s[best];  // s[best] itself is overwritten below
+    double total = 0.0;
+    for (double& v : s) total += (v = std::exp(v - top));
+    double u = rng.Uniform() * total;
+    int64_t label = 0;
+    while (label + 1 < o.classes && u >= s[label]) u -= s[label++];
+    tally->correct += label == best;
+    ++tally->per_class[label];
+    fmt::format_to(fmt::appender(buf), "{}", label);
+    for (size_t t = 0; t < feats.size(); ++t) {
+      if (m.is_real[feats[t]]) {
+        fmt::format_to(fmt::appender(buf), " {}:{:.3f}", feats[t] + 1, vals[t]);
+      } else {
+        fmt::format_to(fmt::appender(buf), " {}:1", feats[t] + 1);
+      }
+    }
+    buf.push_back('\n');
+  }
+  return fmt::to_string(buf);
+}
+
+}  // namespace
+
+StatusOr<GenOutput> MakeMulticlass(const MulticlassOptions& o) {
+  RIGEL_RETURN_IF_ERROR(Validate(o));
+  Model m;
+  m.w.resize(static_cast<size_t>(o.dim * o.classes));
+  m.is_real.resize(static_cast<size_t>(o.dim));
+  SplitMix64 weights(HashCoords(o.seed, kWeights));
+  for (double& w : m.w) w = o.weight_std * weights.Normal();
+  for (int64_t f = 0; f < o.dim; ++f) {
+    m.is_real[f] = UnitDouble(HashCoords(o.seed, kKinds, f)) < o.real_fraction;
+  }
+  m.feature_of_rank = SeededPermutation(o.dim, HashCoords(o.seed, kFeaturePerm));
+  ZipfSampler zipf(o.dim, o.zipf);
+
+  Tally train, test;
+  GenOutput out;
+  out.files.push_back(
+      {o.out, WriteSamples(o, m, zipf, o.count, SplitMix64(HashCoords(o.seed, kTrain)), &train)});
+  out.files.push_back({o.test_out, WriteSamples(o, m, zipf, o.test_count,
+                                                SplitMix64(HashCoords(o.seed, kTest)), &test)});
+  const int64_t majority =
+      std::max_element(train.per_class.begin(), train.per_class.end()) - train.per_class.begin();
+  const double test_count = static_cast<double>(o.test_count);
+  out.summary = {
+      fmt::format("count: {}", o.count),
+      fmt::format("test count: {}", o.test_count),
+      fmt::format("dim: {}", o.dim),
+      fmt::format("classes: {}", o.classes),
+      fmt::format("nnz: {}", o.nnz),
+      fmt::format("zipf: {}", o.zipf),
+      fmt::format("planted model train accuracy: {:.4f}",
+                  static_cast<double>(train.correct) / static_cast<double>(o.count)),
+      fmt::format("planted model test accuracy: {:.4f}", test.correct / test_count),
+      fmt::format("majority class test accuracy: {:.4f}", test.per_class[majority] / test_count),
+  };
+  return out;
+}
+
+StatusOr<GenReport> GenerateMulticlass(const MulticlassOptions& opts) {
+  RIGEL_ASSIGN_OR_RETURN(GenOutput out, MakeMulticlass(opts));
+  return WriteGenOutput(out, opts.write_info);
+}
+
+}  // namespace rigel::examples
