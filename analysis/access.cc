@@ -144,11 +144,27 @@ class Walker {
       case data::DataKind::kGrid:
         ndims = 2;
         break;
+      case data::DataKind::kTokens:
+        // With one document per line, the line number and the token id are
+        // coordinates too, so rows kept by document or by word can be
+        // partitioned; a plain corpus is numbered by position alone.
+        ndims = d.lines ? 3 : 1;
+        break;
       default:
         ndims = 1;
     }
+    // Dimension k is loop variable var_of[k]. A lines corpus binds (t, w, d)
+    // but its space is (t, d, w): the document comes before the word, as the
+    // row before the column of a ratings matrix, so a 2-D schedule keeps
+    // documents' rows on their workers and rotates the words' (as Orion
+    // does for LDA). t alone names an element.
+    std::vector<int> var_of = {0, 1, 2};
+    if (d.kind == data::DataKind::kTokens && d.lines) {
+      var_of = {0, 2, 1};
+      sp.key_dim = 0;
+    }
     for (int k = 0; k < ndims && k < static_cast<int>(loop_.vars.size()); ++k) {
-      int r = loop_.vars[k];
+      int r = loop_.vars[var_of[k]];
       sp.dims.push_back(loop_.regs[r].name);
       Subscript s;
       s.coef[k] = 1;
@@ -171,7 +187,7 @@ class Walker {
       sp.extent.assign(ndims, -1);
       sp.what = d.name + " (" + data::DataKindName(d.kind) + ")";
     }
-    if (d.kind == data::DataKind::kTokens && loop_.vars.size() > 1) {
+    if (d.kind == data::DataKind::kTokens && !d.lines && loop_.vars.size() > 1) {
       int w = loop_.vars[1];
       vals_[w] = Opaque(Subscript::kIndirect, loop_.regs[w].name,
                         "the token id at position " + sp.dims[0] + ", a data value");
@@ -312,7 +328,13 @@ class Walker {
           }
           break;
         case Op::kUnary:
-          if (in.fn == ir::kF32ToInt) {
+          if (in.fn == ir::kF32ToInt && i32_reads_.count(in.a)) {
+            // An element of an i32 parameter (`z[t]` in `ndk[d, z[t]]`): a
+            // value the loop itself may change, so a data value.
+            const std::string& what = i32_reads_[in.a];
+            vals_[in.dst] = Opaque(Subscript::kIndirect, NameOr(in.dst, what),
+                                   "an element of an i32 parameter (" + what + "), a data value");
+          } else if (in.fn == ir::kF32ToInt) {
             // f32 values are not followed: an index made from one (a label,
             // a feature value) is a data value, whatever it holds.
             vals_[in.dst] =
@@ -347,6 +369,10 @@ class Walker {
           vals_[in.dst] = Opaque(Subscript::kIndirect, NameOr(in.dst, "negative(...)"),
                                  "a negative() draw, a random token id");
           break;
+        case Op::kSample:
+          vals_[in.dst] = Opaque(Subscript::kIndirect, NameOr(in.dst, "sample(...)"),
+                                 "a sample() draw, weighted by values");
+          break;
         case Op::kFor:
           vals_[in.dst] =
               Opaque(Subscript::kIndirect, NameOr(in.dst, "k"),
@@ -368,6 +394,12 @@ class Walker {
           Walk(in.else_body, true, inner);
           break;
         case Op::kRead:
+          if (prog_.params[in.index].is_int && in.mode == ir::Access::kElement) {
+            i32_reads_[in.dst] = prog_.params[in.index].name + "[" + vals_[in.a].text +
+                                 (in.b >= 0 ? ", " + vals_[in.b].text : "") + "]";
+          }
+          Record(in, cond, inner);
+          break;
         case Op::kWrite:
           Record(in, cond, inner);
           break;
@@ -375,6 +407,12 @@ class Walker {
           out_->accums.push_back({in.index, in.loc});
           break;
         default:
+          // An int this walk does not follow must never pass for a constant
+          // (the value a register has before anything defines it here).
+          if (in.dst >= 0 && IsInt(in.dst)) {
+            vals_[in.dst] = Opaque(Subscript::kNonAffine, NameOr(in.dst, "an int"),
+                                   "a value the analysis does not follow");
+          }
           break;
       }
     }
@@ -418,6 +456,7 @@ class Walker {
   const ir::Loop& loop_;
   LoopAccesses* out_;
   std::vector<Subscript> vals_;
+  std::map<int, std::string> i32_reads_;  // f32 register: the i32 element it read
   std::map<int, int> moves_;
 };
 

@@ -69,15 +69,19 @@ struct AccumUpdate {
 
 // The iteration space of a loop: the loop variables that number its points.
 struct Space {
-  std::vector<std::string>
-      dims;  // (i, j) for triples and grid; (n) libsvm/dense_csv; (t) tokens; (i) range
-  std::vector<int64_t> extent;  // per dim; -1 when it depends on data or driver values
-  std::string what;             // "train (triples)", "grid(512, 512)"
+  std::vector<std::string> dims;  // (i, j) for triples and grid; (n) libsvm/dense_csv; (t) tokens,
+                                  // (t, d, w) with lines=true; (i) range
+  std::vector<int64_t> extent;    // per dim; -1 when it depends on data or driver values
+  std::string what;               // "train (triples)", "grid(512, 512)"
   // Two elements may have the same coordinates: a triples file may list an
   // (i, j) pair on several lines (one line per event), so (i, j) names a
   // point of the space, not an iteration. Grid, range, and the sample or
   // position numbers of the other kinds are distinct per element.
   bool repeats = false;
+  // A dimension that alone names an element (the position t of a lines
+  // corpus, whose other coordinates follow from it): two iterations with
+  // the same value there are one. -1: none.
+  int key_dim = -1;
 };
 
 struct LoopAccesses {

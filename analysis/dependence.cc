@@ -391,6 +391,14 @@ std::vector<Dependence> ComputeDependences(const Program& prog, const LoopAccess
         dep.needs_equal[k] = !pos && !neg;
         any |= pos || neg;
       }
+      // An element key equal on both sides: the same iteration.
+      if (acc.space.key_dim >= 0 && dep.needs_equal[acc.space.key_dim]) {
+        if (independent) {
+          independent->push_back(pair_name + ": only within one iteration (" +
+                                 acc.space.dims[acc.space.key_dim] + " names an element)");
+        }
+        continue;
+      }
       if (!any) {
         // Equal coordinates are one iteration only where points are
         // iterations; a triples file may repeat a pair, and nothing here may

@@ -16,6 +16,9 @@ std::vector<int64_t> SpaceExtent(const data::Dataset& data) {
     case data::DataKind::kTriples:
     case data::DataKind::kGrid:
       return {data.rows, data.cols};
+    case data::DataKind::kTokens:
+      if (data.lines) return {data.count, data.docs, data.vocab};  // (t, d, w): access.h
+      return {data.count};
     default:
       return {data.count};
   }
@@ -27,6 +30,9 @@ std::vector<int64_t> ElementCoords(const data::Dataset& data, int64_t e) {
       return {data.ti[e], data.tj[e]};
     case data::DataKind::kGrid:
       return {e / data.cols, e % data.cols};
+    case data::DataKind::kTokens:
+      if (data.lines) return {e, data.token_doc[e], data.tokens[e]};
+      return {e};
     default:
       return {e};
   }

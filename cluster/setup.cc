@@ -19,6 +19,8 @@ wire::ParamSpec::Init InitToWire(ir::ParamDecl::Init i) {
       return wire::ParamSpec::Init::NORMAL;
     case ir::ParamDecl::kUniform:
       return wire::ParamSpec::Init::UNIFORM;
+    case ir::ParamDecl::kRandInt:
+      return wire::ParamSpec::Init::RANDINT;
   }
   return wire::ParamSpec::Init::ZEROS;
 }
@@ -37,6 +39,9 @@ bool InitFromWire(wire::ParamSpec::Init i, ir::ParamDecl::Init* out) {
     case wire::ParamSpec::Init::UNIFORM:
       *out = ir::ParamDecl::kUniform;
       return true;
+    case wire::ParamSpec::Init::RANDINT:
+      *out = ir::ParamDecl::kRandInt;
+      return true;
   }
   return false;  // an enumerant this build does not know
 }
@@ -46,7 +51,8 @@ bool InitFromName(const std::string& name, ir::ParamDecl::Init* out) {
       {"zeros", ir::ParamDecl::kZeros},
       {"fill", ir::ParamDecl::kFill},
       {"normal", ir::ParamDecl::kNormal},
-      {"uniform", ir::ParamDecl::kUniform}};
+      {"uniform", ir::ParamDecl::kUniform},
+      {"randint", ir::ParamDecl::kRandInt}};
   for (const auto& [n, i] : kNames) {
     if (name == n) {
       *out = i;

@@ -119,6 +119,8 @@ Dataset EmptyPartOf(const Dataset& d) {
   p.cols = d.cols;
   p.dim = d.dim;
   p.vocab = d.vocab;
+  p.lines = d.lines;
+  p.docs = d.docs;
   p.words = d.words;
   p.word_counts = d.word_counts;
   p.negatives = d.negatives;
@@ -198,7 +200,8 @@ std::string DatasetDigest(const Dataset& d) {
   auto add = [st](const auto& v) {
     if (!v.empty()) XXH64_update(st, v.data(), v.size() * sizeof(v[0]));
   };
-  const int64_t shape[] = {static_cast<int64_t>(d.kind), d.count, d.rows, d.cols, d.dim, d.vocab};
+  const int64_t shape[] = {
+      static_cast<int64_t>(d.kind), d.count, d.rows, d.cols, d.dim, d.vocab, d.docs};
   XXH64_update(st, shape, sizeof shape);
   add(d.ti);
   add(d.tj);
@@ -209,6 +212,7 @@ std::string DatasetDigest(const Dataset& d) {
   add(d.feat_value);
   add(d.x);
   add(d.tokens);
+  add(d.token_doc);
   add(d.word_counts);
   for (const std::string& w : d.words) XXH64_update(st, w.c_str(), w.size() + 1);
   const uint64_t h = XXH64_digest(st);
@@ -244,6 +248,12 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
       const int64_t cut = d.count - n_test;
       train.tokens.assign(d.tokens.begin(), d.tokens.begin() + cut);
       test.tokens.assign(d.tokens.begin() + cut, d.tokens.end());
+      if (d.lines) {
+        // Line numbers stay those of the file (the parts keep `docs`), so a
+        // document cut by the split keeps its number in both parts.
+        train.token_doc.assign(d.token_doc.begin(), d.token_doc.begin() + cut);
+        test.token_doc.assign(d.token_doc.begin() + cut, d.token_doc.end());
+      }
       train.count = cut;
       test.count = n_test;
       return std::make_pair(std::move(train), std::move(test));

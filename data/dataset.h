@@ -91,6 +91,12 @@ struct Dataset {
   // ordered by descending frequency (ties: first appearance); words with fewer
   // than min_count occurrences are removed from the stream (as word2vec does).
   std::vector<int32_t> tokens;
+  // tokens(..., lines=true): each line is a document; token t lies on line
+  // token_doc[t] (0-based, blank lines count), and `docs` is the number of
+  // lines. Empty otherwise.
+  bool lines = false;
+  std::vector<int32_t> token_doc;
+  int64_t docs = 0;
   std::vector<std::string> words;    // words[id]
   std::vector<int64_t> word_counts;  // word_counts[id]
   int64_t vocab = 0;
@@ -110,6 +116,7 @@ struct LibsvmOptions {
 };
 struct TokensOptions {
   int64_t min_count = 1;
+  bool lines = false;  // each line a document (Dataset::token_doc)
 };
 struct DenseCsvOptions {
   int64_t label = 0;  // column holding the label

@@ -1,5 +1,7 @@
-// tokens(path, min_count): a corpus of whitespace-separated words.
+// tokens(path, min_count, lines): a corpus of whitespace-separated words, with
+// lines=true one document per line.
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -26,11 +28,13 @@ StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
   std::vector<std::string_view> first_words;
   std::vector<int64_t> first_counts;
   std::vector<int32_t> stream;
+  std::vector<int32_t> stream_doc;      // lines=true: the line of each word
   stream.reserve(text.size() / 5 + 1);  // English averages ~5-6 bytes per word+space
   const char* p = text.data();
   const char* end = p + text.size();
+  int64_t line = 0;
   for (;;) {
-    while (p != end && IsSpace(*p)) ++p;
+    while (p != end && IsSpace(*p)) line += *p++ == '\n';
     if (p == end) break;
     const char* w = p;
     while (p != end && !IsSpace(*p)) ++p;
@@ -42,6 +46,10 @@ StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
     }
     ++first_counts[it->second];
     stream.push_back(it->second);
+    if (opts.lines) {
+      if (line > INT32_MAX) return InvalidArgument(path + ": error: more than 2^31 lines");
+      stream_doc.push_back(static_cast<int32_t>(line));
+    }
   }
   if (stream.empty()) return InvalidArgument(path + ": error: empty file");
 
@@ -67,8 +75,16 @@ StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
   // Rare words leave the stream entirely (as in word2vec), so windows span
   // across them.
   d.tokens.reserve(stream.size());
-  for (int32_t old : stream) {
-    if (new_id[old] >= 0) d.tokens.push_back(new_id[old]);
+  for (size_t k = 0; k < stream.size(); ++k) {
+    if (new_id[stream[k]] < 0) continue;
+    d.tokens.push_back(new_id[stream[k]]);
+    if (opts.lines) d.token_doc.push_back(stream_doc[k]);
+  }
+  if (opts.lines) {
+    // Every line is a document, blank ones too, so d is the line number; a
+    // last line without '\n' counts when it holds anything.
+    d.lines = true;
+    d.docs = line + (!text.empty() && text.back() != '\n');
   }
   d.count = static_cast<int64_t>(d.tokens.size());
   d.vocab = static_cast<int64_t>(d.words.size());

@@ -196,7 +196,7 @@ struct MulticlassOptions {
   uint64_t seed = 1;
   int64_t count = 50000;       // train samples
   int64_t test_count = 10000;  // test samples
-  int64_t dim = 2000;
+  int64_t dim = 200;
   int64_t classes = 10;
   int64_t nnz = 16;
   double zipf = 0.8;
@@ -253,7 +253,7 @@ struct DocsOptions {
   int64_t topics = 20;
   int64_t vocab = 2000;
   int64_t doc_len = 100;
-  double alpha = 0.1;
+  double alpha = 0.05;
   int64_t topic_words = 50;
   bool write_info = true;
 };

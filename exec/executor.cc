@@ -107,7 +107,7 @@ Status SerialExecutor::LoadData() {
         loaded = data::LoadLibsvm(d.path, {d.base});
         break;
       case data::DataKind::kTokens:
-        loaded = data::LoadTokens(d.path, {d.min_count});
+        loaded = data::LoadTokens(d.path, {d.min_count, d.lines});
         break;
       case data::DataKind::kDenseCsv:
         loaded = data::LoadDenseCsv(d.path, {d.label, d.sep, d.skip_header});
@@ -205,6 +205,7 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
             : e.str == "rows" ? d.rows
             : e.str == "cols" ? d.cols
             : e.str == "dim"  ? d.dim
+            : e.str == "docs" ? d.docs
                               : d.vocab;
       v.f = static_cast<double>(v.i);
       return v;

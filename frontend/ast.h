@@ -17,13 +17,25 @@ struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
-  enum Kind { kInt, kFloat, kString, kBool, kName, kBinary, kUnary, kCall, kIndex, kAttr, kElement };
+  enum Kind {
+    kInt,
+    kFloat,
+    kString,
+    kBool,
+    kName,
+    kBinary,
+    kUnary,
+    kCall,
+    kIndex,
+    kAttr,
+    kElement
+  };
   Kind kind = kInt;
   Loc loc;
-  int64_t ival = 0;     // kInt, kBool (0/1)
-  double fval = 0;      // kFloat
-  std::string str;      // kString text; kName/kCall/kIndex name; kAttr attribute
-  Tok op = Tok::kEof;   // kBinary, kUnary
+  int64_t ival = 0;    // kInt, kBool (0/1)
+  double fval = 0;     // kFloat
+  std::string str;     // kString text; kName/kCall/kIndex name; kAttr attribute
+  Tok op = Tok::kEof;  // kBinary, kUnary
   // kBinary: {lhs, rhs}; kUnary: {operand}; kCall: arguments; kIndex:
   // subscripts (the indexed name is `str`); kAttr: {object}; kElement: {a
   // vector-valued expression, the element index} (`W[i][k]`, `row.x[k]`).
@@ -40,7 +52,7 @@ struct Stmt {
   enum Kind {
     kConst,        // const NAME = value
     kData,         // data NAME[, NAME] = value (a loader call or split)
-    kParam,        // param NAME: f32[rows(, width)] = value
+    kParam,        // param NAME: f32|i32[rows(, width)] = value
     kAccum,        // accum NAME: f32
     kLet,          // let NAME = value
     kVar,          // var NAME = value
@@ -55,12 +67,13 @@ struct Stmt {
   std::vector<std::string> names;
   std::vector<Loc> name_locs;
   ExprPtr value;
-  ExprPtr value2;        // kFor over a range: the upper bound
-  ExprPtr target;        // kAssign: kName or kIndex
-  Tok op = Tok::kAssign; // kAssign operator
-  ExprPtr rows, width;   // kParam shape; width null for 1-D
+  ExprPtr value2;         // kFor over a range: the upper bound
+  ExprPtr target;         // kAssign: kName or kIndex
+  Tok op = Tok::kAssign;  // kAssign operator
+  ExprPtr rows, width;    // kParam shape; width null for 1-D
+  bool is_int = false;    // kParam: i32 elements
   bool ordered = false;
-  bool range = false;    // kFor: `lo..hi`
+  bool range = false;  // kFor: `lo..hi`
   std::vector<std::string> relax;
   std::vector<Loc> relax_locs;
   std::vector<ExprPtr> args;  // kPrint

@@ -198,7 +198,7 @@ int Checker::DataAttr(int data, const std::string& attr, Loc loc) {
   static const std::map<data::DataKind, std::vector<std::string>> kAttrs = {
       {data::DataKind::kTriples, {"rows", "cols", "count"}},
       {data::DataKind::kLibsvm, {"count", "dim"}},
-      {data::DataKind::kTokens, {"count", "vocab"}},
+      {data::DataKind::kTokens, {"count", "vocab", "docs"}},
       {data::DataKind::kDenseCsv, {"count", "dim"}},
       {data::DataKind::kGrid, {"rows", "cols", "count"}},
       {data::DataKind::kRange, {"count"}},
@@ -209,6 +209,13 @@ int Checker::DataAttr(int data, const std::string& attr, Loc loc) {
     for (const auto& a : ok) list += (list.empty() ? "." : ", .") + a;
     Error(loc, "data set '" + d.name + "' (" + data::DataKindName(d.kind) + ") has no attribute '" +
                    attr + "'; it has " + list);
+    return -1;
+  }
+  if (attr == "docs" && !d.lines) {
+    Error(loc, "'" + d.name +
+                   ".docs' counts lines, which tokens(..., lines=true) reads as "
+                   "documents; '" +
+                   d.name + "' is read without lines=true");
     return -1;
   }
   ir::DExpr e;

@@ -16,13 +16,14 @@ struct SpaceVars {
   const char* names;
 };
 
-SpaceVars VarsOf(data::DataKind k) {
-  switch (k) {
+SpaceVars VarsOf(const ir::DataDecl& d) {
+  switch (d.kind) {
     case data::DataKind::kTriples:
       return {{Type::kInt, Type::kInt, Type::kF32}, "(i, j, v)"};
     case data::DataKind::kLibsvm:
       return {{Type::kInt, Type::kRow}, "(n, row)"};
     case data::DataKind::kTokens:
+      if (d.lines) return {{Type::kInt, Type::kInt, Type::kInt}, "(t, w, d)"};
       return {{Type::kInt, Type::kInt}, "(t, w)"};
     case data::DataKind::kDenseCsv:
       return {{Type::kInt, Type::kRow}, "(n, row)"};
@@ -108,12 +109,18 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
   }
   loop_ = &loop;
   body_scopes_.assign(1, {});
-  SpaceVars sv = VarsOf(prog_.data[data].kind);
+  const ir::DataDecl& dd = prog_.data[data];
+  SpaceVars sv = VarsOf(dd);
   if (s.names.size() != sv.types.size()) {
-    Error(s.name_locs[0], std::string("iterating ") + data::DataKindName(prog_.data[data].kind) +
-                              " binds " + std::to_string(sv.types.size()) + " variable" +
+    const bool tokens = dd.kind == data::DataKind::kTokens;
+    Error(s.name_locs[0], std::string("iterating ") + data::DataKindName(dd.kind) +
+                              (dd.lines ? "(..., lines=true)" : "") + " binds " +
+                              std::to_string(sv.types.size()) + " variable" +
                               (sv.types.size() == 1 ? " " : "s ") + sv.names + ", got " +
-                              std::to_string(s.names.size()));
+                              std::to_string(s.names.size()) +
+                              (tokens && !dd.lines && s.names.size() == 3
+                                   ? " (a third, the line number d, needs tokens(..., lines=true))"
+                                   : ""));
   } else {
     for (size_t k = 0; k < s.names.size(); ++k) {
       if (FindGlobal(s.names[k])) Error(s.name_locs[k], "'" + s.names[k] + "' is already declared");
@@ -386,6 +393,7 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
   if (!target.ok()) return;
   Val v = Lower(*s.value, out);
   if (!v.ok()) return;
+  if (prog_.params[param].is_int) return BodyIntWrite(s, v, &w, out);
   if (v.type == Type::kInt) v = ToF32(v, out);
   if (w.mode == ir::Access::kElement && v.type != Type::kF32) {
     Error(s.value->loc,
@@ -399,6 +407,32 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
   }
   w.c = v.reg;
   out->push_back(w);
+}
+
+// A write to an i32 parameter: one element at a time, an int value, and no
+// `/=`, so that every element stays an integer; the value is checked to be
+// one that the parameter's f32 cell holds exactly.
+void Checker::BodyIntWrite(const Stmt& s, Val v, Inst* w, std::vector<Inst>* out) {
+  const Expr& t = *s.target;
+  if (w->mode != ir::Access::kElement) {
+    Error(t.loc, "'" + t.str + "' is an i32 parameter, written one element at a time (" + t.str +
+                     (prog_.params[w->index].width > 0 ? "[i, k]" : "[i]") + ")");
+    return;
+  }
+  if (w->fn == ir::kDiv) {
+    Error(s.loc, "an element of i32 parameter '" + t.str +
+                     "' cannot be divided in place (/=); its elements stay integers");
+    return;
+  }
+  if (v.type != Type::kInt) {
+    Error(s.value->loc, "an element of i32 parameter '" + t.str + "' takes an int, not " +
+                            TypeName(v.type) + " (int() converts)");
+    return;
+  }
+  v = Unary(ir::kIntToI32, v, s.value->loc, out);
+  if (!v.ok()) return;
+  w->c = v.reg;
+  out->push_back(*w);
 }
 
 // `g[k] op= x` on a var vector: an in-place element update.

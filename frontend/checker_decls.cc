@@ -1,5 +1,7 @@
 // Data, parameter and accumulator declarations, and driver statements.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "common/file.h"
 #include "frontend/checker_internal.h"
@@ -8,6 +10,16 @@ namespace rigel::frontend::internal {
 
 using ast::Expr;
 using ast::Stmt;
+
+namespace {
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
 
 std::optional<std::vector<const Expr*>> Checker::BindArgs(const Expr& call,
                                                           const std::vector<std::string>& names,
@@ -145,7 +157,7 @@ std::optional<std::vector<const Expr*>> Checker::LoaderArgs(const Expr& call, ir
       d->base = 1;
       return BindArgs(call, {"path", "base"}, 1);
     case data::DataKind::kTokens:
-      return BindArgs(call, {"path", "min_count"}, 1);
+      return BindArgs(call, {"path", "min_count", "lines"}, 1);
     case data::DataKind::kDenseCsv:
       return BindArgs(call, {"path", "label", "sep", "skip_header"}, 1);
     case data::DataKind::kGrid:
@@ -190,7 +202,7 @@ bool Checker::DataFile(const Expr& call, const std::vector<const Expr*>& a, ir::
   }
   for (size_t k = 1; k < a.size(); ++k) {
     if (!a[k]) continue;
-    const std::string& what = call.str == "tokens"      ? "min_count"
+    const std::string& what = call.str == "tokens"      ? (k == 1 ? "min_count" : "lines")
                               : call.str == "libsvm"    ? "base"
                               : call.str == "dense_csv" ? (k == 1   ? "label"
                                                            : k == 2 ? "sep"
@@ -224,12 +236,12 @@ bool Checker::DataOption(const Expr& arg, const std::string& what, ir::DataDecl*
       return false;
     }
     d->ignore_extra = *extra == "ignore";
-  } else if (what == "skip_header") {
+  } else if (what == "skip_header" || what == "lines") {
     if (arg.kind != Expr::kBool) {
-      Error(arg.loc, "skip_header must be true or false");
+      Error(arg.loc, what + " must be true or false");
       return false;
     }
-    d->skip_header = arg.ival != 0;
+    (what == "lines" ? d->lines : d->skip_header) = arg.ival != 0;
   } else {
     auto v = ConstIntOf(arg, what.c_str());
     if (!v) return false;
@@ -246,6 +258,7 @@ void Checker::Param(const Stmt& s) {
   ir::ParamDecl p;
   p.name = s.names[0];
   p.loc = s.name_locs[0];
+  p.is_int = s.is_int;
   p.rows = DExprOf(*s.rows);
   if (p.rows >= 0 && !prog_.exprs[p.rows].is_int) {
     Error(s.rows->loc, "the row count of a parameter must be an integer");
@@ -261,36 +274,58 @@ void Checker::Param(const Stmt& s) {
     if (w && *w < 1) Error(s.width->loc, "the row width must be at least 1");
     p.width = w.value_or(1);
   }
-  const Expr& init = *s.value;
+  ParamInit(*s.value, &p);
+  prog_.params.push_back(p);
+  Declare(p.name, p.loc, {Global::kParam, static_cast<int>(prog_.params.size()) - 1});
+}
+
+// The initialiser of `p`: zeros() and fill(c) suit both element types,
+// normal() and uniform() only f32, randint() only i32, whose values must be
+// integers that f32 rows hold exactly.
+void Checker::ParamInit(const Expr& init, ir::ParamDecl* p) {
   static const std::map<std::string, std::pair<ir::ParamDecl::Init, size_t>> kInits = {
       {"zeros", {ir::ParamDecl::kZeros, 0}},
       {"fill", {ir::ParamDecl::kFill, 1}},
       {"normal", {ir::ParamDecl::kNormal, 2}},
-      {"uniform", {ir::ParamDecl::kUniform, 2}}};
+      {"uniform", {ir::ParamDecl::kUniform, 2}},
+      {"randint", {ir::ParamDecl::kRandInt, 1}}};
   auto it = init.kind == Expr::kCall ? kInits.find(init.str) : kInits.end();
-  if (it == kInits.end()) {
-    Error(init.loc,
-          "expected an initialiser: zeros(), fill(c), normal(mean, std, seed=S) or "
-          "uniform(lo, hi, seed=S)");
-  } else {
-    p.init = it->second.first;
-    std::vector<std::string> names;
-    if (p.init == ir::ParamDecl::kFill) names = {"c"};
-    if (p.init == ir::ParamDecl::kNormal) names = {"mean", "std", "seed"};
-    if (p.init == ir::ParamDecl::kUniform) names = {"lo", "hi", "seed"};
-    auto args = BindArgs(init, names, it->second.second);
-    if (args) {
-      if (names.size() >= 1 && (*args)[0])
-        p.a = ConstNumberOf(*(*args)[0], names[0].c_str()).value_or(0);
-      if (names.size() >= 2 && (*args)[1])
-        p.b = ConstNumberOf(*(*args)[1], names[1].c_str()).value_or(0);
-      if (names.size() >= 3 && (*args)[2]) {
-        p.seed = static_cast<uint64_t>(ConstIntOf(*(*args)[2], "seed").value_or(0));
-      }
+  const bool known = it != kInits.end();
+  const ir::ParamDecl::Init kind = known ? it->second.first : ir::ParamDecl::kZeros;
+  const bool f32_only = kind == ir::ParamDecl::kNormal || kind == ir::ParamDecl::kUniform;
+  if (!known || (p->is_int ? f32_only : kind == ir::ParamDecl::kRandInt)) {
+    Error(init.loc, p->is_int
+                        ? "expected an i32 initialiser: zeros(), fill(c) or randint(n, seed=S)"
+                        : std::string("expected an initialiser: zeros(), fill(c), normal(mean, "
+                                      "std, seed=S) or uniform(lo, hi, seed=S)") +
+                              (known ? " (randint(n, seed=S) is for i32 parameters)" : ""));
+    return;
+  }
+  p->init = kind;
+  std::vector<std::string> names;
+  if (kind == ir::ParamDecl::kFill) names = {"c"};
+  if (kind == ir::ParamDecl::kNormal) names = {"mean", "std", "seed"};
+  if (kind == ir::ParamDecl::kUniform) names = {"lo", "hi", "seed"};
+  if (kind == ir::ParamDecl::kRandInt) names = {"n", "seed"};
+  auto args = BindArgs(init, names, it->second.second);
+  if (!args) return;
+  for (size_t k = 0; k < names.size(); ++k) {
+    const Expr* a = (*args)[k];
+    if (!a) continue;
+    if (names[k] == "seed") {
+      p->seed = static_cast<uint64_t>(ConstIntOf(*a, "seed").value_or(0));
+      continue;
+    }
+    const double v = ConstNumberOf(*a, names[k].c_str()).value_or(0);
+    (k == 0 ? p->a : p->b) = v;
+    if (!p->is_int) continue;
+    if (v != std::floor(v) || std::fabs(v) > static_cast<double>(ir::kMaxExactInt) ||
+        (kind == ir::ParamDecl::kRandInt && v < 1)) {
+      Error(a->loc, names[k] + " of an i32 parameter must be an integer " +
+                        (kind == ir::ParamDecl::kRandInt ? "in [1, 2^24]" : "in [-2^24, 2^24]") +
+                        ", not " + Num(v));
     }
   }
-  prog_.params.push_back(p);
-  Declare(p.name, p.loc, {Global::kParam, static_cast<int>(prog_.params.size()) - 1});
 }
 
 void Checker::Accum(const Stmt& s) {

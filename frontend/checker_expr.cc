@@ -54,7 +54,7 @@ Val Checker::Unary(ir::UnFn fn, Val a, Loc loc, std::vector<Inst>* out) {
       Error(loc, std::string("cannot negate ") + TypeName(t));
       return {};
     }
-  } else if (fn == ir::kIntToF32) {
+  } else if (fn == ir::kIntToF32 || fn == ir::kIntToI32) {
     t = Type::kF32;
   } else if (fn == ir::kF32ToInt) {
     if (t == Type::kInt) return a;  // int() of an int is itself
@@ -287,6 +287,11 @@ Val Checker::ReadParam(const ast::Expr& e, int param, std::vector<Inst>* out) {
   if (!v.ok()) return {};
   in.dst = v.reg;
   out->push_back(in);
+  if (prog_.params[param].is_int && in.mode == ir::Access::kElement) {
+    // An i32 element is an int to the program; its f32 cell holds it
+    // exactly, so the conversion cannot fail. Rows read as f32 vectors.
+    return Unary(ir::kF32ToInt, v, e.loc, out);
+  }
   return v;
 }
 

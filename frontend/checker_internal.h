@@ -44,6 +44,7 @@ class Checker {
   bool DataFile(const ast::Expr& call, const std::vector<const ast::Expr*>& a, ir::DataDecl* d);
   bool DataOption(const ast::Expr& arg, const std::string& what, ir::DataDecl* d);
   void Param(const ast::Stmt& s);
+  void ParamInit(const ast::Expr& init, ir::ParamDecl* p);
   void Accum(const ast::Stmt& s);
   void DriverStmt(const ast::Stmt& s, std::vector<ir::DStmt>* out);
   // DriverStmt for one kind of statement each, filling `d`; those returning
@@ -82,6 +83,7 @@ class Checker {
   void BodyStmts(const std::vector<ast::StmtPtr>& stmts, std::vector<ir::Inst>* out);
   void BodyStmt(const ast::Stmt& s, std::vector<ir::Inst>* out);
   void BodyElementAssign(const ast::Stmt& s, uint8_t op, std::vector<ir::Inst>* out);
+  void BodyIntWrite(const ast::Stmt& s, Val v, ir::Inst* w, std::vector<ir::Inst>* out);
   void BodyAssign(const ast::Stmt& s, std::vector<ir::Inst>* out);
   void BodyFor(const ast::Stmt& s, std::vector<ir::Inst>* out);
   Val Lower(const ast::Expr& e, std::vector<ir::Inst>* out);

@@ -144,7 +144,7 @@ class Parser {
         auto s = NewStmt(Stmt::kParam, loc);
         Name(s.get(), "a parameter name");
         Expect(Tok::kColon, "':'");
-        ElementType();
+        s->is_int = ElementType(/*allow_int=*/true);
         Expect(Tok::kLBracket, "'[' and the parameter's shape");
         s->rows = Expression();
         if (Accept(Tok::kComma)) s->width = Expression();
@@ -158,7 +158,7 @@ class Parser {
         auto s = NewStmt(Stmt::kAccum, loc);
         Name(s.get(), "an accumulator name");
         Expect(Tok::kColon, "':'");
-        ElementType();
+        ElementType(/*allow_int=*/false);
         return s;
       }
       default:
@@ -166,10 +166,15 @@ class Parser {
     }
   }
 
-  void ElementType() {
-    Token t = Expect(Tok::kIdent, "the element type 'f32'");
-    if (t.text != "f32")
-      Fail(t.loc, "unknown element type '" + t.text + "' (only f32 is supported)");
+  // f32, or for a parameter also i32; returns whether it is i32.
+  bool ElementType(bool allow_int) {
+    Token t = Expect(Tok::kIdent,
+                     allow_int ? "the element type 'f32' or 'i32'" : "the element type 'f32'");
+    if (t.text == "f32") return false;
+    if (allow_int && t.text == "i32") return true;
+    Fail(t.loc, "unknown element type '" + t.text + "' (" +
+                    (allow_int ? "a parameter is f32 or i32" : "an accumulator is f32") + ")");
+    return false;
   }
 
   std::vector<StmtPtr> Block(int depth) {

@@ -68,6 +68,9 @@ enum UnFn : uint8_t {
   kFloor,
   kCeil,
   kF32ToInt,
+  // An int written to an i32 parameter (held as f32): exact within
+  // [-kMaxExactInt, kMaxExactInt]; outside, a run-time error.
+  kIntToI32,
 };
 // Binary operators; kMin/kMax are the builtins. kAdd..kMod are arithmetic
 // (kMod: ints only, floored), kLt..kNe comparisons, kAnd/kOr logic.
@@ -106,6 +109,7 @@ struct DataDecl {
   bool skip_header = false;
   bool ignore_extra = false;  // triples(..., extra="ignore")
   int64_t min_count = 1;
+  bool lines = false;  // tokens(..., lines=true): one document per line
   int64_t label = 0;
   int grid_n = -1, grid_m = -1;  // grid/range sizes: DExpr ids
   // An inline grid/range whose size reads driver variables: sized anew each
@@ -118,13 +122,21 @@ struct DataDecl {
   uint64_t split_seed = 0;
 };
 
+// i32 parameter values are held exactly as f32 within [-2^24, 2^24].
+constexpr int64_t kMaxExactInt = int64_t{1} << 24;
+
 struct ParamDecl {
   std::string name;
   Loc loc;
   int rows = -1;      // DExpr id of the row count
   int64_t width = 0;  // 0 for a 1-D parameter (scalar rows)
-  enum Init : uint8_t { kZeros, kFill, kNormal, kUniform } init = kZeros;
-  double a = 0, b = 0;  // fill: a; normal: mean a, std b; uniform: lo a, hi b
+  // i32 elements: ints to the program, held as f32 rows (exact integers up
+  // to 2^24 in magnitude, which writes check), so that rows, deltas and
+  // sums move as every other parameter's do.
+  bool is_int = false;
+  enum Init : uint8_t { kZeros, kFill, kNormal, kUniform, kRandInt } init = kZeros;
+  // fill: a; normal: mean a, std b; uniform: lo a, hi b; randint: n a
+  double a = 0, b = 0;
   uint64_t seed = 0;
 };
 

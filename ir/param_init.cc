@@ -1,5 +1,7 @@
 #include "ir/param_init.h"
 
+#include <cmath>
+
 #include "common/hash.h"
 
 namespace rigel::ir {
@@ -16,6 +18,9 @@ float InitialValue(const ir::ParamDecl& p, int64_t row, int64_t col) {
           p.a + p.b * NormalFromHashes(HashCoords(p.seed, 1, r, c), HashCoords(p.seed, 2, r, c)));
     case ir::ParamDecl::kUniform:
       return static_cast<float>(p.a + (p.b - p.a) * UnitDouble(HashCoords(p.seed, 3, r, c)));
+    case ir::ParamDecl::kRandInt:
+      // floor of a value in [0, n): an integer in [0, n), exact below 2^24.
+      return static_cast<float>(std::floor(UnitDouble(HashCoords(p.seed, 4, r, c)) * p.a));
   }
   return 0.0f;
 }

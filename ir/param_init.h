@@ -7,6 +7,7 @@
 //   normal(mean, std, seed=S)    mean + std * N(0,1), N from Box-Muller over
 //                                HashCoords(S, 1, row, col) and HashCoords(S, 2, row, col)
 //   uniform(lo, hi, seed=S)      lo + (hi - lo) * UnitDouble(HashCoords(S, 3, row, col))
+//   randint(n, seed=S)           floor(n * UnitDouble(HashCoords(S, 4, row, col))) (i32)
 // `col` is 0 for 1-D parameters. Computed in double, rounded to f32.
 #ifndef RIGEL_IR_PARAM_INIT_H_
 #define RIGEL_IR_PARAM_INIT_H_

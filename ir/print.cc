@@ -8,8 +8,8 @@ namespace rigel::ir {
 
 const char* UnFnName(int fn) {
   static const char* kNames[] = {"neg",     "not",      "sqrt", "exp",   "log",  "abs", "tanh",
-                                 "sigmoid", "log1pexp", "f32",  "floor", "ceil", "int"};
-  return fn >= 0 && fn <= kF32ToInt ? kNames[fn] : "?";
+                                 "sigmoid", "log1pexp", "f32",  "floor", "ceil", "int", "i32"};
+  return fn >= 0 && fn <= kIntToI32 ? kNames[fn] : "?";
 }
 
 const char* BinOpName(int op) {
@@ -277,8 +277,8 @@ std::string Print(const Program& p) {
     out += "\n";
   }
   for (const ParamDecl& q : p.params) {
-    static const char* kInit[] = {"zeros", "fill", "normal", "uniform"};
-    out += "param " + q.name + ": f32[" + PrintExpr(p, q.rows) +
+    static const char* kInit[] = {"zeros", "fill", "normal", "uniform", "randint"};
+    out += "param " + q.name + (q.is_int ? ": i32[" : ": f32[") + PrintExpr(p, q.rows) +
            (q.width > 0 ? ", " + std::to_string(q.width) : "") + "] = " + kInit[q.init] + "(" +
            Num(q.a) + ", " + Num(q.b) + ", seed=" + std::to_string(q.seed) + ")\n";
   }

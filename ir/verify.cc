@@ -314,8 +314,8 @@ class Verifier {
       return Expect("dst", in.dst, {TypeOf(in.a)});
     }
     if (in.op == Op::kUnary) {
-      if (in.fn > kF32ToInt) return Fail("has unary function " + std::to_string(in.fn));
-      if (in.fn == kIntToF32) {
+      if (in.fn > kIntToI32) return Fail("has unary function " + std::to_string(in.fn));
+      if (in.fn == kIntToF32 || in.fn == kIntToI32) {
         if (Status st = Expect("a", in.a, {Type::kInt}); !st.ok()) return st;
         return Expect("dst", in.dst, {Type::kF32});
       }

@@ -16,7 +16,7 @@ const char* CodeName(uint16_t code) {
       "fsub",          "fmul",          "fdiv",          "fmin",
       "fmax",          "flt",           "fle",           "fgt",
       "fge",           "feq",           "fne",           "fun",
-      "itof",          "ftoi",
+      "itof",          "ftoi",          "itoi32",
       "band",          "bor",           "bnot",          "fclip",
       "smove",         "vmove",         "vzero",         "vlin",
       "vbin",          "vbinvs",        "vbinsv",        "vun",

@@ -44,7 +44,8 @@ enum Code : uint16_t {
   kFNe,
   kFUn,  // d = fn(a), fn an ir::UnFn on f32
   kIToF,
-  kFToI,  // int(): toward zero; NaN or out of range is a fault
+  kFToI,    // int(): toward zero; NaN or out of range is a fault
+  kIToI32,  // an int to an i32 parameter's f32 cell; beyond 2^24 in magnitude a fault
   kBAnd,
   kBOr,
   kBNot,

@@ -22,7 +22,8 @@ Operands Make(uint16_t code) {
     return kScalar2;
   }
   switch (code) {
-    case kINeg: case kFUn: case kIToF: case kFToI: case kBNot: case kSMove: return kScalar1;
+    case kINeg: case kFUn: case kIToF: case kFToI: case kIToI32: case kBNot: case kSMove:
+      return kScalar1;
     case kFClip:       return {S, S, S, S, _, _, _};
     case kVMove:       return {VO, VI, _, _, W, _, _};
     case kVZero:       return {VO, _, _, _, W, _, _};

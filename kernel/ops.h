@@ -34,6 +34,7 @@ struct Fault {
     kDivByZero,
     kModByZero,
     kBadInt,
+    kBadI32,
     kBadRow,
     kBadColumn,
     kBadRandInt,
@@ -185,6 +186,12 @@ RIGEL_OP FUn(Machine& m, const VOp* o) {
 }
 RIGEL_OP IToF(Machine& m, const VOp* o) {
   m.S[o->d].f = static_cast<float>(m.S[o->a].i);
+  return o + 1;
+}
+RIGEL_OP IToI32(Machine& m, const VOp* o) {
+  const int64_t i = m.S[o->a].i;
+  if (i < -ir::kMaxExactInt || i > ir::kMaxExactInt) return m.Fail(Fault::kBadI32, o, i);
+  m.S[o->d].f = static_cast<float>(i);
   return o + 1;
 }
 RIGEL_OP FToI(Machine& m, const VOp* o) {
@@ -552,6 +559,17 @@ RIGEL_OP WinInit(Machine& m, const VOp* o) {
   // 128-bit bounds: t and r are program values and may be huge.
   int64_t lo = static_cast<int64_t>(std::max<__int128>(0, __int128{t} - r));
   int64_t hi = static_cast<int64_t>(std::min<__int128>(d.count, __int128{t} + r + 1));
+  if (d.lines && lo < hi) {
+    // One document per line: the window stops at its line's ends. A centre
+    // outside the corpus has no line, and so no neighbours.
+    if (t < 0 || t >= d.count) {
+      hi = lo;
+    } else {
+      const int32_t doc = d.token_doc[t];
+      while (d.token_doc[lo] != doc) ++lo;
+      while (d.token_doc[hi - 1] != doc) --hi;
+    }
+  }
   if (lo == t) ++lo;
   S[o->c].i = lo;
   S[o->c + 1].i = hi;

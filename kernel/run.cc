@@ -82,6 +82,7 @@ __attribute__((always_inline)) inline void BindElement(const data::Dataset& data
     case data::DataKind::kTokens:
       S[vars[0]].i = e;
       S[vars[1]].i = data.tokens[e];
+      if (data.lines) S[vars[2]].i = data.token_doc[e];
       break;
     case data::DataKind::kGrid:
       S[vars[0]].i = e / data.cols;
@@ -111,6 +112,10 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
       break;
     case ops::Fault::kBadInt:
       msg = BadIntMessage(f.real);
+      break;
+    case ops::Fault::kBadI32:
+      msg = "i32 value " + std::to_string(f.value) +
+            " is outside [-16777216, 16777216], where i32 parameters are exact";
       break;
     case ops::Fault::kBadRow:
     case ops::Fault::kBadColumn:
@@ -203,7 +208,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
       RIGEL_LABEL(FMin),        RIGEL_LABEL(FMax),         RIGEL_LABEL(FLt),
       RIGEL_LABEL(FLe),         RIGEL_LABEL(FGt),          RIGEL_LABEL(FGe),
       RIGEL_LABEL(FEq),         RIGEL_LABEL(FNe),          RIGEL_LABEL(FUn),
-      RIGEL_LABEL(IToF),        RIGEL_LABEL(FToI),         RIGEL_LABEL(BAnd),         RIGEL_LABEL(BOr),
+      RIGEL_LABEL(IToF),        RIGEL_LABEL(FToI),         RIGEL_LABEL(IToI32),       RIGEL_LABEL(BAnd),         RIGEL_LABEL(BOr),
       RIGEL_LABEL(BNot),        RIGEL_LABEL(FClip),        RIGEL_LABEL(SMove),
       RIGEL_LABEL(VMove),       RIGEL_LABEL(VZero),        RIGEL_LABEL(VLin),
       RIGEL_LABEL(VBin),        RIGEL_LABEL(VBinVS),       RIGEL_LABEL(VBinSV),
@@ -239,7 +244,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
     m.draw = 0;
     const VOp* o = m.code;
     goto* kLabels[o->code];
-    RIGEL_OP(IAdd) RIGEL_OP(ISub) RIGEL_OP(IMul) RIGEL_OP(IDiv) RIGEL_OP(IMod) RIGEL_OP(FToI)
+    RIGEL_OP(IAdd) RIGEL_OP(ISub) RIGEL_OP(IMul) RIGEL_OP(IDiv) RIGEL_OP(IMod) RIGEL_OP(FToI) RIGEL_OP(IToI32)
     RIGEL_OP(IMin) RIGEL_OP(IMax)
     RIGEL_OP(ILt) RIGEL_OP(ILe) RIGEL_OP(IGt) RIGEL_OP(IGe) RIGEL_OP(IEq) RIGEL_OP(INe)
     RIGEL_OP(INeg) RIGEL_OP(FAdd) RIGEL_OP(FSub) RIGEL_OP(FMul) RIGEL_OP(FDiv) RIGEL_OP(FMin)

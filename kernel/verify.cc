@@ -12,10 +12,12 @@ namespace rigel::kernel {
 namespace {
 
 // How many loop variables the interpreter sets for each kind of data set.
-size_t VarCount(data::DataKind kind) {
-  switch (kind) {
+size_t VarCount(const ir::DataDecl& d) {
+  switch (d.kind) {
     case data::DataKind::kTriples:
       return 3;
+    case data::DataKind::kTokens:
+      return d.lines ? 3 : 2;
     case data::DataKind::kRange:
       return 1;
     default:
@@ -63,10 +65,10 @@ class BytecodeVerifier {
     if (k_.data < 0 || k_.data >= static_cast<int>(p_.data.size())) {
       return FrameFail("the loop's data set " + std::to_string(k_.data) + " is out of range");
     }
-    if (k_.var_slots.size() != VarCount(k_.kind)) {
+    const size_t vars = VarCount(p_.data[k_.data]);
+    if (k_.var_slots.size() != vars) {
       return FrameFail(std::to_string(k_.var_slots.size()) + " loop variable slots; a " +
-                       data::DataKindName(k_.kind) + " loop sets " +
-                       std::to_string(VarCount(k_.kind)));
+                       data::DataKindName(k_.kind) + " loop sets " + std::to_string(vars));
     }
     for (int s : k_.var_slots) {
       if (!Slot(s))

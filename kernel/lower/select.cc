@@ -132,6 +132,7 @@ void Lowering::Unary(const Inst& in) {
   Type at = RegOf(in.a).type;
   VOp& o = Op0(in.fn == ir::kIntToF32                    ? kIToF
                : in.fn == ir::kF32ToInt                  ? kFToI
+               : in.fn == ir::kIntToI32                  ? kIToI32
                : in.fn == ir::kNot                       ? kBNot
                : (in.fn == ir::kNeg && at == Type::kInt) ? kINeg
                                                          : kFUn);

@@ -20,9 +20,9 @@ namespace {
 // Slot-only scalar instructions: they touch no parameter or vector memory,
 // so moving them across a row write changes nothing. Integer division is
 // excluded because it can fail, and which writes precede an error matters.
-// Those that can fault (IDiv, IMod, FToI) are not pure: moving them would move the error.
+// Those that can fault (IDiv, IMod, FToI, IToI32) are not pure: moving them would move the error.
 bool IsPureScalar(uint16_t c) {
-  return c >= kIAdd && c <= kSMove && c != kIDiv && c != kIMod && c != kFToI;
+  return c >= kIAdd && c <= kSMove && c != kIDiv && c != kIMod && c != kFToI && c != kIToI32;
 }
 
 // Whether code[p] and code[q] (a pure scalar run between them) can pair.

@@ -282,6 +282,41 @@ TEST(Tokens, MinCountRemovesRareWordsFromStream) {
   for (uint64_t k = 0; k < 1000; ++k) EXPECT_LT(r->negatives.Sample(Mix64(k)), 2);
 }
 
+// lines=true: each line a document; blank lines count, rare words leave the
+// stream but not their line, and a last line without '\n' counts.
+TEST(Tokens, LinesNumberDocumentsFromZero) {
+  auto r = ParseTokens("x b a\n\n  c a b d a\r\nb", "c.txt", {.min_count = 2, .lines = true});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->lines);
+  EXPECT_EQ(r->tokens, (std::vector<int32_t>{0, 1, 1, 0, 1, 0}));
+  EXPECT_EQ(r->token_doc, (std::vector<int32_t>{0, 0, 2, 2, 2, 3}));
+  EXPECT_EQ(r->docs, 4);
+  auto trailing = ParseTokens("a b\n\nb\n", "c.txt", {.lines = true});
+  ASSERT_TRUE(trailing.ok());
+  EXPECT_EQ(trailing->docs, 3);
+  EXPECT_EQ(trailing->token_doc, (std::vector<int32_t>{0, 0, 2}));
+  // Without lines=true nothing about lines is kept.
+  auto plain = ParseTokens("a b\nb\n", "c.txt", {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->lines);
+  EXPECT_TRUE(plain->token_doc.empty());
+  EXPECT_EQ(plain->docs, 0);
+}
+
+// A split of a lines corpus keeps the line numbers of the file in both parts
+// (a document the cut falls in is in both) and the parent's document count.
+TEST(Tokens, SplitOfALinesCorpusKeepsLineNumbers) {
+  auto r = ParseTokens("a b c\nd e\nf g h i\n", "c.txt", {.lines = true});
+  ASSERT_TRUE(r.ok());
+  auto parts = SplitDataset(*r, 0.3, 1);  // the last round(9 * 0.3) = 3 positions
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  EXPECT_EQ(parts->first.token_doc, (std::vector<int32_t>{0, 0, 0, 1, 1, 2}));
+  EXPECT_EQ(parts->second.token_doc, (std::vector<int32_t>{2, 2, 2}));
+  EXPECT_EQ(parts->first.docs, 3);
+  EXPECT_EQ(parts->second.docs, 3);
+  EXPECT_TRUE(parts->second.lines);
+}
+
 TEST(Tokens, Errors) {
   ExpectError(ParseTokens(" \n\t\r\n", "c.txt", {}), "c.txt: error: empty file");
   ExpectError(ParseTokens("a b c", "c.txt", {.min_count = 2}),

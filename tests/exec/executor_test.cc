@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "common/file.h"
@@ -140,6 +141,72 @@ parallel for i in range(2) {
   // i = 0: g = [0 2 4 6] -> [0 12 3 12], h keeps that, then g[1] = -1;
   // i = 1: g = [1 3 5 7] -> [0.5 13 4 14], then g[2] = -1.
   EXPECT_EQ(r.ex->param(0), (std::vector<float>{0, 11, 6, 24, 1, 26, 3, 28}));
+}
+
+// Language v2: i32 parameters over a lines corpus, values worked out by hand.
+// c.txt: "a b a", "", "b c" gives ids a 0, b 1, c 2, tokens 0 1 0 1 2 on
+// lines 0 0 0 2 2, and three documents.
+TEST(Executor, IntParametersAndLinesAsDslV2Defines) {
+  WriteData("c.txt", "a b a\n\nb c\n");
+  Ran r = RunProgram(R"(
+data c = tokens("c.txt", lines=true)
+param z: i32[c.count] = fill(2)
+param n: i32[c.docs, 3] = zeros()
+param m: i32[c.vocab] = fill(-1)
+accum s: f32
+parallel for (t, w, d) in c {
+  z[t] = (t + w * 2) % 3
+  n[d, z[t]] += 1
+  m[w] *= 3
+  m[w] -= d
+  s += z[t] * 10 + d
+}
+print(c.docs, c.count, s)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // z = 0 0 2 2 2; in file order m[a] = -1*3 -> -3 -> -9, m[b] = -3 -> -9 - 2,
+  // m[c] = -3 - 2; s = 20 + 22 + 22.
+  EXPECT_EQ(r.out, "3 5 64\n");
+  EXPECT_EQ(r.ex->param(0), (std::vector<float>{0, 0, 2, 2, 2}));
+  EXPECT_EQ(r.ex->param(1), (std::vector<float>{2, 0, 1, 0, 0, 0, 0, 0, 2}));
+  EXPECT_EQ(r.ex->param(2), (std::vector<float>{-9, -11, -5}));
+}
+
+// randint(n, seed=S) starts an i32 parameter at integers in [0, n), a pure
+// function of the seed and the element.
+TEST(Executor, RandintInitialisesIntParameters) {
+  const char* text =
+      "param z: i32[1000, 2] = randint(5, seed=3)\n"
+      "param y: i32[1000, 2] = randint(5, seed=4)\n";
+  Ran a = RunProgram(text), b = RunProgram(text);
+  ASSERT_TRUE(a.status.ok()) << a.status.message();
+  std::vector<int> seen(5, 0);
+  for (float v : a.ex->param(0)) {
+    ASSERT_EQ(v, std::floor(v));
+    ASSERT_GE(v, 0);
+    ASSERT_LT(v, 5);
+    ++seen[static_cast<int>(v)];
+  }
+  for (int n : seen) EXPECT_GT(n, 300);  // 2000 draws, 400 expected each
+  EXPECT_EQ(a.ex->param(0), b.ex->param(0));
+  EXPECT_NE(a.ex->param(0), a.ex->param(1));
+}
+
+// With lines=true a window stops at its line's ends: 3 tokens on line 0 see
+// 2 each, 2 on line 1 see 1 each, the one on line 3 none (6 + 2 + 0); as one
+// stream every token sees the other 5.
+TEST(Executor, WindowsStopAtLineEnds) {
+  WriteData("w2.txt", "a b c\nd e\n\nf\n");
+  Ran lines = RunProgram(
+      "data c = tokens(\"w2.txt\", lines=true)\naccum s: f32\n"
+      "parallel for (t, w, d) in c { for x in window(c, t, 5) { s += 1 } }\nprint(s, c.docs)\n");
+  ASSERT_TRUE(lines.status.ok()) << lines.status.message();
+  EXPECT_EQ(lines.out, "8 4\n");
+  Ran plain = RunProgram(
+      "data c = tokens(\"w2.txt\")\naccum s: f32\n"
+      "parallel for (t, w) in c { for x in window(c, t, 5) { s += 1 } }\nprint(s)\n");
+  ASSERT_TRUE(plain.status.ok()) << plain.status.message();
+  EXPECT_EQ(plain.out, "30\n");
 }
 
 // sample(p): only positive weights are drawn, the frequencies follow the
@@ -443,6 +510,9 @@ TEST(Executor, LoopBodyErrorsNameTheirCause) {
       {"accum a: f32\nparallel for i in range(2) {\n  a += sum(onehot(i + 2, 3))\n}\n",
        "prog.rgl:3:12: error: onehot index 3 out of range for width 3"},
       {"let z = 0.0 / 0.0\nprint(int(z))\n", "prog.rgl:2:7: error: int() of NaN"},
+      {"param z: i32[3] = zeros()\nparallel for i in range(3) {\n  z[i] = i * 10000000\n}\n",
+       "prog.rgl:3:12: error: i32 value 20000000 is outside [-16777216, 16777216], where i32 "
+       "parameters are exact"},
       {"accum a: f32\nparallel for i in range(2) {\n  var g = zeros(3)\n  g[i + 2] = 1\n"
        "  a += g[0]\n}\n",
        "prog.rgl:4:3: error: element index 3 out of range for a vector of width 3"},

@@ -31,7 +31,8 @@ accum sq: f32
 )";  // 6 lines
 
 TEST(Check, AcceptsEveryExampleProgram) {
-  for (const char* ex : {"mf", "bias", "sparse_lr", "word2vec", "dense_lr", "wavefront"}) {
+  for (const char* ex : {"mf", "bias", "sparse_lr", "word2vec", "dense_lr", "wavefront", "lda",
+                         "softmax", "kmeans", "fm"}) {
     auto prog = CompileFile(std::string(RIGEL_SOURCE_DIR) + "/examples/" + ex + ".rgl", {});
     EXPECT_TRUE(prog.ok()) << ex << ": " << prog.status().message();
   }
@@ -122,6 +123,45 @@ TEST(Check, ElementWritesNeedAVarVectorAndSampleAVector) {
               "'sample' can only be used inside a parallel for");
   EXPECT_EQ(Errors(loop + "  var g = s\n  g[j % K] = v\n  g[0] += 1\n  g[1] -= v\n  g[2] *= 2\n"
                           "  g[3] /= 2\n  b[sample(g * g)] += 1\n}\n"),
+            "");
+}
+
+// Language v2: i32 parameters and tokens(..., lines=true).
+TEST(Check, IntParametersAndLinesCorporaNeedTheRightForms) {
+  ExpectError("param z: i64[4] = zeros()\n", 1, 10,
+              "unknown element type 'i64' (a parameter is f32 or i32)");
+  ExpectError("param z: i32[4] = normal(0, 1)\n", 1, 19,
+              "expected an i32 initialiser: zeros(), fill(c) or randint(n, seed=S)");
+  ExpectError("param z: f32[4] = randint(3)\n", 1, 19,
+              "expected an initialiser: zeros(), fill(c), normal(mean, std, seed=S) or "
+              "uniform(lo, hi, seed=S) (randint(n, seed=S) is for i32 parameters)");
+  ExpectError("param z: i32[4] = fill(1.5)\n", 1, 24,
+              "c of an i32 parameter must be an integer in [-2^24, 2^24], not 1.5");
+  ExpectError("param z: i32[4] = randint(0)\n", 1, 27,
+              "n of an i32 parameter must be an integer in [1, 2^24], not 0");
+  const std::string decls =
+      std::string(kDecls) + "param z: i32[r.rows] = zeros()\nparam C: i32[r.rows, K] = zeros()\n";
+  ExpectError(decls + "parallel for (i, j, v) in r { z[i] = v }\n", 9, 38,
+              "an element of i32 parameter 'z' takes an int, not f32 (int() converts)");
+  ExpectError(decls + "parallel for (i, j, v) in r { C[i] = W[i] }\n", 9, 31,
+              "'C' is an i32 parameter, written one element at a time (C[i, k])");
+  ExpectError(decls + "parallel for (i, j, v) in r { z[i] /= 2 }\n", 9, 31,
+              "an element of i32 parameter 'z' cannot be divided in place (/=); its elements "
+              "stay integers");
+  EXPECT_EQ(Errors(decls + "parallel for (i, j, v) in r {\n  z[i] = int(v) % 3\n  C[i, z[i]] += 1\n"
+                           "  C[i, 0] *= 2\n  b[i] += z[i] * 0.5 + sum(C[i])\n}\n"),
+            "");
+  ExpectError("data c = tokens(\"c.txt\")\nprint(c.docs)\n", 2, 9,
+              "'c.docs' counts lines, which tokens(..., lines=true) reads as documents; 'c' is "
+              "read without lines=true");
+  ExpectError("data c = tokens(\"c.txt\")\nparallel for (t, w, d) in c { }\n", 2, 15,
+              "iterating tokens binds 2 variables (t, w), got 3 (a third, the line number d, "
+              "needs tokens(..., lines=true))");
+  ExpectError("data c = tokens(\"c.txt\", lines=true)\nparallel for (t, w) in c { }\n", 2, 15,
+              "iterating tokens(..., lines=true) binds 3 variables (t, w, d), got 2");
+  ExpectError("data c = tokens(\"c.txt\", lines=1)\n", 1, 32, "lines must be true or false");
+  EXPECT_EQ(Errors("data c = tokens(\"c.txt\", min_count=2, lines=true)\nparam n: i32[c.docs] = "
+                   "zeros()\nparallel for (t, w, d) in c { n[d] += 1 }\n"),
             "");
 }
 

@@ -116,7 +116,8 @@ struct JobOptions {
 }
 
 # A parameter the servers hold: its rows, width (0: 1-D), sharding and
-# initialiser (ir/ir.h ParamDecl: fill a; normal mean a, std b; uniform a..b).
+# initialiser (ir/ir.h ParamDecl: fill a; normal mean a, std b; uniform a..b;
+# randint n in a).
 struct ParamSpec {
   name @0 :Text;
   rows @1 :Int64;
@@ -131,6 +132,7 @@ struct ParamSpec {
     fill @1;
     normal @2;
     uniform @3;
+    randint @4;             # i32 parameters: n in a
   }
 }
 
