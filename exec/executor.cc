@@ -51,7 +51,7 @@ std::string WidthText(const ir::Program& prog, int expr, int64_t value) {
 StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Program& prog,
                                                                  const ExecutorOptions& opts) {
   std::unique_ptr<SerialExecutor> ex(new SerialExecutor(prog, opts));
-  ex->accums_.assign(prog.accums.size(), 0.0);
+  ex->accums_.assign(ir::AccumSlots(prog.accums), 0.0);
   ex->slots_.assign(prog.slot_names.size(), Value{});
   ex->launches_.assign(prog.loops.size(), 0);
   RIGEL_RETURN_IF_ERROR(ex->LoadData());
@@ -210,10 +210,22 @@ StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {
       v.f = static_cast<double>(v.i);
       return v;
     }
-    case ir::DExpr::kAccum:
+    case ir::DExpr::kAccum: {
+      int64_t slot = ir::AccumOffset(prog_.accums, e.index);
+      if (e.a >= 0) {
+        RIGEL_ASSIGN_OR_RETURN(Value k, Eval(e.a));
+        const ir::AccumDecl& a = prog_.accums[e.index];
+        if (k.i < 0 || k.i >= a.width) {
+          return ErrorAt(e.loc, "element index " + std::to_string(k.i) +
+                                    " out of range for accumulator '" + a.name + "' (width " +
+                                    std::to_string(a.width) + ")");
+        }
+        slot += k.i;
+      }
       // An accum is f32 to the program; it is summed in double internally.
-      v.f = static_cast<float>(accums_[e.index]);
+      v.f = static_cast<float>(accums_[slot]);
       return v;
+    }
     case ir::DExpr::kSlot:
       return slots_[e.index];
     case ir::DExpr::kUnary:
@@ -531,7 +543,11 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
       }
       case ir::DStmt::kAccumSet: {
         RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
-        accums_[s.index] = v.is_int ? static_cast<double>(v.i) : v.f;
+        // A vector accumulator takes the value in every element.
+        const ir::AccumDecl& a = prog_.accums[s.index];
+        double* first = accums_.data() + ir::AccumOffset(prog_.accums, s.index);
+        std::fill(first, first + std::max<int64_t>(a.width, 1),
+                  v.is_int ? static_cast<double>(v.i) : v.f);
         break;
       }
       case ir::DStmt::kLet: {

@@ -36,7 +36,7 @@ struct RemoteRun {
   // The value of every driver expression the loop body reads (kOuter), by id.
   std::vector<std::pair<int, kernel::OuterValue>> outer;
   const data::Dataset* space = nullptr;  // the iterated data set, sized
-  double* accums = nullptr;              // add the run's partial sums here (by index)
+  double* accums = nullptr;              // add the run's partial sums here (ir::AccumSlots)
 };
 
 struct ExecutorOptions {
@@ -85,7 +85,12 @@ class SerialExecutor {
   // State after (or before) Run(), for tests and tools.
   const std::vector<float>& param(int index) const { return params_[index]; }
   std::vector<float>& mutable_param(int index) { return params_[index]; }
-  double accum(int index) const { return accums_[index]; }
+  // Accumulator `index`'s sum; of a vector accumulator, element `k`'s.
+  double accum(int index, int64_t k = 0) const {
+    return accums_[ir::AccumOffset(prog_.accums, index) + k];
+  }
+  // Every accumulator's sums, flat (ir::AccumOffset).
+  const std::vector<double>& accums() const { return accums_; }
   const data::Dataset& data(int index) const { return *data_[index]; }
   const kernel::Kernel& kernel(int loop) const { return kernels_[loop]; }
   // Runs loop `loop` once over all its elements (as the driver would).

@@ -53,7 +53,7 @@ struct Stmt {
     kConst,        // const NAME = value
     kData,         // data NAME[, NAME] = value (a loader call or split)
     kParam,        // param NAME: f32|i32[rows(, width)] = value
-    kAccum,        // accum NAME: f32
+    kAccum,        // accum NAME: f32 (or f32[width])
     kLet,          // let NAME = value
     kVar,          // var NAME = value
     kAssign,       // target op value
@@ -70,7 +70,7 @@ struct Stmt {
   ExprPtr value2;         // kFor over a range: the upper bound
   ExprPtr target;         // kAssign: kName or kIndex
   Tok op = Tok::kAssign;  // kAssign operator
-  ExprPtr rows, width;    // kParam shape; width null for 1-D
+  ExprPtr rows, width;    // kParam shape (width null for 1-D); kAccum: a vector's width
   bool is_int = false;    // kParam: i32 elements
   bool ordered = false;
   bool range = false;  // kFor: `lo..hi`

@@ -263,6 +263,9 @@ int Checker::DExprOf(const Expr& e) {
     case Expr::kCall:
       return DExprCall(e);
     case Expr::kIndex:
+      if (const Global* g = FindGlobal(e.str); g && g->kind == Global::kAccum) {
+        return DExprAccum(e, g->index);
+      }
       Error(e.loc, "'" + e.str + "' can only be indexed inside a parallel for");
       return -1;
     case Expr::kElement:
@@ -292,9 +295,7 @@ int Checker::DExprName(const Expr& e) {
     case Global::kConst:
       return g->index;
     case Global::kAccum:
-      d.kind = ir::DExpr::kAccum;
-      d.index = g->index;
-      return AddExpr(d);
+      return DExprAccum(e, g->index);
     case Global::kData:
       Error(e.loc, "'" + e.str + "' is a data set, not a value; use an attribute such as " + e.str +
                        ".count");

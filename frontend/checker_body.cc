@@ -341,30 +341,7 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
                        : "unknown name '" + t.str + "'");
       return;
     }
-    if (g->kind == Global::kAccum) {
-      if (op != ir::kAdd) {
-        Error(t.loc, "accumulator '" + t.str +
-                         "' can only be updated with += inside a "
-                         "parallel for");
-        Lower(*s.value, out);  // still report errors on the right-hand side
-        return;
-      }
-      Val v = Lower(*s.value, out);
-      if (!v.ok()) return;
-      if (v.type == Type::kInt) v = ToF32(v, out);
-      if (v.type != Type::kF32) {
-        Error(s.value->loc,
-              "an accumulator adds f32 scalars, not " + std::string(TypeName(v.type)));
-        return;
-      }
-      Inst in;
-      in.op = Op::kAccumAdd;
-      in.index = g->index;
-      in.a = v.reg;
-      in.loc = s.loc;
-      out->push_back(in);
-      return;
-    }
+    if (g->kind == Global::kAccum) return BodyAccumAdd(s, op, g->index, out);
     if (g->kind != Global::kParam) {
       Error(t.loc, "cannot assign to '" + t.str + "': it is " + DescribeName(t.str));
       return;
@@ -375,6 +352,7 @@ void Checker::BodyAssign(const Stmt& s, std::vector<Inst>* out) {
       if (scope.count(t.str)) return;  // its declaration already failed
     }
     const Global* g = FindGlobal(t.str);
+    if (g && g->kind == Global::kAccum) return BodyAccumAdd(s, op, g->index, out);
     if (!g || g->kind != Global::kParam) {
       Error(t.loc, g || FindLocal(t.str) >= 0
                        ? "'" + t.str + "' is not a parameter and cannot be indexed"

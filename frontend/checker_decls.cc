@@ -329,7 +329,26 @@ void Checker::ParamInit(const Expr& init, ir::ParamDecl* p) {
 }
 
 void Checker::Accum(const Stmt& s) {
-  prog_.accums.push_back({s.names[0], s.name_locs[0]});
+  ir::AccumDecl a{s.names[0], s.name_locs[0]};
+  // The cap keeps the sums (8 bytes each, on every worker and in every
+  // partial-sum message) far from any memory or message limit, and their
+  // slots within the kernel's 32-bit operands.
+  constexpr int64_t kMaxSums = int64_t{1} << 20;
+  if (s.width) {
+    auto w = ConstIntOf(*s.width, "the width of an accumulator");
+    if (w && *w < 1) Error(s.width->loc, "the width of an accumulator must be at least 1");
+    if (w && *w > kMaxSums) {
+      Error(s.width->loc,
+            "the width of an accumulator must be at most " + std::to_string(kMaxSums));
+    }
+    a.width = w && *w >= 1 && *w <= kMaxSums ? *w : 1;
+  }
+  prog_.accums.push_back(a);
+  if (ir::AccumSlots(prog_.accums) > kMaxSums) {
+    Error(s.width ? s.width->loc : s.name_locs[0],
+          "the accumulators hold more than " + std::to_string(kMaxSums) + " sums in all");
+    prog_.accums.back().width = 1;
+  }
   Declare(s.names[0], s.name_locs[0], {Global::kAccum, static_cast<int>(prog_.accums.size()) - 1});
 }
 
@@ -443,6 +462,11 @@ void Checker::DriverIf(const Stmt& s, ir::DStmt* d) {
 
 bool Checker::DriverAssign(const Stmt& s, ir::DStmt* d) {
   const Expr& t = *s.target;
+  if (const Global* g = FindGlobal(t.str);
+      g && g->kind == Global::kAccum &&
+      (t.kind == Expr::kIndex || prog_.accums[g->index].width > 0)) {
+    return DriverAccumSet(s, g->index, d);
+  }
   if (t.kind == Expr::kIndex) {
     Error(t.loc, "parameter '" + t.str + "' can only be written inside a parallel for");
     return false;

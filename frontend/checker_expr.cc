@@ -355,6 +355,11 @@ Val Checker::LowerIndex(const ast::Expr& e, std::vector<Inst>* out) {
     return Element({local, loop_->regs[local].type}, *e.args[0], e.loc, out);
   }
   const Global* g = FindGlobal(e.str);
+  if (g && g->kind == Global::kAccum) {
+    Error(e.loc, "accumulator '" + e.str +
+                     "' can only be updated with += inside a parallel for, not read");
+    return {};
+  }
   if (!g || g->kind != Global::kParam) {
     Error(e.loc, g || FindLocal(e.str) >= 0 || FindSlot(e.str) >= 0
                      ? "'" + e.str + "' is not a parameter and cannot be indexed"

@@ -53,6 +53,9 @@ class Checker {
   void DriverLet(const ast::Stmt& s, ir::DStmt* d);
   void DriverIf(const ast::Stmt& s, ir::DStmt* d);
   bool DriverAssign(const ast::Stmt& s, ir::DStmt* d);
+  // `s = x` for a vector accumulator (every element) and the refused driver
+  // forms of accumulator `accum` (s[k] = x, s op= x); false after an error.
+  bool DriverAccumSet(const ast::Stmt& s, int accum, ir::DStmt* d);
   // Sets d's kind and slot or accumulator for an assignment to `t`, and
   // *target to t's current value.
   bool AssignTarget(const ast::Expr& t, ir::DStmt* d, int* target);
@@ -64,6 +67,9 @@ class Checker {
   int DExprUnary(const ast::Expr& e);
   int DExprBinary(const ast::Expr& e);
   int DExprCall(const ast::Expr& e);
+  // Accumulator `accum` read as `e`: a scalar by name, a vector's element by
+  // `s[k]` (k an int); a vector read whole is an error.
+  int DExprAccum(const ast::Expr& e, int accum);
   // x op y for a constant +, -, * or /; -1 after reporting a division by zero
   // or an overflow.
   int FoldIntBinary(ir::BinOp op, int64_t x, int64_t y, Loc loc);
@@ -85,6 +91,11 @@ class Checker {
   void BodyElementAssign(const ast::Stmt& s, uint8_t op, std::vector<ir::Inst>* out);
   void BodyIntWrite(const ast::Stmt& s, Val v, ir::Inst* w, std::vector<ir::Inst>* out);
   void BodyAssign(const ast::Stmt& s, std::vector<ir::Inst>* out);
+  // `s += x`, `s += v` or `s[k] += x` (s.target) on accumulator `accum`;
+  // `op` is the assignment's BinOp (only kAdd is allowed).
+  void BodyAccumAdd(const ast::Stmt& s, uint8_t op, int accum, std::vector<ir::Inst>* out);
+  // The vector in `reg` has an accumulator's `width` (now, or once data load).
+  void CheckAccumWidth(int reg, int64_t width, Loc loc);
   void BodyFor(const ast::Stmt& s, std::vector<ir::Inst>* out);
   Val Lower(const ast::Expr& e, std::vector<ir::Inst>* out);
   // Lower for names, attributes and indexed parameters.

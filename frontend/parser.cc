@@ -159,6 +159,10 @@ class Parser {
         Name(s.get(), "an accumulator name");
         Expect(Tok::kColon, "':'");
         ElementType(/*allow_int=*/false);
+        if (Accept(Tok::kLBracket)) {  // a vector accumulator: accum s: f32[K]
+          s->width = Expression();
+          Expect(Tok::kRBracket, "']'");
+        }
         return s;
       }
       default:

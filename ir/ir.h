@@ -35,7 +35,7 @@ struct DExpr {
     kFloat,
     kString,
     kDataAttr,  // data[index].attr (count, rows, cols, dim, vocab)
-    kAccum,     // accumulator `index`
+    kAccum,     // accumulator `index`; of a vector accumulator, element `a` (an int DExpr id)
     kSlot,      // driver variable (loop variable or let) `index`
     kUnary,     // fn(a)
     kBinary,    // a op b
@@ -143,7 +143,23 @@ struct ParamDecl {
 struct AccumDecl {
   std::string name;
   Loc loc;
+  int64_t width = 0;  // 0 for a scalar (accum s: f32), else K (accum s: f32[K])
 };
+
+// Accumulators live in one flat array of doubles (the executor's sums, the
+// kernel's RunContext::accums, the workers' partial sums on the wire), in
+// declaration order: a scalar takes one slot, a vector its width.
+inline int64_t AccumSlots(const std::vector<AccumDecl>& accums) {
+  int64_t n = 0;
+  for (const AccumDecl& a : accums) n += a.width > 0 ? a.width : 1;
+  return n;
+}
+// The first slot of accumulator `accum` (which must be an index of `accums`).
+inline int64_t AccumOffset(const std::vector<AccumDecl>& accums, int accum) {
+  int64_t n = 0;
+  for (int a = 0; a < accum; ++a) n += accums[a].width > 0 ? accums[a].width : 1;
+  return n;
+}
 
 // ---------------------------------------------------------------------------
 // Loop bodies.
@@ -176,7 +192,9 @@ enum class Op : uint8_t {
   kRowX,         // dst = dense features of row register a (data `index`), a vector
   kRead,         // dst = param `index` [a (, b)] in `mode`
   kWrite,        // param `index` [a (, b)] (op)= c, in `mode`
-  kAccumAdd,     // accumulator `index` += a
+  kAccumAdd,     // accumulator `index` += a (f32); a vector accumulator: += a (a vector of
+                 // its width, element-wise), or with b >= 0 element b (int) += a (f32),
+                 // out of range a run-time error
   kFor,          // for dst in a..b { body }
   kForFeatures,  // for (dst, dst2) in features of row a (data `index`) { body }
   kForWindow,    // for dst in window(data `index`, a, b) { body }
@@ -232,7 +250,7 @@ struct DStmt {
   Loc loc;
   int slot = -1;          // kFor loop variable / kLet slot
   int a = -1, b = -1;     // kFor bounds / kLet, kAccumSet, kIf value (DExpr ids)
-  int index = -1;         // kParallel loop id; kAccumSet accumulator
+  int index = -1;         // kParallel loop id; kAccumSet accumulator (a vector one: every element)
   std::vector<int> args;  // kPrint DExpr ids
   std::vector<DStmt> body, else_body;
 };

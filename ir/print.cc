@@ -145,7 +145,8 @@ void PrintBody(const Program& p, const Loop& l, const std::vector<Inst>& body, i
                " " + R(l, in.c);
         break;
       case Op::kAccumAdd:
-        line = "accum " + p.accums[in.index].name + " += " + R(l, in.a);
+        line = "accum " + p.accums[in.index].name + (in.b >= 0 ? "[" + R(l, in.b) + "]" : "") +
+               " += " + R(l, in.a);
         break;
       case Op::kFor:
         line = "for " + R(l, in.dst) + " in " + R(l, in.a) + ".." + R(l, in.b);
@@ -227,7 +228,7 @@ std::string PrintExpr(const Program& p, int id) {
     case DExpr::kDataAttr:
       return p.data[e.index].name + "." + e.str;
     case DExpr::kAccum:
-      return p.accums[e.index].name;
+      return p.accums[e.index].name + (e.a >= 0 ? "[" + PrintExpr(p, e.a) + "]" : "");
     case DExpr::kSlot:
       return "$" + p.slot_names[e.index];
     case DExpr::kUnary:
@@ -282,7 +283,10 @@ std::string Print(const Program& p) {
            (q.width > 0 ? ", " + std::to_string(q.width) : "") + "] = " + kInit[q.init] + "(" +
            Num(q.a) + ", " + Num(q.b) + ", seed=" + std::to_string(q.seed) + ")\n";
   }
-  for (const AccumDecl& a : p.accums) out += "accum " + a.name + ": f32\n";
+  for (const AccumDecl& a : p.accums) {
+    out += "accum " + a.name + ": f32" + (a.width > 0 ? "[" + std::to_string(a.width) + "]" : "") +
+           "\n";
+  }
   for (const Loop& l : p.loops) out += PrintLoop(p, l);
   out += "driver\n";
   PrintDriver(p, p.driver, 2, &out);

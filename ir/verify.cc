@@ -418,9 +418,19 @@ class Verifier {
 
   Status ControlTypes(const Inst& in) {
     switch (in.op) {
-      case Op::kAccumAdd:
+      case Op::kAccumAdd: {
         if (Status st = Index("accumulator", in.index, p_.accums.size()); !st.ok()) return st;
-        return Expect("a", in.a, {Type::kF32});
+        const int64_t width = p_.accums[in.index].width;
+        if (in.b >= 0 || width == 0) {
+          if (in.b >= 0 && width == 0) return Fail("indexes a scalar accumulator");
+          if (in.b >= 0) {
+            if (Status st = Expect("element index", in.b, {Type::kInt}); !st.ok()) return st;
+          }
+          return Expect("a", in.a, {Type::kF32});
+        }
+        if (Status st = Expect("a", in.a, {Type::kVec}); !st.ok()) return st;
+        return SameWidth(in.a, width);
+      }
       case Op::kIf:
         return Expect("condition", in.a, {Type::kBool});
       case Op::kFor:

@@ -27,7 +27,8 @@ const char* CodeName(uint16_t code) {
       "rd.row.copy",   "rd.whole.view", "rd.whole.copy", "rd.row.view2",
       "wr.elem1",      "wr.elem2",      "wr.row.vec",    "wr.row.scalar",
       "wr.row.lin",    "wr.row.pair",   "wr.whole.vec",  "wr.whole.scalar",
-      "wr.whole.lin",  "accum",         "rand",          "randint",
+      "wr.whole.lin",  "accum",         "accum.vec",     "accum.elem",
+      "rand",          "randint",
       "negative",      "label",         "rowx",          "jump",
       "jump.if.false", "for.init",      "for.next",      "feat.init",
       "feat.next",     "win.init",      "win.next",      "key"};

@@ -53,7 +53,7 @@ struct OuterValue {
 struct RunContext {
   const std::vector<ParamBinding>* params = nullptr;
   const std::vector<const data::Dataset*>* data = nullptr;  // by DataDecl index
-  double* accums = nullptr;  // one partial sum per accumulator, added to
+  double* accums = nullptr;  // ir::AccumSlots partial sums (ir::AccumOffset), added to
   // Evaluates driver expression `id` (outer values, data attributes); called
   // once per referenced expression at the start of Run().
   std::function<StatusOr<OuterValue>(int id)> outer;

@@ -88,7 +88,10 @@ enum Code : uint16_t {
   kWrWholeVec,
   kWrWholeScalar,
   kWrWholeLin,
-  kAccum,  // accums[aux] += S[a]
+  // Accumulators (accumulator aux, its first slot in RunContext::accums c):
+  kAccum,      // accums[c] += S[a]
+  kAccumVec,   // accums[c + k] += V[a][k] for k < n (the accumulator's width)
+  kAccumElem,  // accums[c + S[b]] += S[a] (S[b] outside [0, n): a fault)
   kRand,
   kRandInt,
   kNegative,  // data set aux for negative

@@ -59,6 +59,8 @@ Operands Make(uint16_t code) {
     case kWrWholeScalar: return {_, _, _, S, _, P, _};
     case kWrWholeLin:  return {_, _, _, C, W, P, TS};
     case kAccum:       return {_, S, _, _, _, A, _};
+    case kAccumVec:    return {_, VI, _, _, W, A, _};
+    case kAccumElem:   return {_, S, S, _, W, A, _};
     case kRand:        return {S, _, _, _, _, _, _};
     case kRandInt:     return {S, S, _, _, _, _, _};
     case kNegative:    return {S, _, _, _, _, D, _};

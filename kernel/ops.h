@@ -41,13 +41,14 @@ struct Fault {
     kBadRadius,
     kBadElement,
     kBadOneHot,
-    kBadSample
+    kBadSample,
+    kBadAccumElement  // param: the accumulator
   };
   Kind kind = kNone;
   const VOp* op = nullptr;
   int64_t value = 0;   // the bad index, bound or radius
   int64_t limit = 0;   // the index's limit
-  int32_t param = -1;  // the parameter indexed (kBadRow, kBadColumn)
+  int32_t param = -1;  // the parameter indexed (kBadRow, kBadColumn) or the accumulator
   int32_t loc = -1;    // the source position, when not op->loc
   double real = 0;     // the value int() could not convert (kBadInt), the bad weight (kBadSample)
 };
@@ -480,7 +481,21 @@ RIGEL_OP WrWholeLin(Machine& m, const VOp* o) {
   return o + 1;
 }
 RIGEL_OP Accum(Machine& m, const VOp* o) {
-  m.acc[o->aux] += m.S[o->a].f;
+  m.acc[o->c] += m.S[o->a].f;
+  return o + 1;
+}
+RIGEL_OP AccumVec(Machine& m, const VOp* o) {
+  double* acc = m.acc + o->c;
+  const float* v = m.V[o->a];
+  for (int32_t k = 0; k < o->n; ++k) acc[k] += v[k];
+  return o + 1;
+}
+RIGEL_OP AccumElem(Machine& m, const VOp* o) {
+  int64_t k = m.S[o->b].i;
+  if (OutOfRange(k, o->n)) {
+    return m.BadIndex(Fault::kBadAccumElement, o, o->aux, o->loc, k, o->n);
+  }
+  m.acc[o->c + k] += m.S[o->a].f;
   return o + 1;
 }
 

@@ -133,6 +133,10 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
       msg = "element index " + std::to_string(f.value) + " out of range for a vector of width " +
             std::to_string(f.limit);
       break;
+    case ops::Fault::kBadAccumElement:
+      msg = "element index " + std::to_string(f.value) + " out of range for accumulator '" +
+            K.prog->accums[f.param].name + "' (width " + std::to_string(f.limit) + ")";
+      break;
     case ops::Fault::kBadSample:
       msg = BadSampleMessage(f.value, f.real);
       break;
@@ -221,7 +225,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
       RIGEL_LABEL(RdRowView2),  RIGEL_LABEL(WrElem1),      RIGEL_LABEL(WrElem2),
       RIGEL_LABEL(WrRowVec),    RIGEL_LABEL(WrRowScalar),  RIGEL_LABEL(WrRowLin),
       RIGEL_LABEL(WrRowPair),   RIGEL_LABEL(WrWholeVec),   RIGEL_LABEL(WrWholeScalar),
-      RIGEL_LABEL(WrWholeLin),  RIGEL_LABEL(Accum),        RIGEL_LABEL(Rand),
+      RIGEL_LABEL(WrWholeLin),  RIGEL_LABEL(Accum),        RIGEL_LABEL(AccumVec),
+      RIGEL_LABEL(AccumElem),   RIGEL_LABEL(Rand),
       RIGEL_LABEL(RandInt),     RIGEL_LABEL(Negative),     RIGEL_LABEL(Label),
       RIGEL_LABEL(RowX),        RIGEL_LABEL(Jump),         RIGEL_LABEL(JumpIfFalse),
       RIGEL_LABEL(ForInit),     RIGEL_LABEL(ForNext),      RIGEL_LABEL(FeatInit),
@@ -258,6 +263,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
     RIGEL_OP(RdWholeCopy) RIGEL_OP(RdRowView2) RIGEL_OP(WrElem1) RIGEL_OP(WrElem2)
     RIGEL_OP(WrRowVec) RIGEL_OP(WrRowScalar) RIGEL_OP(WrRowLin) RIGEL_OP(WrRowPair)
     RIGEL_OP(WrWholeVec) RIGEL_OP(WrWholeScalar) RIGEL_OP(WrWholeLin) RIGEL_OP(Accum)
+    RIGEL_OP(AccumVec) RIGEL_OP(AccumElem)
     RIGEL_OP(Rand) RIGEL_OP(RandInt) RIGEL_OP(Negative) RIGEL_OP(Label) RIGEL_OP(RowX)
     RIGEL_OP(Jump) RIGEL_OP(JumpIfFalse) RIGEL_OP(ForInit) RIGEL_OP(ForNext) RIGEL_OP(FeatInit)
     RIGEL_OP(FeatNext) RIGEL_OP(WinInit) RIGEL_OP(WinNext) RIGEL_OP(Key)

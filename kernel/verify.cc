@@ -104,7 +104,25 @@ class BytecodeVerifier {
     RIGEL_RETURN_IF_ERROR(Widths(o, f));
     RIGEL_RETURN_IF_ERROR(Terms(o));
     RIGEL_RETURN_IF_ERROR(Params(o));
+    RIGEL_RETURN_IF_ERROR(Accums(o));
     return Kernels(o);
+  }
+
+  // An accumulator instruction's slot is its accumulator's first, and its
+  // width the accumulator's (a scalar one has none).
+  Status Accums(const VOp& o) const {
+    if (o.code != kAccum && o.code != kAccumVec && o.code != kAccumElem) return Status::Ok();
+    const int64_t offset = ir::AccumOffset(p_.accums, o.aux);
+    if (o.c != offset) {
+      return Fail("slot " + std::to_string(o.c) + " is not the first of accumulator " +
+                  p_.accums[o.aux].name + " (" + std::to_string(offset) + ")");
+    }
+    const int64_t width = p_.accums[o.aux].width;
+    if (o.code == kAccum ? width != 0 : width != o.n) {
+      return Fail("does not match the width of accumulator " + p_.accums[o.aux].name + " (" +
+                  std::to_string(width) + ")");
+    }
+    return Status::Ok();
   }
 
   Status CheckField(const char* name, Field f, int v) const {

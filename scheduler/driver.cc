@@ -257,9 +257,11 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
                       std::to_string(run.launch));
     }
     auto acc = d.getAccums();
-    if (acc.size() != prog_->accums.size()) {
+    // A flat array: one slot per scalar accumulator, K per vector one.
+    const int64_t slots = ir::AccumSlots(prog_->accums);
+    if (static_cast<int64_t>(acc.size()) != slots) {
       return Internal("worker " + std::to_string(rank) + " sent " + std::to_string(acc.size()) +
-                      " accumulators; the program has " + std::to_string(prog_->accums.size()));
+                      " accumulator sums; the program has " + std::to_string(slots));
     }
     for (unsigned a = 0; a < acc.size(); ++a) run.accums[a] += acc[a];
     for (auto e : d.getMetrics()) {

@@ -288,7 +288,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   const std::string cuts_key = analysis::CutsToJson(task.cuts);
   RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks, Blocks(task, cuts_key));
   TaskResult out;
-  out.accums.assign(prog_.accums.size(), 0.0);
+  out.accums.assign(ir::AccumSlots(prog_.accums), 0.0);
   kernel::RunContext ctx;
   ctx.params = &ex_->bindings();
   ctx.data = &ex_->data_ptrs();

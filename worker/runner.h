@@ -51,7 +51,7 @@
 namespace rigel::worker {
 
 struct TaskResult {
-  std::vector<double> accums;  // partial sums, by accumulator index
+  std::vector<double> accums;  // partial sums, ir::AccumSlots of them (ir::AccumOffset)
   // Counters of the run: "elements", "steps", "seconds", "compute_s",
   // "comm_s", "wait_s", "keys_s", "bytes.<strategy>" (bytes pulled, pushed
   // and handed off per strategy) and "replica_hash.<param>" (allreduce).

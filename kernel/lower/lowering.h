@@ -65,6 +65,8 @@ class Lowering {
   void Reduce(const ir::Inst& in);
   // Language v2: a vector's element, its max/min/argmax/argmin, onehot.
   void VectorV2(const ir::Inst& in);
+  // An accumulator update: scalar, a whole vector or one element.
+  void Accumulate(const ir::Inst& in);
 
   // --- access.cc: parameter reads and writes.
   void Key(const ir::Inst& in);

@@ -53,6 +53,8 @@ void Lowering::EmitOne(const Inst& in) {
       return Window(in);
     case Op::kIf:
       return If(in);
+    case Op::kAccumAdd:
+      return Accumulate(in);
     default:
       return Simple(in);
   }
@@ -90,11 +92,6 @@ void Lowering::Simple(const Inst& in) {
       k_->is_view[in.dst] = true;
       VOp& o = Op0(kRowX);
       o.d = in.dst, o.a = in.a, o.aux = in.index, o.n = static_cast<int32_t>(Width(in.dst));
-      return;
-    }
-    case Op::kAccumAdd: {
-      VOp& o = Op0(kAccum);
-      o.a = in.a, o.aux = in.index;
       return;
     }
     default:
@@ -195,6 +192,23 @@ void Lowering::Reduce(const Inst& in) {
   o.fn = Deferrable(in.dst) ? 1 : 0;
   // The width-independent kernel; specialise-row-kernels picks a faster one.
   o.k.dot = SelectDot(0);
+}
+
+void Lowering::Accumulate(const Inst& in) {
+  const ir::AccumDecl& acc = p_.accums[in.index];
+  const int32_t offset = static_cast<int32_t>(ir::AccumOffset(p_.accums, in.index));
+  if (acc.width > 0 && in.b < 0) {
+    int a = Materialise(in.a);  // before Op0: it may emit code
+    VOp& o = Op0(kAccumVec);
+    o.a = a, o.c = offset, o.aux = in.index, o.n = static_cast<int32_t>(acc.width);
+    return;
+  }
+  VOp& o = Op0(in.b >= 0 ? kAccumElem : kAccum);
+  o.a = in.a, o.b = in.b, o.c = offset, o.aux = in.index;
+  if (in.b >= 0) {
+    o.n = static_cast<int32_t>(acc.width);
+    o.loc = Loc(in);
+  }
 }
 
 void Lowering::VectorV2(const Inst& in) {

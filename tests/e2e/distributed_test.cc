@@ -113,10 +113,11 @@ std::string Logs(const std::string& dir) {
   return out;
 }
 
+// `example`: a file in examples/, or an absolute path.
 void ExpectEquivalent(const std::string& example, int workers,
                       const std::vector<std::string>& sets = {}) {
   SCOPED_TRACE(example + " on " + std::to_string(workers) + " workers");
-  const std::string program = kExamples + example;
+  const std::string program = example.starts_with("/") ? example : kExamples + example;
   const std::string dir = TempDir();
   Result r = RunDistributed(program, sets, workers, dir, dir + "/params");
   ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
@@ -180,6 +181,15 @@ TEST(Distributed, BiasOneDMatchesTheSerialOrder) {
 TEST(Distributed, WavefrontMatchesTheSerialOrder) {
   ExpectEquivalent("wavefront.rgl", 2);
   ExpectEquivalent("wavefront.rgl", 3, {"N=300", "M=200"});
+}
+
+// Vector accumulators: each worker's partial sums (every element of every
+// accumulator, flat) reach the scheduler's driver, which reads and resets them.
+TEST(Distributed, VectorAccumulatorsMatchTheSerialRun) {
+  const std::string program =
+      std::string(RIGEL_SOURCE_DIR) + "/tests/e2e/programs/vector_accum.rgl";
+  ExpectEquivalent(program, 2);
+  ExpectEquivalent(program, 3);
 }
 
 // Relaxed runs: the final line's metrics within 2% of the serial run's.

@@ -533,6 +533,88 @@ TEST(Executor, LoopBodyErrorsNameTheirCause) {
   }
 }
 
+// Vector accumulators (DSL.md, version 2), against sums worked out by hand.
+// Over i in 0..11: by i % 3 the sums of i are 0+3+6+9 = 18, 1+4+7+10 = 22,
+// 2+5+8+11 = 26; onehot(i % 4, 4) * 2 counts 3 of each class twice: 6 each;
+// s += v adds (i, 1, 0.5) per element: (66, 12, 6). Resets between epochs
+// make every epoch print the same; the scalar accumulator is unchanged.
+TEST(Executor, VectorAccumulatorsSumByElementAndReset) {
+  Ran r = RunProgram(R"(
+const N = 12
+accum c: f32[3]
+accum h: f32[4]
+accum v: f32[3]
+accum n: f32
+for ep in 0..2 {
+  parallel for i in range(N) {
+    c[i % 3] += i
+    h += onehot(i % 4, 4) * 2
+    var x = zeros(3) + 0.5
+    x[0] = i
+    x[1] = 1
+    v += x
+    n += 1
+  }
+  print(ep, c[0], c[1], c[2], h[0], h[1], h[2], h[3], v[0], v[1], v[2], n)
+  c = 0
+  h = 0
+  v = 0
+}
+c = 2.5
+let k = 2
+print(c[0], c[k], n)
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.out,
+            "0 18 22 26 6 6 6 6 66 12 6 12\n"
+            "1 18 22 26 6 6 6 6 66 12 6 24\n"
+            "2.5 2.5 24\n");
+  EXPECT_EQ(r.ex->accum(0, 2), 2.5);
+  EXPECT_EQ(r.ex->accum(3), 24);
+  EXPECT_EQ(r.ex->accums().size(), 11u);
+}
+
+TEST(Executor, VectorAccumulatorElementOutOfRangeIsAnErrorAtItsPosition) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"accum s: f32[3]\nparallel for i in range(5) {\n  s[i - 1] += 1\n}\n",
+       "prog.rgl:3:3: error: element index -1 out of range for accumulator 's' (width 3)"},
+      {"accum s: f32[3]\nparallel for i in range(5) {\n  s[i] += 1\n}\n",
+       "prog.rgl:3:3: error: element index 3 out of range for accumulator 's' (width 3)"},
+      {"accum s: f32[3]\nlet k = 3\nprint(\"s\", s[k])\n",
+       "prog.rgl:3:12: error: element index 3 out of range for accumulator 's' (width 3)"},
+      {"accum s: f32[3]\nfor k in -1..1 {\n  print(s[k])\n}\n",
+       "prog.rgl:3:9: error: element index -1 out of range for accumulator 's' (width 3)"},
+  };
+  for (const Case& c : cases) {
+    Ran r = RunProgram(c.text);
+    ASSERT_FALSE(r.status.ok()) << c.text;
+    EXPECT_NE(r.status.message().find(c.message), std::string::npos) << c.text << "\n"
+                                                                     << r.status.message();
+  }
+}
+
+// A vector whose width is known only once the data are loaded is checked
+// against the accumulator's before anything runs.
+TEST(Executor, VectorAccumulatorWidthFromDataIsCheckedAtLoad) {
+  WriteData("acc.csv", "1,0.5,2\n0,1.5,3\n");
+  Ran r = RunProgram(R"(
+data d = dense_csv("acc.csv", label=0)
+accum s: f32[2]
+accum t: f32[3]
+parallel for (n, row) in d { s += row.x }
+print(s[0], s[1])
+parallel for (n, row) in d { t += row.x }
+)");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("prog.rgl:7:39: error: vector width mismatch in accumulator "
+                                    "update: d.dim = 2 vs 3"),
+            std::string::npos)
+      << r.status.message();
+}
+
 TEST(Executor, FusedInstructionsReportTheirOwnLocations) {
   // Two row reads fuse into one instruction and two row writes into another;
   // an out-of-range second subscript must still point at its own access.

@@ -187,6 +187,116 @@ TEST(Check, AccumulatorWrittenWithoutPlusEquals) {
               "accumulator 'sq' can only be updated with += inside a parallel for");
 }
 
+// Vector accumulators (DSL.md, version 2): accum s: f32[K].
+const char* kVecDecls = R"(const K = 3
+data r = triples("r.csv")
+param W: f32[r.rows, K] = zeros()
+accum s: f32[K]
+accum a: f32
+)";  // 5 lines
+
+// `text` inside a parallel for over r (the statement is on line 7, from column 3).
+std::string InVecLoop(const std::string& text) {
+  return std::string(kVecDecls) + "parallel for (i, j, v) in r {\n  " + text + "\n}\n";
+}
+
+TEST(Check, VectorAccumulatorFormsAreAccepted) {
+  std::string text = std::string(kVecDecls) + R"(accum h: f32[K + 1]
+for ep in 0..2 {
+  parallel for (i, j, v) in r {
+    s += W[i] * v
+    s += onehot(j % K, K)
+    s[j % K] += v
+    s[0] += 2
+    h[i % 4] += i
+    a += v
+  }
+  print(s[0], s[K - 1], h[ep], a)
+  s = 0
+  h = 1.5
+  a = 0
+}
+)";
+  EXPECT_EQ(Errors(text), "");
+  auto prog = CompileText(text, "t.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  ASSERT_EQ(prog->accums.size(), 3u);
+  EXPECT_EQ(prog->accums[0].width, 3);
+  EXPECT_EQ(prog->accums[1].width, 0);
+  EXPECT_EQ(prog->accums[2].width, 4);
+  EXPECT_EQ(ir::AccumSlots(prog->accums), 8);
+  EXPECT_EQ(ir::AccumOffset(prog->accums, 2), 4);
+  std::string ir = ir::Print(*prog);
+  EXPECT_NE(ir.find("accum s: f32[3]\naccum a: f32\naccum h: f32[4]\n"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("accum s[%"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("print s[0], s[2], h[$ep], a"), std::string::npos) << ir;
+}
+
+TEST(Check, VectorAccumulatorErrorsInLoops) {
+  ExpectError(InVecLoop("s += onehot(1, 4)"), 7, 8,
+              "vector width mismatch in accumulator update: 4 vs 3");
+  ExpectError(InVecLoop("s += v"), 7, 8,
+              "vector accumulator 's' adds vectors of width 3, not f32 (s[k] += x adds to one "
+              "element)");
+  ExpectError(InVecLoop("s += i"), 7, 8,
+              "vector accumulator 's' adds vectors of width 3, not int (s[k] += x adds to one "
+              "element)");
+  ExpectError(InVecLoop("s[v] += 1"), 7, 5,
+              "an accumulator element index must be an int, not f32 (int() converts)");
+  ExpectError(InVecLoop("a[0] += v"), 7, 3, "accumulator 'a' is a scalar and cannot be indexed");
+  ExpectError(InVecLoop("s[i, j] += v"), 7, 3,
+              "an element of accumulator 's' takes one subscript, got 2");
+  ExpectError(InVecLoop("s[i] += W[i]"), 7, 11,
+              "an element of accumulator 's' adds f32 scalars, not f32 vector");
+  ExpectError(InVecLoop("s -= W[i]"), 7, 3,
+              "accumulator 's' can only be updated with += inside a parallel for");
+  ExpectError(InVecLoop("s[i] -= v"), 7, 3,
+              "accumulator 's' can only be updated with += inside a parallel for");
+  ExpectError(InVecLoop("s[i] = v"), 7, 3,
+              "accumulator 's' can only be updated with += inside a parallel for");
+  ExpectError(InVecLoop("a += s[0]"), 7, 8,
+              "accumulator 's' can only be updated with += inside a parallel for, not read");
+  ExpectError(InVecLoop("W[i] += s"), 7, 11,
+              "accumulator 's' can only be updated with += inside a parallel for, not read");
+}
+
+TEST(Check, VectorAccumulatorErrorsInTheDriver) {
+  const std::string d = kVecDecls;
+  ExpectError(d + "print(s)\n", 6, 7,
+              "vector accumulator 's' is read one element at a time (s[k])");
+  ExpectError(d + "let x = s + 1\n", 6, 9,
+              "vector accumulator 's' is read one element at a time (s[k])");
+  ExpectError(d + "print(s[1.5])\n", 6, 9,
+              "an accumulator element index must be an int, not f32 (int() converts)");
+  ExpectError(d + "print(a[0])\n", 6, 7, "accumulator 'a' is a scalar and cannot be indexed");
+  ExpectError(d + "print(s[0, 1])\n", 6, 7,
+              "an element of accumulator 's' takes one subscript, got 2");
+  ExpectError(d + "s[0] = 1\n", 6, 1,
+              "an element of accumulator 's' cannot be assigned in the driver (s = 0 resets "
+              "every element)");
+  ExpectError(d + "a[0] = 1\n", 6, 1, "accumulator 'a' is a scalar and cannot be indexed");
+  ExpectError(d + "s += 1\n", 6, 1,
+              "vector accumulator 's' can only be set whole in the driver (s = 0 resets every "
+              "element)");
+  ExpectError(d + "s = \"x\"\n", 6, 5, "strings can only be printed");
+}
+
+TEST(Check, VectorAccumulatorWidthsAreConstantsOfAtLeastOne) {
+  const std::string d = kVecDecls;
+  ExpectError(d + "accum t: f32[0]\n", 6, 14, "the width of an accumulator must be at least 1");
+  ExpectError(d + "accum t: f32[K - 4]\n", 6, 16, "the width of an accumulator must be at least 1");
+  ExpectError(d + "accum t: f32[2000000]\n", 6, 14,
+              "the width of an accumulator must be at most 1048576");
+  ExpectError(d + "accum t: f32[1048000]\naccum u: f32[1000]\n", 7, 14,
+              "the accumulators hold more than 1048576 sums in all");
+  EXPECT_EQ(Errors(d + "accum t: f32[1048572]\n"), "");
+  ExpectError(d + "accum t: f32[r.rows]\n", 6, 16,
+              "expected the width of an accumulator to be an integer known before data is loaded");
+  ExpectError(d + "accum t: f32[2.5]\n", 6, 14,
+              "expected the width of an accumulator to be an integer known before data is loaded");
+  ExpectError(d + "accum t: f32[3\n", 7, 1, "expected ']', found end of file");
+}
+
 TEST(Check, ParamIndexedWithFloat) {
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { b[v] += 1 }\n", 7, 33,
               "parameter 'b' indexed with a float; subscripts must be integers");

@@ -160,5 +160,34 @@ TEST_F(KernelTest, NonLinearVectorOps) {
   EXPECT_FLOAT_EQ(H(1, 0), 2.5f + 1.0f + 1.0f);
 }
 
+// Accumulator updates: a deferred linear form added to a vector accumulator
+// is materialised first; element adds and scalar adds use their own slots.
+TEST_F(KernelTest, VectorAccumulatorsAddFormsElementsAndScalars) {
+  auto prog = frontend::CompileText(R"(
+data t = triples("one.csv")
+param W: f32[2, 2] = fill(1.0)
+param H: f32[2, 2] = fill(3.0)
+accum a: f32
+accum s: f32[2]
+accum e: f32[3]
+parallel for (i, j, v) in t {
+  s += W[i] * v + H[j]
+  e[j + 1] += v
+  e[0] += 1
+  a += v
+}
+)",
+                                    testing::TempDir() + "/k.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  prog_ = std::make_unique<ir::Program>(std::move(prog).value());
+  auto ex = exec::SerialExecutor::Create(*prog_, {});
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  ex_ = std::move(ex).value();
+  ASSERT_TRUE(ex_->Run().ok());
+  EXPECT_EQ(ex_->accums(), (std::vector<double>{2, 5, 5, 1, 0, 2}));  // a, s[0..1], e[0..2]
+  EXPECT_NE(Code().find("accum.vec"), std::string::npos) << Code();
+  EXPECT_NE(Code().find("accum.elem"), std::string::npos) << Code();
+}
+
 }  // namespace
 }  // namespace rigel::kernel

@@ -191,9 +191,7 @@ StatusOr<RunValues> InProcCluster::Run() {
     RIGEL_ASSIGN_OR_RETURN(std::vector<float> v, PullParam(static_cast<int>(p)));
     out.params.push_back(std::move(v));
   }
-  for (size_t a = 0; a < prog_.accums.size(); ++a) {
-    out.accums.push_back(driver_->accum(static_cast<int>(a)));
-  }
+  out.accums = driver_->accums();
   out.printed = printed_.str();
   return out;
 }
@@ -218,9 +216,7 @@ StatusOr<RunValues> InProcCluster::Serial() const {
   for (size_t p = 0; p < prog_.params.size(); ++p) {
     out.params.push_back(ex->param(static_cast<int>(p)));
   }
-  for (size_t a = 0; a < prog_.accums.size(); ++a) {
-    out.accums.push_back(ex->accum(static_cast<int>(a)));
-  }
+  out.accums = ex->accums();
   out.printed = printed.str();
   return out;
 }

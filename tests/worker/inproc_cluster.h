@@ -49,7 +49,7 @@ struct InProcOptions {
 // The parameters and accumulators a run ended with.
 struct RunValues {
   std::vector<std::vector<float>> params;  // by parameter index
-  std::vector<double> accums;              // by accumulator index
+  std::vector<double> accums;              // every accumulator's sums, flat (ir::AccumOffset)
   std::string printed;
 };
 
