@@ -412,11 +412,11 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
     } else if (acc.reductions[p]) {
       pp.strategy = Strategy::kReduce;
       pp.shard = whole ? "" : AllAffineRows(acc, static_cast<int>(p)) ? "range" : "hash";
-      pp.why = std::string(
-                   "only added to (+=, -=) and never read here: a sum, exact up to float "
-                   "summation order; ") +
-               (whole ? "replicated on every worker, deltas summed by AllReduce"
-                      : "sharded on the parameter servers, which add the workers' deltas");
+      pp.why =
+          std::string("only added to (+=, -=) and never read here: a sum, ") +
+          (prog.params[p].is_int ? "exact (integers); " : "exact up to float summation order; ") +
+          (whole ? "replicated on every worker, deltas summed by AllReduce"
+                 : "sharded on the parameter servers, which add the workers' deltas");
     } else if (whole) {
       pp.strategy = Strategy::kAllreduce;
       pp.why = std::string(relaxed[p] ? "relaxed and " : "") +

@@ -13,9 +13,14 @@ using ast::Stmt;
 
 namespace {
 
+// Integral values in full (16777217, not 1.67772e+07), others as %g.
 std::string Num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g", v);
+  }
   return buf;
 }
 
