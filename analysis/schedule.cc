@@ -345,6 +345,25 @@ bool AllAffineRows(const LoopAccesses& acc, int param) {
   return true;
 }
 
+// Every access of `param` is the row of the element key alone (z[t] where t
+// names an element, access.h Space::key_dim): each row belongs to one
+// element, which no other iteration touches.
+bool RowPerElement(const LoopAccesses& acc, int param) {
+  const int key = acc.space.key_dim;
+  if (key < 0) return false;
+  for (const ParamAccess& a : acc.accesses) {
+    if (a.param != param) continue;
+    if (a.subs.empty() || a.subs[0].kind != Subscript::kAffine || a.subs[0].c != 0 ||
+        !a.subs[0].sym.empty()) {
+      return false;
+    }
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (a.subs[0].coef[d] != (d == key ? 1 : 0)) return false;
+    }
+  }
+  return true;
+}
+
 // Every row subscript of `param` is the same in every iteration (w0[0]).
 bool FixedRows(const LoopAccesses& acc, int param) {
   for (const ParamAccess& a : acc.accesses) {
@@ -435,6 +454,14 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
         rows = "row ranges (rows follow a loop variable)";
       }
       const bool one_row = acc.param_rows[p] == 1;
+      if (RowPerElement(acc, static_cast<int>(p))) {
+        const std::string& t = dims[acc.space.key_dim];
+        pp.why = "kept with its element: row " + t + " belongs to element " + t +
+                 " alone, so it never conflicts; sharded on the parameter servers by row "
+                 "ranges, and each step pulls and pushes the rows of its own elements";
+        out->params.push_back(std::move(pp));
+        continue;
+      }
       pp.why = std::string(relaxed[p] ? "relaxed; " : "no conflicts; ") +
                (one_row ? "a one-row parameter, on one parameter server"
                         : "rows touched one at a time (sparse): sharded on the parameter "

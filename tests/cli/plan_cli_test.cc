@@ -47,6 +47,17 @@ TEST(ExplainCli, GivesTheExpectedAnalysisOfEveryExample) {
        {"schedule: data_parallel", "w     allreduce",
         "mini-batches: 32 elements per worker (w read or written whole)"}},
       {"wavefront", {"schedule: wavefront", "distance (1, 0)", "distance (0, 1)"}},
+      // Version 2 (DSL.md's expected analyses).
+      {"lda",
+       {"ndk  reduce", "nwk  reduce", "nk   reduce", "schedule: conflict_free_2d on 4 workers",
+        "ndk  local       keyed by d", "nwk  rotate      keyed by w",
+        "z    ps          kept with its element", "nk   ps          relaxed",
+        "[allowed: the loop relaxes nk]", "space: (t, d, w)"}},
+      {"softmax", {"schedule: data_parallel", "W     ps          relaxed", "by a hash of the row"}},
+      {"kmeans",
+       {"schedule: data_parallel", "S        reduce", "N        reduce", "Cen      replicated",
+        "[allowed: S is a sum here"}},
+      {"fm", {"schedule: data_parallel", "w     ps          relaxed", "V     ps          relaxed"}},
   };
   for (const Want& w : wants) {
     auto r = RunRigel(std::string("explain examples/") + w.example + ".rgl");
