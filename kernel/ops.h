@@ -609,7 +609,11 @@ RIGEL_OP Key(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   if (o->b >= 0 && OutOfRange(m.S[o->b].i, p.width)) return m.BadColumn(o, p, m.S[o->b].i);
-  m.key_out[o->aux].push_back(i);
+  // The lists are sorted and made unique afterwards; a row repeated back to
+  // back (the elements of one row in an inner loop, as LDA's ndk[d, k]) is
+  // recorded once, which keeps them short.
+  std::vector<int64_t>& out = m.key_out[o->aux];
+  if (out.empty() || out.back() != i) out.push_back(i);
   return o + 1;
 }
 
