@@ -48,6 +48,37 @@ std::vector<int64_t> SeededPermutation(int64_t n, uint64_t seed) {
   return perm;
 }
 
+void DrawFeatures(int64_t k, const ZipfSampler& zipf, const std::vector<int64_t>& feature_of_rank,
+                  SplitMix64& rng, std::vector<int64_t>* feats) {
+  feats->clear();
+  while (static_cast<int64_t>(feats->size()) < k) {
+    const int64_t f = feature_of_rank[zipf.Sample(rng.Uniform())];
+    // Samples are short, so a linear scan for repeats is cheapest.
+    if (std::find(feats->begin(), feats->end(), f) == feats->end()) feats->push_back(f);
+  }
+  std::sort(feats->begin(), feats->end());  // libsvm convention: ascending indices
+}
+
+void DrawValues(const std::vector<int64_t>& feats, const std::vector<uint8_t>& is_real,
+                SplitMix64& rng, std::vector<double>* vals) {
+  vals->clear();
+  for (int64_t f : feats) {
+    // Models use the values as written, so they are rounded here.
+    vals->push_back(is_real[f] ? std::nearbyint((0.1 + 1.9 * rng.Uniform()) * 1e3) / 1e3 : 1.0);
+  }
+}
+
+void AppendFeatures(const std::vector<int64_t>& feats, const std::vector<double>& vals,
+                    const std::vector<uint8_t>* is_real, fmt::memory_buffer* buf) {
+  for (size_t t = 0; t < feats.size(); ++t) {
+    if (is_real && (*is_real)[feats[t]]) {
+      fmt::format_to(fmt::appender(*buf), " {}:{:.3f}", feats[t] + 1, vals[t]);
+    } else {
+      fmt::format_to(fmt::appender(*buf), " {}:1", feats[t] + 1);
+    }
+  }
+}
+
 StatusOr<GenReport> WriteGenOutput(const GenOutput& out, bool write_info) {
   GenReport report;
   report.summary = out.summary;

@@ -57,14 +57,10 @@ std::string WriteSamples(const FmOptions& o, const Model& m, const ZipfSampler& 
   fmt::memory_buffer buf;
   buf.reserve(static_cast<size_t>(n * o.nnz) * 7);
   std::vector<int64_t> feats;
+  const std::vector<double> ones(static_cast<size_t>(o.nnz), 1.0);  // binary features
   std::vector<double> sum(static_cast<size_t>(o.factors));
   for (int64_t i = 0; i < n; ++i) {
-    feats.clear();
-    while (static_cast<int64_t>(feats.size()) < o.nnz) {
-      int64_t f = m.feature_of_rank[zipf.Sample(rng.Uniform())];
-      if (std::find(feats.begin(), feats.end(), f) == feats.end()) feats.push_back(f);
-    }
-    std::sort(feats.begin(), feats.end());
+    DrawFeatures(o.nnz, zipf, m.feature_of_rank, rng, &feats);
     // sum_{i<j} <v_i, v_j> = (|sum_i v_i|^2 - sum_i |v_i|^2) / 2 for binary x.
     double linear = 0.0, squares = 0.0;
     std::fill(sum.begin(), sum.end(), 0.0);
@@ -84,7 +80,7 @@ std::string WriteSamples(const FmOptions& o, const Model& m, const ZipfSampler& 
     tally->correct += (y > 0) == positive;
     tally->linear_correct += (linear > 0) == positive;
     buf.push_back(positive ? '1' : '0');
-    for (int64_t f : feats) fmt::format_to(fmt::appender(buf), " {}:1", f + 1);
+    AppendFeatures(feats, ones, nullptr, &buf);
     buf.push_back('\n');
   }
   return fmt::to_string(buf);

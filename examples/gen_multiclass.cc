@@ -67,19 +67,11 @@ std::string WriteSamples(const MulticlassOptions& o, const Model& m, const ZipfS
   tally->per_class.assign(static_cast<size_t>(o.classes), 0);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t k = lo + static_cast<int64_t>(rng.Below(static_cast<uint64_t>(hi - lo + 1)));
-    feats.clear();
-    while (static_cast<int64_t>(feats.size()) < k) {
-      int64_t f = m.feature_of_rank[zipf.Sample(rng.Uniform())];
-      if (std::find(feats.begin(), feats.end(), f) == feats.end()) feats.push_back(f);
-    }
-    std::sort(feats.begin(), feats.end());
-    vals.clear();
+    DrawFeatures(k, zipf, m.feature_of_rank, rng, &feats);
+    DrawValues(feats, m.is_real, rng, &vals);
     std::fill(s.begin(), s.end(), 0.0);
-    for (int64_t f : feats) {
-      // Scores use the values as written (3 decimals).
-      double x = m.is_real[f] ? std::nearbyint((0.1 + 1.9 * rng.Uniform()) * 1e3) / 1e3 : 1.0;
-      vals.push_back(x);
-      for (int64_t c = 0; c < o.classes; ++c) s[c] += x * m.w[f * o.classes + c];
+    for (size_t t = 0; t < feats.size(); ++t) {
+      for (int64_t c = 0; c < o.classes; ++c) s[c] += vals[t] * m.w[feats[t] * o.classes + c];
     }
     // argmax (first on ties), then a label drawn from softmax(s).
     const int64_t best = std::max_element(s.begin(), s.end()) - s.begin();
@@ -92,13 +84,7 @@ std::string WriteSamples(const MulticlassOptions& o, const Model& m, const ZipfS
     tally->correct += label == best;
     ++tally->per_class[label];
     fmt::format_to(fmt::appender(buf), "{}", label);
-    for (size_t t = 0; t < feats.size(); ++t) {
-      if (m.is_real[feats[t]]) {
-        fmt::format_to(fmt::appender(buf), " {}:{:.3f}", feats[t] + 1, vals[t]);
-      } else {
-        fmt::format_to(fmt::appender(buf), " {}:1", feats[t] + 1);
-      }
-    }
+    AppendFeatures(feats, vals, &m.is_real, &buf);
     buf.push_back('\n');
   }
   return fmt::to_string(buf);

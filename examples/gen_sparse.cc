@@ -56,32 +56,15 @@ std::string WriteSamples(const SparseOptions& o, const Model& m, const ZipfSampl
   *positives = 0;
   for (int64_t s = 0; s < n; ++s) {
     const int64_t k = lo + static_cast<int64_t>(rng.Below(static_cast<uint64_t>(hi - lo + 1)));
-    feats.clear();
-    while (static_cast<int64_t>(feats.size()) < k) {
-      int64_t f = m.feature_of_rank[zipf.Sample(rng.Uniform())];
-      // Samples are short, so a linear scan for repeats is cheapest.
-      if (std::find(feats.begin(), feats.end(), f) == feats.end()) feats.push_back(f);
-    }
-    std::sort(feats.begin(), feats.end());  // libsvm convention: ascending indices
-    vals.clear();
+    DrawFeatures(k, zipf, m.feature_of_rank, rng, &feats);
+    DrawValues(feats, m.is_real, rng, &vals);
     double z = 0.0;
-    for (int64_t f : feats) {
-      // Real values keep 3 decimals; z is computed from the value as written.
-      double x = m.is_real[f] ? std::nearbyint((0.1 + 1.9 * rng.Uniform()) * 1e3) / 1e3 : 1.0;
-      vals.push_back(x);
-      z += m.w[f] * x;
-    }
+    for (size_t t = 0; t < feats.size(); ++t) z += m.w[feats[t]] * vals[t];
     const bool positive = rng.Uniform() < 1.0 / (1.0 + std::exp(-z));
     *positives += positive;
     *correct += (z > 0) == positive;
     buf.append(std::string_view(positive ? "+1" : "-1"));
-    for (size_t t = 0; t < feats.size(); ++t) {
-      if (m.is_real[feats[t]]) {
-        fmt::format_to(fmt::appender(buf), " {}:{:.3f}", feats[t] + 1, vals[t]);
-      } else {
-        fmt::format_to(fmt::appender(buf), " {}:1", feats[t] + 1);
-      }
-    }
+    AppendFeatures(feats, vals, &m.is_real, &buf);
     buf.push_back('\n');
   }
   return fmt::to_string(buf);

@@ -15,10 +15,13 @@
 #ifndef RIGEL_EXAMPLES_GENERATORS_H_
 #define RIGEL_EXAMPLES_GENERATORS_H_
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/hash.h"
 #include "common/status.h"
 
 namespace rigel::examples {
@@ -61,6 +64,20 @@ class ZipfSampler {
 
 // A seeded permutation of [0, n) (Fisher-Yates over SplitMix64(seed)).
 std::vector<int64_t> SeededPermutation(int64_t n, uint64_t seed);
+
+// The sparse rows of `sparse`, `multiclass` and `fm`. DrawFeatures sets
+// `feats` to k distinct features, each feature_of_rank[zipf.Sample(u)] for a
+// u from `rng` (a repeat is drawn again), ascending (k <= the feature count).
+// DrawValues sets `vals` to 1 per binary feature and, per feature f with
+// is_real[f], one draw uniform in [0.1, 2] rounded to 3 decimals.
+// AppendFeatures writes " f+1:value" per feature (":1" for a binary one, 3
+// decimals otherwise; is_real null: all binary).
+void DrawFeatures(int64_t k, const ZipfSampler& zipf, const std::vector<int64_t>& feature_of_rank,
+                  SplitMix64& rng, std::vector<int64_t>* feats);
+void DrawValues(const std::vector<int64_t>& feats, const std::vector<uint8_t>& is_real,
+                SplitMix64& rng, std::vector<double>* vals);
+void AppendFeatures(const std::vector<int64_t>& feats, const std::vector<double>& vals,
+                    const std::vector<uint8_t>* is_real, fmt::memory_buffer* buf);
 
 // ---------------------------------------------------------------- ratings
 // rating(i, j) = mu + b_i + U_i . V_j + noise * N(0, 1), with U and V entries

@@ -17,66 +17,20 @@
 
 #include "common/file.h"
 #include "examples/generators.h"
+#include "tests/examples/gen_test_util.h"
 
 namespace rigel::examples {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TempDir(const std::string& name) {
-  fs::path dir =
-      fs::path(testing::TempDir()) / ("rigel_gen_v2_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-std::vector<std::string_view> Lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    EXPECT_NE(eol, std::string_view::npos) << "last line has no newline";
-    if (eol == std::string_view::npos) eol = text.size();
-    lines.push_back(text.substr(pos, eol - pos));
-    pos = eol + 1;
-  }
-  return lines;
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  size_t pos = 0;
-  while (true) {
-    size_t next = s.find(sep, pos);
-    parts.push_back(s.substr(pos, next == std::string_view::npos ? next : next - pos));
-    if (next == std::string_view::npos) return parts;
-    pos = next + 1;
-  }
-}
-
-bool IsUnsigned(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// "-?D+.DDDD" with exactly `decimals` digits after the point.
-bool IsFixed(std::string_view s, size_t decimals) {
-  if (!s.empty() && s[0] == '-') s.remove_prefix(1);
-  size_t dot = s.find('.');
-  return dot != std::string_view::npos && IsUnsigned(s.substr(0, dot)) &&
-         s.size() - dot - 1 == decimals && IsUnsigned(s.substr(dot + 1));
-}
-
-double ToDouble(std::string_view s) { return std::strtod(std::string(s).c_str(), nullptr); }
-int64_t ToInt(std::string_view s) { return std::atoll(std::string(s).c_str()); }
-
-double Figure(const GenOutput& out, const std::string& name) {
-  std::string text;
-  for (const std::string& line : out.summary) text += line + "\n";
-  StatusOr<double> v = SummaryValue(text, name);
-  EXPECT_TRUE(v.ok()) << v.status().ToString();
-  return v.ok() ? *v : std::nan("");
-}
+using testing_util::TempDir;
+using testing_util::Lines;
+using testing_util::Split;
+using testing_util::IsUnsigned;
+using testing_util::IsFixed;
+using testing_util::ToDouble;
+using testing_util::ToInt;
+using testing_util::Figure;
 
 // Same options give the same files and summary.
 void ExpectSame(const GenOutput& a, const GenOutput& b) {
