@@ -312,7 +312,7 @@ StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path) {
       if (!ParseStrategy(strategy, &pp.strategy)) {
         return r.Error(pkey + ".strategy", "unknown strategy '" + strategy +
                                                "' (expected one of local, rotate, ps, allreduce, "
-                                               "replicated, accumulator)");
+                                               "replicated, accumulator, reduce)");
       }
       if (pj.contains("keyed_by")) {
         RIGEL_RETURN_IF_ERROR(r.Dim(pj, pkey, "keyed_by", lp.accesses.space.dims, &pp.keyed_by));

@@ -187,6 +187,18 @@ TEST(ValidatePlan, RefusesAStrategyThatBreaksTheRotation) {
                 {"blocks [P, P] with P = workers = 4"});
 }
 
+// Sums (reduce) in the k-means example: a plan may serve them as plain ps
+// rows, but a parameter the loop reads or assigns is no sum.
+TEST(ValidatePlan, ReduceOnlyForSums) {
+  EXPECT_TRUE(EditAndValidate("kmeans", [](json&) {}).ok());
+  ExpectRefused(EditAndValidate(
+                    "kmeans", [](json& j) { j["loops"][1]["params"]["S"]["strategy"] = "reduce"; }),
+                {"params.S: strategy reduce", "the loop reads or assigns S"});
+  ExpectRefused(EditAndValidate(
+                    "kmeans", [](json& j) { j["loops"][0]["params"]["S"]["strategy"] = "wrong"; }),
+                {"unknown strategy 'wrong'", "accumulator, reduce)"});
+}
+
 TEST(ValidatePlan, RefusesPartitioningBiasByTheWrongDimension) {
   ExpectRefused(
       EditAndValidate("bias",
