@@ -46,7 +46,8 @@ class KeySlice {
   // p with exact(p): p[a] and p[a, b] record a (the row), for 1-D and 2-D
   // params alike. Nothing is recorded for other params. Duplicates may appear
   // (an access repeated with the same subscript register where the first
-  // one dominates it is recorded once); order is unspecified. keys->size()
+  // one dominates it is recorded once, and so is a row one element records
+  // back to back, as W[i, k] for every k); order is unspecified. keys->size()
   // must be the number of params (resized if smaller).
   //
   // ctx is as for Kernel::Run: ctx.params must be bound (row counts and

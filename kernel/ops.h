@@ -73,6 +73,7 @@ struct Machine {
   const Term* terms;
   double* acc;
   std::vector<int64_t>* key_out;  // key slices only
+  size_t* key_mark;               // key slices: key_out[p].size() when the element began
   uint64_t rand_seed;
   uint64_t negative_seed;
   uint64_t run_key;
@@ -609,11 +610,10 @@ RIGEL_OP Key(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   if (o->b >= 0 && OutOfRange(m.S[o->b].i, p.width)) return m.BadColumn(o, p, m.S[o->b].i);
-  // The lists are sorted and made unique afterwards; a row repeated back to
-  // back (the elements of one row in an inner loop, as LDA's ndk[d, k]) is
-  // recorded once, which keeps them short.
+  // A row an element repeats back to back (the elements of one row in an
+  // inner loop, as LDA's ndk[d, k]) is recorded once for that element.
   std::vector<int64_t>& out = m.key_out[o->aux];
-  if (out.empty() || out.back() != i) out.push_back(i);
+  if (out.size() == m.key_mark[o->aux] || out.back() != i) out.push_back(i);
   return o + 1;
 }
 

@@ -191,6 +191,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
                  // Only key slices have kKey instructions; for them the trace
                  // has a list per parameter (KeySlice::Run sizes it).
                  .key_out = keys ? keys->data() : nullptr,
+                 .key_mark = nullptr,
                  .rand_seed = ctx.seed ^ kRandSalt,
                  .negative_seed = ctx.seed ^ kNegativeSalt,
                  .run_key = (static_cast<uint64_t>(K.loop) << 32) | ctx.launch,
@@ -198,6 +199,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
                  .draw = 0,
                  .fault = {}};
   const int* vars = K.var_slots.data();
+  std::vector<size_t> marks(keys ? keys->size() : 0);
+  m.key_mark = marks.data();
 
   // clang-format off
 #define RIGEL_LABEL(name) [k##name] = &&L_##name
@@ -245,6 +248,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
     const int64_t e = list ? list[k] : k;
     if (list && k + kPrefetchAhead < end) Prefetch(data, K.kind, list[k + kPrefetchAhead]);
     BindElement(data, K.kind, vars, m.S, e);
+    for (size_t p = 0; p < marks.size(); ++p) marks[p] = (*keys)[p].size();
     m.e = e;
     m.draw = 0;
     const VOp* o = m.code;

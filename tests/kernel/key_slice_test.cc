@@ -468,14 +468,17 @@ TEST(KeySliceTest, Word2vec) {
   KeySlice s = h->Slice(0);
   ExpectFlags(s, emb, true, true, false);
   ExpectFlags(s, ctx, true, true, false);
-  // One ctx key per window token and per negative, one emb key per position.
+  // At most one ctx key per window token and per negative (fewer when a row
+  // comes back to back), and one emb key per position: emb[w] is the same
+  // row in every window step.
   for (int64_t t : {int64_t{0}, int64_t{2}, d.count / 2}) {
     std::vector<std::vector<int64_t>> keys;
     int64_t one[] = {t};
     ASSERT_TRUE(h->RunSlice(s, one, &keys).ok());
     int64_t w = static_cast<int64_t>(window(t).size());
-    EXPECT_EQ(static_cast<int64_t>(keys[ctx].size()), w * (1 + kNeg)) << t;
-    EXPECT_EQ(static_cast<int64_t>(keys[emb].size()), w) << t;
+    EXPECT_LE(static_cast<int64_t>(keys[ctx].size()), w * (1 + kNeg)) << t;
+    EXPECT_GE(static_cast<int64_t>(keys[ctx].size()), w > 0 ? 1 : 0) << t;
+    EXPECT_EQ(static_cast<int64_t>(keys[emb].size()), w > 0 ? 1 : 0) << t;
   }
 }
 
