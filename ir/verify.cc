@@ -35,14 +35,17 @@ const char* TypeName(Type t) {
 bool IsLoopOp(Op op) { return op == Op::kFor || op == Op::kForFeatures || op == Op::kForWindow; }
 
 // The loop variables' types for each kind of iteration space.
-std::vector<Type> SpaceTypes(data::DataKind kind) {
-  switch (kind) {
+std::vector<Type> SpaceTypes(const DataDecl& d) {
+  switch (d.kind) {
     case data::DataKind::kTriples:
       return {Type::kInt, Type::kInt, Type::kF32};
     case data::DataKind::kLibsvm:
     case data::DataKind::kDenseCsv:
       return {Type::kInt, Type::kRow};
     case data::DataKind::kTokens:
+      // With lines=true: (t, w, d), the line number third.
+      if (d.lines) return {Type::kInt, Type::kInt, Type::kInt};
+      return {Type::kInt, Type::kInt};
     case data::DataKind::kGrid:
       return {Type::kInt, Type::kInt};
     case data::DataKind::kRange:
@@ -104,7 +107,7 @@ class Verifier {
         return LoopFail("row register " + Reg(static_cast<int>(r)) + " names no data set");
       }
     }
-    std::vector<Type> want = SpaceTypes(p_.data[l_.data].kind);
+    std::vector<Type> want = SpaceTypes(p_.data[l_.data]);
     if (l_.vars.size() != want.size()) {
       return LoopFail("has " + std::to_string(l_.vars.size()) +
                       " loop variables; its space binds " + std::to_string(want.size()));
