@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <system_error>
 
@@ -46,6 +47,31 @@ std::vector<int64_t> SeededPermutation(int64_t n, uint64_t seed) {
     std::swap(perm[i], perm[j]);
   }
   return perm;
+}
+
+Status ValidateTrainTest(const std::string& out, const std::string& test_out) {
+  if (out.empty() || test_out.empty()) {
+    return InvalidArgument("--out (train) and --test-out are required");
+  }
+  if (out == test_out) return InvalidArgument("--out and --test-out are the same");
+  return Status::Ok();
+}
+
+Status ValidateFeatureDraws(int64_t dim, int64_t nnz) {
+  if (dim >= std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument("dim must fit in 32 bits (loaders use int32)");
+  }
+  // Repeats are drawn again, so keep the features drawn well below dim.
+  if (3 * nnz > dim) return InvalidArgument("nnz must be at most dim / 3");
+  return Status::Ok();
+}
+
+Status ValidateFeatureValues(double zipf, double weight_std, double real_fraction) {
+  if (!(zipf >= 0) || !std::isfinite(zipf) || !(weight_std >= 0) || !std::isfinite(weight_std) ||
+      !(real_fraction >= 0) || !(real_fraction <= 1)) {
+    return InvalidArgument("zipf and weight_std must be finite and >= 0, real_fraction in [0, 1]");
+  }
+  return Status::Ok();
 }
 
 void DrawFeatures(int64_t k, const ZipfSampler& zipf, const std::vector<int64_t>& feature_of_rank,

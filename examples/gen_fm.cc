@@ -18,19 +18,12 @@ namespace {
 enum Stream : uint64_t { kLinear = 1, kFactors, kTrain, kTest, kFeaturePerm };
 
 Status Validate(const FmOptions& o) {
-  if (o.out.empty() || o.test_out.empty()) {
-    return InvalidArgument("--out (train) and --test-out are required");
-  }
-  if (o.out == o.test_out) return InvalidArgument("--out and --test-out are the same");
+  RIGEL_RETURN_IF_ERROR(ValidateTrainTest(o.out, o.test_out));
   if (o.count < 1 || o.test_count < 1 || o.dim < 1 || o.factors < 1) {
     return InvalidArgument("count, test_count, dim and factors must be positive");
   }
   if (o.nnz < 2) return InvalidArgument("nnz must be at least 2 (pairs of features)");
-  if (o.dim >= std::numeric_limits<int32_t>::max()) {
-    return InvalidArgument("dim must fit in 32 bits (loaders use int32)");
-  }
-  // nnz distinct features are drawn by rejection of repeats; keep it cheap.
-  if (3 * o.nnz > o.dim) return InvalidArgument("nnz must be at most dim / 3");
+  RIGEL_RETURN_IF_ERROR(ValidateFeatureDraws(o.dim, o.nnz));
   if (!(o.zipf >= 0) || !std::isfinite(o.zipf) || !(o.linear_std >= 0) ||
       !std::isfinite(o.linear_std) || !(o.factor_std >= 0) || !std::isfinite(o.factor_std)) {
     return InvalidArgument("zipf, linear_std and factor_std must be finite and >= 0");

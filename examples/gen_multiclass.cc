@@ -21,27 +21,15 @@ enum Stream : uint64_t { kWeights = 1, kTrain, kTest, kFeaturePerm, kKinds };
 constexpr int64_t kMaxClasses = 1000;
 
 Status Validate(const MulticlassOptions& o) {
-  if (o.out.empty() || o.test_out.empty()) {
-    return InvalidArgument("--out (train) and --test-out are required");
-  }
-  if (o.out == o.test_out) return InvalidArgument("--out and --test-out are the same");
+  RIGEL_RETURN_IF_ERROR(ValidateTrainTest(o.out, o.test_out));
   if (o.count < 1 || o.test_count < 1 || o.dim < 1 || o.nnz < 1) {
     return InvalidArgument("count, test_count, dim and nnz must be positive");
   }
   if (o.classes < 2 || o.classes > kMaxClasses) {
     return InvalidArgument(fmt::format("classes must be in [2, {}]", kMaxClasses));
   }
-  if (o.dim >= std::numeric_limits<int32_t>::max()) {
-    return InvalidArgument("dim must fit in 32 bits (loaders use int32)");
-  }
-  // As for `sparse`: up to 3*nnz/2 distinct features per sample, drawn by
-  // rejection of repeats, so keep that well below dim.
-  if (3 * o.nnz > o.dim) return InvalidArgument("nnz must be at most dim / 3");
-  if (!(o.zipf >= 0) || !std::isfinite(o.zipf) || !(o.weight_std >= 0) ||
-      !std::isfinite(o.weight_std) || !(o.real_fraction >= 0) || !(o.real_fraction <= 1)) {
-    return InvalidArgument("zipf and weight_std must be finite and >= 0, real_fraction in [0, 1]");
-  }
-  return Status::Ok();
+  RIGEL_RETURN_IF_ERROR(ValidateFeatureDraws(o.dim, o.nnz));
+  return ValidateFeatureValues(o.zipf, o.weight_std, o.real_fraction);
 }
 
 struct Model {

@@ -72,6 +72,14 @@ std::vector<int64_t> SeededPermutation(int64_t n, uint64_t seed);
 // is_real[f], one draw uniform in [0.1, 2] rounded to 3 decimals.
 // AppendFeatures writes " f+1:value" per feature (":1" for a binary one, 3
 // decimals otherwise; is_real null: all binary).
+// Option checks the libsvm generators share, each InvalidArgument with the
+// message users see: both files named and distinct; dim within int32 and nnz
+// at most dim / 3 (up to 3 * nnz / 2 distinct features are drawn by rejection
+// of repeats); zipf and weight_std finite and >= 0, real_fraction in [0, 1].
+Status ValidateTrainTest(const std::string& out, const std::string& test_out);
+Status ValidateFeatureDraws(int64_t dim, int64_t nnz);
+Status ValidateFeatureValues(double zipf, double weight_std, double real_fraction);
+
 void DrawFeatures(int64_t k, const ZipfSampler& zipf, const std::vector<int64_t>& feature_of_rank,
                   SplitMix64& rng, std::vector<int64_t>* feats);
 void DrawValues(const std::vector<int64_t>& feats, const std::vector<uint8_t>& is_real,
