@@ -11,6 +11,10 @@
 //    rounds (1 with --quick) that each run all four back to back; the ratio
 //    to the serial executor is taken within a round, and its median reported
 //    (this shared VM's speed drifts by tens of percent over minutes).
+//  - figure "checkpoint": the 2-D plan on 2 workers and 2 servers with a
+//    checkpoint after every epoch against the same run without, in pairs
+//    whose order alternates (bench/schedules_checkpoint.cc); `--figure NAME`
+//    runs one figure alone.
 //
 // The forced plan is made first as a plan file (`rigel plan`, loop 0 edited to
 // data_parallel with W and H relaxed on "ps"), checked with `rigel explain
@@ -56,26 +60,10 @@ double Round(double x, int digits = 5) {
   return std::strtod(buf, nullptr);
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 bool WriteFile(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
   return static_cast<bool>(out);
-}
-
-// Median over the epochs after the first (all of them if there is one).
-double Steady(const RunResult& r, double EpochPoint::*field) {
-  std::vector<double> v;
-  for (size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) {
-    v.push_back(r.epochs[e].*field);
-  }
-  return Median(v);
 }
 
 // Over a row's runs: the median of each run's steady-state figure.
@@ -86,6 +74,22 @@ std::vector<double> OverRuns(const Row& row, double EpochPoint::*field) {
 }
 
 }  // namespace
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Median over the epochs after the first (all of them if there is one).
+double Steady(const RunResult& r, double EpochPoint::*field) {
+  std::vector<double> v;
+  for (size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) {
+    v.push_back(r.epochs[e].*field);
+  }
+  return Median(v);
+}
 
 void Bench::Emit(const json& j) {
   std::printf("%s\n", j.dump().c_str());
@@ -290,11 +294,14 @@ int Bench::Main() {
   const unsigned cores = std::thread::hardware_concurrency();
   if (!Setup()) return 1;
   EmitSetup(cores);
-  std::vector<Curve> curves = RmseRuns();
+  std::vector<Curve> curves;
+  std::vector<Row> rows;
+  if (o_.figure.empty() || o_.figure == "rmse") curves = RmseRuns();
   for (const Curve& c : curves) EmitRmse(c);
-  std::vector<Row> rows = ScalingRuns();
+  if (o_.figure.empty() || o_.figure == "epoch_time") rows = ScalingRuns();
   for (const Row& row : rows) EmitEpochTime(row, cores);
   PrintTable(curves, rows, cores, t_start);
+  if (o_.figure.empty() || o_.figure == "checkpoint") CheckpointRuns();
   if (failed_) {
     std::fprintf(stderr, "schedules: some runs failed; their logs are kept in %s\n", runs_.c_str());
     return 1;
@@ -447,10 +454,11 @@ void Bench::PrintTable(const std::vector<Curve>& curves, const std::vector<Row>&
 namespace {
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: schedules [--quick] [--epochs N] [--scaling-epochs N] [--rounds N]\n"
-               "                 [--timeout SECONDS] [--work-dir DIR] [--bin-dir DIR]\n"
-               "                 [--source-dir DIR] [--keep]\n");
+  std::fprintf(
+      stderr,
+      "usage: schedules [--quick] [--epochs N] [--scaling-epochs N] [--rounds N]\n"
+      "                 [--timeout SECONDS] [--work-dir DIR] [--bin-dir DIR]\n"
+      "                 [--source-dir DIR] [--keep] [--figure rmse|epoch_time|checkpoint]\n");
   return 2;
 }
 
@@ -499,6 +507,10 @@ int main(int argc, char** argv) {
     } else if (a == "--scaling-epochs") {
       if (!number(&o.scaling_epochs)) return Usage();
       scaling_set = true;
+    } else if (a == "--figure") {
+      auto v = value();
+      if (!v || (*v != "rmse" && *v != "epoch_time" && *v != "checkpoint")) return Usage();
+      o.figure = *v;
     } else if (a == "--work-dir" || a == "--bin-dir" || a == "--source-dir") {
       auto v = value();
       if (!v) return Usage();

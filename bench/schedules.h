@@ -33,6 +33,7 @@ struct Options {
   int scaling_epochs = 6;  // epoch_time runs
   int rounds = 3;          // of the epoch_time runs
   int timeout_s = 0;       // per run; 0: 60 s + 30 s per epoch
+  std::string figure;      // only this figure (rmse, epoch_time, checkpoint); empty: all
   std::filesystem::path work_dir, bin_dir, source_dir;
 };
 
@@ -68,6 +69,10 @@ struct Row {
   std::vector<double> ratios;
 };
 
+// The median of `v` (NAN when empty), and of a run's epochs after the first.
+double Median(std::vector<double> v);
+double Steady(const RunResult& r, double EpochPoint::*field);
+
 class Bench {
  public:
   explicit Bench(Options o) : o_(std::move(o)) {}
@@ -98,8 +103,10 @@ class Bench {
     return {"--set", "ratings.path=" + data_.string(), "--set", "EPOCHS=" + std::to_string(epochs)};
   }
   RunResult Serial(const std::string& name, int epochs);
+  // `extra`: more scheduler flags.
   RunResult Cluster(const std::string& name, const std::filesystem::path& program,
-                    const std::filesystem::path& plan, int workers, int servers, int epochs);
+                    const std::filesystem::path& plan, int workers, int servers, int epochs,
+                    const std::vector<std::string>& extra = {});
   void Fail(const std::string& what, const std::filesystem::path& dir, const ProcResult& r,
             const std::filesystem::path& err);
   static std::vector<std::pair<int, double>> ParseRmse(const std::string& out);
@@ -109,6 +116,8 @@ class Bench {
   void EmitRmse(const Curve& c);
   std::vector<Row> ScalingRuns();
   void EmitEpochTime(const Row& row, unsigned cores);
+  // 3. Checkpoint overhead (bench/schedules_checkpoint.cc).
+  void CheckpointRuns();
   void PrintTable(const std::vector<Curve>& curves, const std::vector<Row>& rows, unsigned cores,
                   Clock::time_point start);
   void Emit(const json& j);

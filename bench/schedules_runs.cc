@@ -83,7 +83,8 @@ RunResult Bench::Serial(const std::string& name, int epochs) {
 }
 
 RunResult Bench::Cluster(const std::string& name, const fs::path& program, const fs::path& plan,
-                         int workers, int servers, int epochs) {
+                         int workers, int servers, int epochs,
+                         const std::vector<std::string>& extra) {
   RunResult res;
   fs::path dir = runs_ / name;
   fs::create_directories(dir);
@@ -102,6 +103,7 @@ RunResult Bench::Cluster(const std::string& name, const fs::path& program, const
   std::vector<std::string> sargs = Sets(epochs);
   sargs.insert(sargs.end(), {"--log-json", log.string()});
   if (!plan.empty()) sargs.insert(sargs.end(), {"--plan", plan.string()});
+  sargs.insert(sargs.end(), extra.begin(), extra.end());
   for (const auto& a : sargs) argv.insert(argv.end(), {"--scheduler-arg", a});
   if (record_commands_) commands_.push_back(Join(argv));
   ProcResult r = Run(argv, dir / "launch.out", dir / "launch.err",

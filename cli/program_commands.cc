@@ -91,6 +91,9 @@ struct ProgramArgs {
   std::vector<std::string> save_vectors;  // PARAM=FILE
   std::string hostfile;                   // start the ranks over ssh (scripts/rigel-ssh)
   bool insecure_plain = false;
+  // Checkpoints and recovery (docs/operations.md).
+  std::string checkpoint_dir, checkpoint_every, resume;
+  int max_restarts = -1;  // -1: the launcher's default
 };
 
 // The script `name` next to this binary (build tree: bin/../../scripts) or in
@@ -152,6 +155,20 @@ int RunDistributed(const ProgramArgs& a) {
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
   for (const std::string& v : a.save_vectors) pass("--save-vectors", v);
+  if (!a.checkpoint_every.empty()) pass("--checkpoint-every", a.checkpoint_every);
+  // rigel-launch restarts a job whose member was lost from the newest
+  // checkpoint, so it owns --checkpoint-dir and --resume; rigel-ssh's ranks
+  // take them as they are.
+  auto own = [&](const std::string& flag, const std::string& value) {
+    if (ssh) {
+      args.insert(args.end(), {flag, value});
+    } else {
+      args.insert(args.begin() + 1, {flag, value});
+    }
+  };
+  if (!a.checkpoint_dir.empty()) own("--checkpoint-dir", a.checkpoint_dir);
+  if (!a.resume.empty()) own("--resume", a.resume);
+  if (a.max_restarts >= 0 && !ssh) own("--max-restarts", std::to_string(a.max_restarts));
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -323,6 +340,17 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--hostfile", args->hostfile,
                   "start the ranks on these hosts over ssh (HOST slots=N per line; "
                   "scripts/rigel-ssh, docs/launching.md)");
+  cmd->add_option("--checkpoint-dir", args->checkpoint_dir,
+                  "write checkpoints to this directory (docs/operations.md)");
+  cmd->add_option("--checkpoint-every", args->checkpoint_every,
+                  "N: a checkpoint every N iterations of the top-level loop; Ns: at the first "
+                  "iteration end N seconds after the last (default 1)");
+  cmd->add_option("--resume", args->resume,
+                  "go on from the newest checkpoint in this directory (or this manifest)");
+  cmd->add_option("--max-restarts", args->max_restarts,
+                  "restart a job whose process died from its newest checkpoint at most this "
+                  "many times (default 3 with --checkpoint-dir or --resume, else 0)")
+      ->check(CLI::Range(0, 1000));
   cmd->add_flag("--insecure-plain", args->insecure_plain,
                 "with --hostfile and no --key-file: plain mode across hosts (no authentication "
                 "nor encryption)");
@@ -337,8 +365,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       return;
     }
     const bool distributed = args->workers > 0;
-    std::vector<std::string> only = {"--servers",  "--plan",     "--run-dir",
-                                     "--key-file", "--hostfile", "--insecure-plain"};
+    std::vector<std::string> only = {
+        "--servers",  "--plan",           "--run-dir",        "--key-file",
+        "--hostfile", "--insecure-plain", "--checkpoint-dir", "--checkpoint-every",
+        "--resume",   "--max-restarts"};
     for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
     for (const std::string& flag : only) {
       if (!distributed && cmd->count(flag) > 0) {

@@ -49,32 +49,60 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+namespace {
+
+// Writes `contents` to a temporary file beside `path` and renames it over
+// `path`; with `durable`, fsyncs the file first and the directory after.
+Status WriteThroughTemporary(const std::string& path, const std::string& contents, bool durable) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) return IoError(path + ": cannot create " + tmp + ": " + std::strerror(errno));
+  auto fail = [&](const char* what) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return IoError(path + ": " + what + " failed: " + std::strerror(err));
+  };
   size_t done = 0;
   while (done < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return IoError(tmp + ": write failed: " + std::strerror(err));
+      return fail("write");
     }
     done += static_cast<size_t>(n);
   }
+  // Delayed allocation can report a full disk only here.
+  if (durable && ::fsync(fd) != 0) return fail("fsync");
   if (::close(fd) != 0) {
+    int err = errno;
     ::unlink(tmp.c_str());
-    return IoError(tmp + ": close failed: " + std::strerror(errno));
+    return IoError(path + ": close failed: " + std::strerror(err));
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return IoError(path + ": rename failed: " + std::strerror(err));
   }
+  if (!durable) return Status::Ok();
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return IoError(path + ": cannot open its directory: " + std::strerror(errno));
+  int rc = ::fsync(dfd);
+  int err = errno;
+  ::close(dfd);
+  if (rc != 0) return IoError(path + ": fsync of its directory failed: " + std::strerror(err));
   return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  return WriteThroughTemporary(path, contents, false);
+}
+
+Status WriteFileDurably(const std::string& path, const std::string& contents) {
+  return WriteThroughTemporary(path, contents, true);
 }
 
 std::string ResolveRelativeTo(const std::string& base_file, const std::string& path) {

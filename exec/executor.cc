@@ -506,6 +506,10 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
   for (const ir::DStmt& s : body) {
     switch (s.kind) {
       case ir::DStmt::kFor: {
+        if (&body == &prog_.driver) {
+          RIGEL_RETURN_IF_ERROR(ExecTopFor(s, &s - body.data(), std::nullopt));
+          break;
+        }
         RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
         RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
         for (int64_t i = lo.i; i < hi.i; ++i) {
@@ -515,32 +519,15 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
           v.f = static_cast<double>(i);
           slots_[s.slot] = v;
           RIGEL_RETURN_IF_ERROR(Exec(s.body));
-          if (opts_.on_epoch && &body == &prog_.driver) opts_.on_epoch(i, lo.i, hi.i);
         }
         break;
       }
       case ir::DStmt::kParallel:
         RIGEL_RETURN_IF_ERROR(RunLoop(s.index));
         break;
-      case ir::DStmt::kPrint: {
-        std::string line;
-        for (size_t k = 0; k < s.args.size(); ++k) {
-          RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.args[k]));
-          if (k) line += ' ';
-          if (prog_.exprs[s.args[k]].kind == ir::DExpr::kString) {
-            line += v.s;
-          } else if (v.is_int) {
-            line += std::to_string(v.i);
-          } else {
-            char buf[40];
-            std::snprintf(buf, sizeof buf, "%.6g", v.f);
-            line += buf;
-          }
-        }
-        *opts_.out << line << '\n';
-        opts_.out->flush();
+      case ir::DStmt::kPrint:
+        RIGEL_RETURN_IF_ERROR(Print(s));
         break;
-      }
       case ir::DStmt::kAccumSet: {
         RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.a));
         // A vector accumulator takes the value in every element.
@@ -571,6 +558,106 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
   return Status::Ok();
 }
 
-Status SerialExecutor::Run() { return Exec(prog_.driver); }
+Status SerialExecutor::Print(const ir::DStmt& s) {
+  std::string line;
+  for (size_t k = 0; k < s.args.size(); ++k) {
+    RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.args[k]));
+    if (k) line += ' ';
+    if (prog_.exprs[s.args[k]].kind == ir::DExpr::kString) {
+      line += v.s;
+    } else if (v.is_int) {
+      line += std::to_string(v.i);
+    } else {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.6g", v.f);
+      line += buf;
+    }
+  }
+  // A resumed run does not print again what the failed one printed.
+  if (prints_++ < opts_.quiet_prints) return Status::Ok();
+  *opts_.out << line << '\n';
+  opts_.out->flush();
+  if (opts_.print_log) *opts_.print_log << line << std::endl;
+  return Status::Ok();
+}
+
+Status SerialExecutor::ExecTopFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first) {
+  RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
+  RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
+  for (int64_t i = first.value_or(lo.i); i < hi.i; ++i) {
+    Value v;
+    v.is_int = true;
+    v.i = i;
+    v.f = static_cast<double>(i);
+    slots_[s.slot] = v;
+    RIGEL_RETURN_IF_ERROR(Exec(s.body));
+    if (opts_.on_epoch) opts_.on_epoch(i, lo.i, hi.i);
+    cursor_stmt_ = index;
+    cursor_next_ = i + 1;
+    if (opts_.at_checkpoint_point) RIGEL_RETURN_IF_ERROR(opts_.at_checkpoint_point());
+  }
+  return Status::Ok();
+}
+
+Status SerialExecutor::Run() {
+  if (!resume_) return Exec(prog_.driver);
+  const DriverState st = *resume_;
+  resume_.reset();
+  const std::vector<ir::DStmt>& top = prog_.driver;
+  RIGEL_RETURN_IF_ERROR(ExecTopFor(top[st.stmt], st.stmt, st.next));
+  // Exec knows top-level loops by their body being the driver's: a copy of
+  // one statement is not, so loops go through ExecTopFor here.
+  for (size_t k = st.stmt + 1; k < top.size(); ++k) {
+    if (top[k].kind == ir::DStmt::kFor) {
+      RIGEL_RETURN_IF_ERROR(ExecTopFor(top[k], static_cast<int64_t>(k), std::nullopt));
+    } else {
+      RIGEL_RETURN_IF_ERROR(Exec(std::vector<ir::DStmt>{top[k]}));
+    }
+  }
+  return Status::Ok();
+}
+
+DriverState SerialExecutor::State() const {
+  DriverState st;
+  st.stmt = cursor_stmt_;
+  st.next = cursor_next_;
+  for (const Value& v : slots_) st.slots.push_back(DriverState::Slot{v.is_int, v.i, v.f});
+  st.accums = accums_;
+  st.launches = launches_;
+  st.prints = prints_;
+  return st;
+}
+
+Status SerialExecutor::Restore(const DriverState& st) {
+  auto mismatch = [](const std::string& what, size_t has, size_t program) {
+    return InvalidArgument("the saved driver state has " + std::to_string(has) + " " + what +
+                           "; this program has " + std::to_string(program));
+  };
+  if (st.slots.size() != slots_.size())
+    return mismatch("variables", st.slots.size(), slots_.size());
+  if (st.accums.size() != accums_.size()) {
+    return mismatch("accumulator slots", st.accums.size(), accums_.size());
+  }
+  if (st.launches.size() != launches_.size()) {
+    return mismatch("loops", st.launches.size(), launches_.size());
+  }
+  if (st.stmt < 0 || st.stmt >= static_cast<int64_t>(prog_.driver.size()) ||
+      prog_.driver[st.stmt].kind != ir::DStmt::kFor) {
+    return InvalidArgument("the saved driver state stands at statement " + std::to_string(st.stmt) +
+                           ", which is not a top-level for loop");
+  }
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    slots_[k].is_int = st.slots[k].is_int;
+    slots_[k].i = st.slots[k].i;
+    slots_[k].f = st.slots[k].f;
+  }
+  accums_ = st.accums;
+  launches_ = st.launches;
+  prints_ = st.prints;
+  cursor_stmt_ = st.stmt;
+  cursor_next_ = st.next;
+  resume_ = st;
+  return Status::Ok();
+}
 
 }  // namespace rigel::exec

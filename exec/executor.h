@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,6 +38,26 @@ struct RemoteRun {
   std::vector<std::pair<int, kernel::OuterValue>> outer;
   const data::Dataset* space = nullptr;  // the iterated data set, sized
   double* accums = nullptr;              // add the run's partial sums here (ir::AccumSlots)
+};
+
+// Where a driver stands between two loop runs, and everything it needs to go
+// on from there: a checkpoint's driver state (scheduler/checkpoint.h). The
+// position is top-level driver statement `stmt`; when that is a `for`, its
+// iteration `next` runs next. Variables, accumulators, each loop's count of
+// earlier runs (the random streams' position, see above) and the lines
+// printed so far are as they were there.
+struct DriverState {
+  struct Slot {
+    bool is_int = false;
+    int64_t i = 0;
+    double f = 0;
+  };
+  int64_t stmt = 0;
+  int64_t next = 0;
+  std::vector<Slot> slots;
+  std::vector<double> accums;
+  std::vector<uint64_t> launches;
+  int64_t prints = 0;
 };
 
 struct ExecutorOptions {
@@ -63,6 +84,16 @@ struct ExecutorOptions {
   // Called after each iteration `i` of a top-level driver `for lo..hi` (an
   // epoch), for progress lines and per-epoch logs.
   std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
+  // Called after on_epoch, at the same points: where checkpoints are taken
+  // (State() is the state to save). Its error stops the run.
+  std::function<Status()> at_checkpoint_point;
+  // The first `quiet_prints` lines print() makes (counting from the start of
+  // the program, lines before a restored state included) are not written:
+  // they were, by a run this one resumes after a failure.
+  int64_t quiet_prints = 0;
+  // Every line print() writes (not the quiet ones) is also written here and
+  // flushed; null: nowhere.
+  std::ostream* print_log = nullptr;
   // How each loop is compiled: passes to skip or print, their statistics,
   // verification (kernel/passes/pipeline.h).
   kernel::CompileOptions compile;
@@ -78,9 +109,19 @@ class SerialExecutor {
   static StatusOr<std::unique_ptr<SerialExecutor>> Create(const ir::Program& prog,
                                                           const ExecutorOptions& opts);
 
-  // Runs the driver to the end. Run-time errors (index out of range, ...)
-  // stop the run and are returned with their program location.
+  // Runs the driver to the end (from a restored state, when Restore was
+  // called). Run-time errors (index out of range, ...) stop the run and are
+  // returned with their program location.
   Status Run();
+
+  // The state at the point at_checkpoint_point is called from (before
+  // Run: the start).
+  DriverState State() const;
+  // Makes Run go on from `state` instead of the start. InvalidArgument when
+  // `state` does not fit this program (a count of variables, accumulators
+  // or loops that differs, a position outside the driver or not at a
+  // top-level `for`).
+  Status Restore(const DriverState& state);
 
   // State after (or before) Run(), for tests and tools.
   const std::vector<float>& param(int index) const { return params_[index]; }
@@ -133,6 +174,9 @@ class SerialExecutor {
   // a fn b for the comparisons and kAnd/kOr.
   static bool Compare(int fn, const Value& a, const Value& b);
   Status Exec(const std::vector<ir::DStmt>& body);
+  // One top-level `for` from iteration `first`; the checkpoint points are here.
+  Status ExecTopFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first);
+  Status Print(const ir::DStmt& s);
   Status ErrorAt(ir::Loc loc, const std::string& msg) const;
 
   const ir::Program& prog_;
@@ -147,6 +191,9 @@ class SerialExecutor {
   std::vector<uint64_t> launches_;
   int64_t elements_run_ = 0;
   double loop_seconds_ = 0;
+  int64_t prints_ = 0;                         // lines print() made, quiet ones included
+  std::optional<DriverState> resume_;          // set by Restore, taken by Run
+  int64_t cursor_stmt_ = 0, cursor_next_ = 0;  // State()'s position
   // Per data set an ordered loop ran over: its lexicographic order
   // (data::OrderedElements; empty when the file is in that order).
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;

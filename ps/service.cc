@@ -42,6 +42,14 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(transport::Transport* tra
     RIGEL_ASSIGN_OR_RETURN(auto store, NewRangeStore(begin, end, width, init));
     s->stores_.push_back(std::move(store));
   }
+  s->changed_.resize(setup.params.size());
+  s->dirty_.resize(setup.params.size());
+  for (size_t p = 0; p < setup.params.size(); ++p) {
+    if (!s->stores_[p]) continue;
+    const size_t words = static_cast<size_t>((setup.params[p].rows + 63) / 64);
+    s->changed_[p].assign(words, 0);
+    s->dirty_[p].assign(words, 0);
+  }
   return s;
 }
 
@@ -55,6 +63,10 @@ bool PsService::Handle(const InMessage& msg) {
       return true;
     case transport::MessageType::CLOCK_TICK:
       Tick(msg);
+      return true;
+    case transport::MessageType::CHECKPOINT:
+    case transport::MessageType::RESTORE:
+      StartBackground(msg);
       return true;
     default:
       return false;
@@ -161,6 +173,7 @@ void PsService::ServePush(const InMessage& msg) {
       o.lr = req.getLr();
       std::span<const int64_t> ikeys(reinterpret_cast<const int64_t*>(keys.data()), keys.size());
       st = stores_[param]->Push(ikeys, rows.values.data(), o);
+      if (st.ok()) MarkChanged(static_cast<int>(param), keys);
     }
   }
   if (st.ok()) {

@@ -9,20 +9,36 @@
 // finished clock c - s. A key this server does not hold, an unknown parameter
 // or a width mismatch is answered with an error and never applied.
 //
+// Checkpoints (ps/snapshot.h): the service notes every row a push changed.
+// `checkpoint` writes them to a rows file on a thread of its own: every row
+// changed since the process started in the first file, and again whenever
+// the delta files since the last full one would hold more rows than it or
+// number 8; only those changed since the previous file otherwise; no file
+// when none changed. It answers with the files a reader needs, oldest
+// first. A failed write is answered with its error, and its rows stay noted
+// for the next one. `restore` reads every file given (every server's files
+// of one checkpoint, so the number of servers may differ), checks them all,
+// and only then assigns the rows this server holds. Both must come between
+// loop runs (the scheduler's job): rows pushed meanwhile may or may not be
+// in a checkpoint.
+//
 // Thread-safety: Handle() is called from the transport's receive thread;
 // stats() from anywhere.
 #ifndef RIGEL_PS_SERVICE_H_
 #define RIGEL_PS_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cluster/setup.h"
 #include "cluster/shard_map.h"
 #include "ps/row_store.h"
+#include "ps/snapshot.h"
 #include "transport/transport.h"
 
 namespace rigel::ps {
@@ -40,10 +56,16 @@ class PsService {
   // allocated and initialised now; hash shards start empty).
   static StatusOr<std::unique_ptr<PsService>> Create(transport::Transport* transport, int rank,
                                                      const cluster::ClusterSetup& setup);
+  // Waits for a checkpoint or restore in progress.
+  ~PsService();
 
-  // Serves one message (pull, push or clock tick); returns false for other
-  // types, which the caller handles.
+  // Serves one message (pull, push, clock tick, checkpoint, restore);
+  // returns false for other types, which the caller handles.
   bool Handle(const transport::InMessage& msg);
+
+  // Testing: how long a checkpoint waits after writing its rows file before
+  // it answers, so a test can kill the server in the middle of one.
+  void set_checkpoint_pause(std::chrono::milliseconds pause) { checkpoint_pause_ = pause; }
 
   PsStats stats() const;
   // Bytes held by the stores, and rows stored.
@@ -60,6 +82,11 @@ class PsService {
   // Applies ticks whose pushes are in, then answers pulls that may now go.
   void Advance();
   Status CheckKeys(int param, std::span<const uint64_t> keys) const;
+  // Checkpoints and restores (ps/service_checkpoint.cc).
+  void MarkChanged(int param, std::span<const uint64_t> keys);
+  void StartBackground(const transport::InMessage& msg);
+  Status WriteCheckpoint(const std::string& dir, uint64_t seq);
+  Status Restore(const std::string& dir, const std::vector<SnapshotFile>& files);
 
   transport::Transport* transport_;
   int rank_;
@@ -77,6 +104,15 @@ class PsService {
   mutable std::mutex mu_;  // stats_ and min_clock_ for readers on other threads
   PsStats stats_;
   uint64_t min_clock_ = 0;
+
+  std::mutex ckpt_mu_;  // guards the fields below
+  // Per parameter held here, a bit per row: changed since the process
+  // started, and since its last rows file (empty vectors: none held).
+  std::vector<std::vector<uint64_t>> changed_, dirty_;
+  std::vector<SnapshotFile> chain_;  // the last full rows file and the deltas since
+  uint64_t delta_rows_ = 0;          // rows in the chain's delta files
+  std::thread background_;           // the checkpoint or restore in progress
+  std::chrono::milliseconds checkpoint_pause_{0};
 };
 
 }  // namespace rigel::ps

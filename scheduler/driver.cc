@@ -94,6 +94,18 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   Driver* self = d.get();
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
   eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { self->OnEpoch(i, lo, hi); };
+  if (!o.checkpoint_dir.empty() || !o.resume.empty()) {
+    eo.at_checkpoint_point = [self] { return self->AtCheckpointPoint(); };
+  }
+  if (!o.print_log.empty()) {
+    // Lines an earlier attempt of this job printed are not printed again.
+    std::ifstream earlier(o.print_log);
+    std::string line;
+    while (std::getline(earlier, line)) ++eo.quiet_prints;
+    d->print_log_.open(o.print_log, std::ios::app);
+    if (!d->print_log_) return IoError(o.print_log + ": cannot append printed lines here");
+    eo.print_log = &d->print_log_;
+  }
   RIGEL_ASSIGN_OR_RETURN(d->ex_, exec::SerialExecutor::Create(*d->prog_, eo));
 
   cluster::ClusterSetup& s = d->setup_;
@@ -124,6 +136,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     }
   }
   s.job = std::move(job);
+  RIGEL_RETURN_IF_ERROR(d->SetUpCheckpoints());
   d->epoch_ = std::make_unique<Epoch>();
   if (!o.log_json.empty()) RIGEL_RETURN_IF_ERROR(d->epoch_->log.Open(o.log_json));
   return d;
@@ -359,7 +372,8 @@ Status Driver::Run(transport::Transport* transport) {
   if (opts_.log)
     *opts_.log << "driver: waiting for " << opts_.workers << " worker(s) to load data\n";
   RIGEL_RETURN_IF_ERROR(WaitReady());
-  epoch_->start = epoch_->epoch_start = Clock::now();
+  if (resumed_) RIGEL_RETURN_IF_ERROR(RestoreServers());
+  epoch_->start = epoch_->epoch_start = last_checkpoint_ = Clock::now();
   if (opts_.log) *opts_.log << "driver: every worker is ready; running " << opts_.program << "\n";
   Status st = ex_->Run();
   if (st.ok() && (!opts_.save_params.empty() || !vectors_.empty())) st = SaveParams();

@@ -14,12 +14,15 @@
 #ifndef RIGEL_SCHEDULER_DRIVER_H_
 #define RIGEL_SCHEDULER_DRIVER_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -31,6 +34,7 @@
 #include "exec/executor.h"
 #include "exec/vectors_file.h"
 #include "ir/ir.h"
+#include "scheduler/checkpoint.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
@@ -49,6 +53,18 @@ struct DriverOptions {
   std::string log_json;                   // per-epoch JSON lines to this file; empty: none
   std::string save_params;                // write the final parameters here; empty: no
   std::vector<std::string> save_vectors;  // PARAM=FILE: word2vec text files (exec/vectors_file.h)
+  // Checkpoints (scheduler/checkpoint.h, docs/operations.md): into this
+  // directory (empty: none, unless resuming), every N top-level loop
+  // iterations ("N") or, at the first iteration end N seconds after the last
+  // one, ("Ns"); empty: "1", or the resumed checkpoint's.
+  std::string checkpoint_dir;
+  std::string checkpoint_every;
+  // Go on from this checkpoint (a manifest, or the newest in a directory);
+  // empty: start afresh.
+  std::string resume;
+  // Printed lines are appended here; the lines it already holds (printed by
+  // an earlier attempt of this job) are not printed again. Empty: none.
+  std::string print_log;
 };
 
 class Driver {
@@ -70,6 +86,10 @@ class Driver {
   Status Run(transport::Transport* transport);
   // Makes Run return `why` (a member died, the job was stopped).
   void Abort(const Status& why);
+  // The newest complete checkpoint of this job's directory ("" if none).
+  std::string NewestCheckpoint() const;
+  // Where this job writes checkpoints ("" if it does not).
+  const std::string& checkpoint_dir() const { return opts_.checkpoint_dir; }
   // Where the per-epoch CPU figure gets the servers' CPU seconds so far
   // (Coordinator::ServersCpuSeconds); unset: the servers are not counted.
   // Call before Run.
@@ -83,6 +103,11 @@ class Driver {
   // --save-params and --save-vectors: the final values from the servers.
   Status SaveParams();
   Status WaitReady();
+  // Checkpoints (scheduler/driver_checkpoint.cc).
+  Status SetUpCheckpoints();
+  Status AtCheckpointPoint();
+  Status TakeCheckpoint();
+  Status RestoreServers();
 
   DriverOptions opts_;
   std::unique_ptr<ir::Program> prog_;
@@ -102,6 +127,17 @@ class Driver {
   Status aborted_;
 
   std::unique_ptr<Epoch> epoch_;
+
+  std::string job_key_;                        // cluster::JobKey of the program and --set
+  std::vector<CheckpointParam> shapes_;        // the parameters' names and shapes
+  std::optional<CheckpointManifest> resumed_;  // the checkpoint Run goes on from
+  std::string resumed_path_;
+  uint64_t next_seq_ = 1;
+  int64_t every_iterations_ = 0;  // checkpoint every this many iterations; 0: by time
+  double every_seconds_ = 0;
+  int64_t iterations_ = 0;  // top-level loop iterations done, those before a resume included
+  std::chrono::steady_clock::time_point last_checkpoint_;
+  std::ofstream print_log_;
   std::function<double()> servers_cpu_;
 };
 

@@ -5,14 +5,16 @@
 //                   [--plan F] [--set NAME=VALUE]... [--seed N] [--staleness N]
 //                   [--batch N] [--sync-every N] [--device cpu|cuda]
 //                   [--collectives gloo|mpi] [--log-json F] [--save-params F]
-//                   [--progress-to F])
+//                   [--progress-to F] [--checkpoint-dir D] [--checkpoint-every N|Ns]
+//                   [--resume D|MANIFEST] [--print-log F])
 //                   [--listen ADDR] [--key-file F] [--insecure-plain] [--heartbeat-ms N]
 //                   [--register-timeout-s N] [--address-file FILE]
 //
 // The program's prints go to stdout. Exits 0 when every worker finished or on
 // SIGINT/SIGTERM (after telling every member to shut down), 1 with the reason
-// when the program failed or a member died, 2 on bad flags or a program that
-// does not compile or plan.
+// when the program failed or a member died, 3 when a member was lost and the
+// job has checkpoints to go on from (the reason names the newest), 2 on bad
+// flags or a program that does not compile or plan.
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
@@ -44,6 +46,14 @@ int main(int argc, char** argv) {
                  "repeatable")
       ->take_all()
       ->allow_extra_args(false);
+  app.add_option("--checkpoint-dir", d.checkpoint_dir,
+                 "write checkpoints here (docs/operations.md)");
+  app.add_option("--checkpoint-every", d.checkpoint_every,
+                 "N: every N top-level loop iterations; Ns: every N seconds (default 1)");
+  app.add_option("--resume", d.resume,
+                 "go on from this checkpoint (a manifest, or the newest in a directory)");
+  app.add_option("--print-log", d.print_log,
+                 "append printed lines here; lines already there are not printed again");
   app.add_option("--progress-to", o.progress_to, "append a progress line per epoch to this file");
   app.add_option("--listen", o.listen, "address to listen on")->capture_default_str();
   app.add_option("--key-file", o.key_file,

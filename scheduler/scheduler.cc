@@ -52,7 +52,13 @@ StatusOr<std::unique_ptr<Driver>> MakeDriver(SchedulerOptions& o, std::ofstream*
   auto d = Driver::Create(o.driver);
   if (!d.ok()) {
     const bool diagnostics = d.status().code() == StatusCode::kInvalidArgument;
-    *f = {2, (diagnostics ? "" : "rigel-scheduler: ") + d.status().message()};
+    // A damaged or foreign checkpoint, or a directory that cannot take one,
+    // is not a usage error.
+    const bool checkpoint = (!o.driver.resume.empty() || !o.driver.checkpoint_dir.empty()) &&
+                            (d.status().code() == StatusCode::kIoError ||
+                             d.status().code() == StatusCode::kFailedPrecondition ||
+                             d.status().code() == StatusCode::kNotFound);
+    *f = {checkpoint ? 1 : 2, (diagnostics ? "" : "rigel-scheduler: ") + d.status().message()};
   }
   return d;
 }
@@ -179,7 +185,15 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
   Status result = RunJob(t->get(), *setup, driver.get(), o, err);
   if (!result.ok()) {
     err << "rigel-scheduler: job failed: " << result.message() << "\n";
-    return 1;
+    const std::string newest = driver ? driver->NewestCheckpoint() : "";
+    if (!driver || driver->checkpoint_dir().empty()) return 1;
+    if (newest.empty()) {
+      err << "rigel-scheduler: no checkpoint was written yet; the job must start again\n";
+    } else {
+      err << "rigel-scheduler: the newest checkpoint is " << newest
+          << "; go on from it with --resume " << driver->checkpoint_dir() << "\n";
+    }
+    return result.code() == StatusCode::kUnavailable ? 3 : 1;
   }
   return 0;
 }

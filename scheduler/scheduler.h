@@ -32,8 +32,11 @@ struct SchedulerOptions {
 
 // Runs the scheduler until the job ends. Returns the process exit status: 0
 // when every worker finished or StopScheduler was called, 1 with the reason
-// on `err` when the program failed or a member died, 2 for bad input (a
-// program that does not compile or plan, an unreadable setup). The program's
+// on `err` when the program failed or a member died, 3 when a member was lost
+// (died, or could not be reached) in a job that writes checkpoints (`err`
+// then names the newest one to go on from), 2 for bad input (a program that
+// does not compile or plan, an unreadable setup). Checkpoints that cannot be
+// read or written are 1. The program's
 // prints go to options.driver.out (stdout when null).
 int RunScheduler(SchedulerOptions options, std::ostream& err);
 

@@ -9,6 +9,7 @@
 // bad flags.
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
 
 #include "cluster/member_flags.h"
@@ -65,6 +66,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   service = svc->get();
+  // A testing hook (tests/e2e/recovery_test.cc kills a server in the middle
+  // of a checkpoint): the pause after each rows file is written.
+  if (const char* pause = std::getenv("RIGEL_TEST_CHECKPOINT_PAUSE_MS")) {
+    (*svc)->set_checkpoint_pause(std::chrono::milliseconds(std::atoi(pause)));
+  }
   joined->SetupDone();
   if (setup->options.collectives == "mpi") {
     // The workers' MPI communicator is split from every rank of the job,

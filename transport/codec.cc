@@ -264,6 +264,16 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
       body.getStoreValue().getKey();
       body.getStoreValue().getValue();
       break;
+    case MessageType::CHECKPOINT:
+      body.getCheckpoint().getDir();
+      break;
+    case MessageType::CHECKPOINT_REPLY:
+      for (auto f : body.getCheckpointReply().getFiles()) f.getName();
+      break;
+    case MessageType::RESTORE:
+      body.getRestore().getDir();
+      for (auto f : body.getRestore().getFiles()) f.getName();
+      break;
     default:
       c.Fail("unknown body");  // callers check which() first
       break;

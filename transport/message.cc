@@ -117,6 +117,12 @@ const char* MessageTypeName(MessageType type) {
       return "storeGet";
     case MessageType::STORE_VALUE:
       return "storeValue";
+    case MessageType::CHECKPOINT:
+      return "checkpoint";
+    case MessageType::CHECKPOINT_REPLY:
+      return "checkpointReply";
+    case MessageType::RESTORE:
+      return "restore";
   }
   return "unknown";
 }
@@ -377,7 +383,8 @@ std::string Fields(wire::PeerDown::Reader p) {
 
 std::string Fields(wire::Task::Reader t) {
   return fmt::format(" loop={} launch={} end={} axes={} outer={}", t.getLoop(), t.getLaunch(),
-                     t.getEnd(), t.getRun().getCuts().getAxes().size(), t.getRun().getOuter().size());
+                     t.getEnd(), t.getRun().getCuts().getAxes().size(),
+                     t.getRun().getOuter().size());
 }
 
 std::string Fields(wire::TaskDone::Reader t) {
@@ -388,6 +395,18 @@ std::string Fields(wire::TaskDone::Reader t) {
 std::string Fields(wire::StoreEntry::Reader e) {
   return fmt::format(" key={} bytes={} timeout_ms={}", TextSummary(e.getKey()), e.getValue().size(),
                      e.getTimeoutMillis());
+}
+
+std::string Fields(wire::CheckpointRequest::Reader c) {
+  return fmt::format(" dir={} seq={}", TextSummary(c.getDir()), c.getSeq());
+}
+
+std::string Fields(wire::CheckpointReply::Reader c) {
+  return fmt::format(" files={}", c.getFiles().size());
+}
+
+std::string Fields(wire::RestoreRequest::Reader r) {
+  return fmt::format(" dir={} files={}", TextSummary(r.getDir()), r.getFiles().size());
 }
 
 std::string BodyFields(const InMessage& msg) {
@@ -441,6 +460,12 @@ std::string BodyFields(const InMessage& msg) {
       return Fields(body.getStoreGet());
     case MessageType::STORE_VALUE:
       return Fields(body.getStoreValue());
+    case MessageType::CHECKPOINT:
+      return Fields(body.getCheckpoint());
+    case MessageType::CHECKPOINT_REPLY:
+      return Fields(body.getCheckpointReply());
+    case MessageType::RESTORE:
+      return Fields(body.getRestore());
   }
   return "";
 }

@@ -215,6 +215,25 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       e.setTimeoutMillis(1000);
       break;
     }
+    case MessageType::CHECKPOINT: {
+      auto c = b.initCheckpoint();
+      c.setDir("/ckpt/" + std::to_string(seed));
+      c.setSeq(seed + 3);
+      break;
+    }
+    case MessageType::CHECKPOINT_REPLY:
+    case MessageType::RESTORE: {
+      auto files = type == MessageType::RESTORE ? b.initRestore().initFiles(2)
+                                                : b.initCheckpointReply().initFiles(2);
+      if (type == MessageType::RESTORE) b.getRestore().setDir("/ckpt");
+      for (unsigned k = 0; k < 2; ++k) {
+        files[k].setName("ckpt-" + std::to_string(seed + k) + ".rows");
+        files[k].setBytes(100 + k);
+        files[k].setChecksum(0xabcdef00u + k);
+        files[k].setRows(7 + k);
+      }
+      break;
+    }
   }
   return m;
 }
@@ -357,6 +376,22 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       ASSERT_EQ(e.getValue().size(), 3u);
       EXPECT_EQ(e.getValue()[2], static_cast<uint8_t>(seed + 2));
       EXPECT_EQ(e.getTimeoutMillis(), 1000u);
+      break;
+    }
+    case MessageType::CHECKPOINT:
+      EXPECT_EQ(std::string(b.getCheckpoint().getDir().cStr()), "/ckpt/" + std::to_string(seed));
+      EXPECT_EQ(b.getCheckpoint().getSeq(), uint64_t(seed + 3));
+      break;
+    case MessageType::CHECKPOINT_REPLY:
+    case MessageType::RESTORE: {
+      auto files = type == MessageType::RESTORE ? b.getRestore().getFiles()
+                                                : b.getCheckpointReply().getFiles();
+      ASSERT_EQ(files.size(), 2u);
+      EXPECT_EQ(std::string(files[1].getName().cStr()),
+                "ckpt-" + std::to_string(seed + 1) + ".rows");
+      EXPECT_EQ(files[1].getBytes(), 101u);
+      EXPECT_EQ(files[1].getChecksum(), 0xabcdef01u);
+      EXPECT_EQ(files[1].getRows(), 8u);
       break;
     }
   }

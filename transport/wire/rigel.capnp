@@ -301,6 +301,37 @@ struct StoreEntry {
   timeoutMillis @2 :UInt32;
 }
 
+# One file of a checkpoint (ps/snapshot.h): its name within the checkpoint
+# directory, size, xxh64 checksum of its bytes and the rows it holds.
+struct CheckpointFile {
+  name @0 :Text;
+  bytes @1 :UInt64;
+  checksum @2 :UInt64;
+  rows @3 :UInt64;
+}
+
+# scheduler -> server (request), between two loop runs: write the rows this
+# server changed since its last checkpoint (all it ever changed, the first
+# time) to `dir`, as checkpoint `seq`. Answered with `checkpointReply` (the
+# files a reader needs for this server's rows, oldest first) or an error.
+struct CheckpointRequest {
+  dir @0 :Text;
+  seq @1 :UInt64;
+}
+
+struct CheckpointReply {
+  files @0 :List(CheckpointFile);
+}
+
+# scheduler -> server (request), before any worker runs: load the rows this
+# server holds from `files` (in `dir`, every server's of one checkpoint, each
+# server's oldest first). Answered with `ack` once loaded, or an error naming
+# the damaged file (nothing is loaded then).
+struct RestoreRequest {
+  dir @0 :Text;
+  files @1 :List(CheckpointFile);
+}
+
 struct Envelope {
   version @0 :UInt16;      # wireVersion
   kind @1 :Kind;
@@ -330,6 +361,9 @@ struct Envelope {
     storeSet @25 :StoreEntry;
     storeGet @26 :StoreEntry;
     storeValue @27 :StoreEntry;
+    checkpoint @28 :CheckpointRequest;
+    checkpointReply @29 :CheckpointReply;
+    restore @30 :RestoreRequest;
   }
   # Set by the transport, never by callers: the sizes of payload frames
   # 0..n-1 when they travel inside the header frame, right after this message,

@@ -1,0 +1,256 @@
+#include "scheduler/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/file.h"
+
+namespace rigel::scheduler {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kManifestFormat = "rigel checkpoint 1";
+constexpr const char* kDriverFormat = "rigel driver state 1";
+
+std::string Damaged(const std::string& path, const std::string& why) {
+  return path + ": damaged checkpoint file: " + why;
+}
+
+json FileJson(const ps::SnapshotFile& f) {
+  return {{"name", f.name},
+          {"bytes", f.bytes},
+          {"checksum", fmt::format("{:016x}", f.checksum)},
+          {"rows", f.rows}};
+}
+
+ps::SnapshotFile FileFromJson(const json& j) {
+  ps::SnapshotFile f;
+  f.name = j.at("name").get<std::string>();
+  if (f.name.find('/') != std::string::npos || f.name.empty()) {
+    throw std::runtime_error("file name '" + f.name + "' is not a name within the directory");
+  }
+  f.bytes = j.at("bytes").get<uint64_t>();
+  f.checksum = std::stoull(j.at("checksum").get<std::string>(), nullptr, 16);
+  f.rows = j.at("rows").get<uint64_t>();
+  return f;
+}
+
+// Text followed by its checksum line.
+std::string Sealed(const std::string& text) {
+  return text + fmt::format("checksum xxh64:{:016x}\n", ps::Checksum(text));
+}
+
+// The text before a checksum line, checked.
+StatusOr<std::string> Unseal(const std::string& path, const std::string& bytes) {
+  const size_t line = bytes.rfind("checksum xxh64:");
+  if (line == std::string::npos || bytes.size() != line + 15 + 16 + 1 || bytes.back() != '\n') {
+    return IoError(Damaged(path,
+                           "its last line is not 'checksum xxh64:<16 hex digits>' "
+                           "(truncated, or not a checkpoint file)"));
+  }
+  std::string text = bytes.substr(0, line);
+  const std::string want = bytes.substr(line + 15, 16);
+  const std::string got = fmt::format("{:016x}", ps::Checksum(text));
+  if (want != got) {
+    return IoError(Damaged(path, "checksum " + got + ", the file says " + want));
+  }
+  return text;
+}
+
+uint64_t Bits(double d) { return std::bit_cast<uint64_t>(d); }
+double Double(uint64_t u) { return std::bit_cast<double>(u); }
+
+}  // namespace
+
+std::string ManifestName(uint64_t seq) { return fmt::format("ckpt-{:06d}.manifest", seq); }
+
+StatusOr<ps::SnapshotFile> WriteDriverState(const std::string& dir, uint64_t seq,
+                                            const exec::DriverState& st) {
+  // Floats as their bits: the resumed run must see exactly these values.
+  json slots = json::array();
+  for (const auto& s : st.slots) slots.push_back({s.is_int, s.i, Bits(s.f)});
+  json accums = json::array();
+  for (double a : st.accums) accums.push_back(Bits(a));
+  json j = {{"format", kDriverFormat}, {"stmt", st.stmt},  {"next", st.next},
+            {"slots", slots},          {"accums", accums}, {"launches", st.launches},
+            {"prints", st.prints}};
+  ps::SnapshotFile f;
+  f.name = fmt::format("ckpt-{:06d}.driver", seq);
+  const std::string text = Sealed(j.dump(1) + "\n");
+  f.bytes = text.size();
+  f.checksum = ps::Checksum(text);
+  RIGEL_RETURN_IF_ERROR(WriteFileDurably(dir + "/" + f.name, text));
+  return f;
+}
+
+StatusOr<exec::DriverState> ReadDriverState(const std::string& dir, const ps::SnapshotFile& file) {
+  const std::string path = dir + "/" + file.name;
+  RIGEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  if (bytes.size() != file.bytes || ps::Checksum(bytes) != file.checksum) {
+    return IoError(
+        Damaged(path, fmt::format("{} bytes with checksum {:016x}; the manifest says "
+                                  "{} bytes, {:016x}",
+                                  bytes.size(), ps::Checksum(bytes), file.bytes, file.checksum)));
+  }
+  RIGEL_ASSIGN_OR_RETURN(std::string text, Unseal(path, bytes));
+  exec::DriverState st;
+  try {
+    json j = json::parse(text);
+    if (j.at("format") != kDriverFormat) throw std::runtime_error("not a driver state file");
+    st.stmt = j.at("stmt").get<int64_t>();
+    st.next = j.at("next").get<int64_t>();
+    for (const json& s : j.at("slots")) {
+      st.slots.push_back({s.at(0).get<bool>(), s.at(1).get<int64_t>(), Double(s.at(2))});
+    }
+    for (const json& a : j.at("accums")) st.accums.push_back(Double(a.get<uint64_t>()));
+    st.launches = j.at("launches").get<std::vector<uint64_t>>();
+    st.prints = j.at("prints").get<int64_t>();
+  } catch (const std::exception& e) {
+    return IoError(Damaged(path, e.what()));
+  }
+  return st;
+}
+
+Status WriteManifest(const std::string& dir, const CheckpointManifest& m) {
+  json params = json::array();
+  for (const CheckpointParam& p : m.params) {
+    params.push_back({{"name", p.name}, {"rows", p.rows}, {"width", p.width}});
+  }
+  json rows = json::array();
+  for (const ps::SnapshotFile& f : m.rows) rows.push_back(FileJson(f));
+  json j = {{"format", kManifestFormat},
+            {"seq", m.seq},
+            {"program", m.program},
+            {"job_key", m.job_key},
+            {"params", params},
+            {"servers", m.servers},
+            {"workers", m.workers},
+            {"iterations", m.iterations},
+            {"every", m.every},
+            {"driver", FileJson(m.driver)},
+            {"rows", rows}};
+  return WriteFileDurably(dir + "/" + ManifestName(m.seq), Sealed(j.dump(1) + "\n"));
+}
+
+StatusOr<CheckpointManifest> ReadManifest(const std::string& path) {
+  RIGEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  RIGEL_ASSIGN_OR_RETURN(std::string text, Unseal(path, bytes));
+  CheckpointManifest m;
+  try {
+    json j = json::parse(text);
+    if (j.at("format") != kManifestFormat) throw std::runtime_error("not a checkpoint manifest");
+    m.seq = j.at("seq").get<uint64_t>();
+    m.program = j.at("program").get<std::string>();
+    m.job_key = j.at("job_key").get<std::string>();
+    for (const json& p : j.at("params")) {
+      m.params.push_back({p.at("name").get<std::string>(), p.at("rows").get<int64_t>(),
+                          p.at("width").get<int64_t>()});
+    }
+    m.servers = j.at("servers").get<int>();
+    m.workers = j.at("workers").get<int>();
+    m.iterations = j.at("iterations").get<int64_t>();
+    m.every = j.at("every").get<std::string>();
+    m.driver = FileFromJson(j.at("driver"));
+    for (const json& f : j.at("rows")) m.rows.push_back(FileFromJson(f));
+  } catch (const std::exception& e) {
+    return IoError(Damaged(path, e.what()));
+  }
+  if (fs::path(path).filename().string() != ManifestName(m.seq)) {
+    return IoError(Damaged(path, "it says it is " + ManifestName(m.seq)));
+  }
+  return m;
+}
+
+std::string NewestManifest(const std::string& dir) {
+  std::error_code ec;
+  std::string best;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) == 0 && name.size() > 9 &&
+        name.compare(name.size() - 9, 9, ".manifest") == 0 && name > best) {
+      best = name;
+    }
+  }
+  return best.empty() ? "" : (fs::path(dir) / best).string();
+}
+
+StatusOr<std::string> FindManifest(const std::string& arg) {
+  std::error_code ec;
+  if (fs::is_regular_file(arg, ec)) return arg;
+  if (!fs::is_directory(arg, ec)) return NotFound(arg + ": no such checkpoint directory or file");
+  std::string m = NewestManifest(arg);
+  if (m.empty()) {
+    return NotFound(arg + ": holds no complete checkpoint (no ckpt-N.manifest)");
+  }
+  return m;
+}
+
+Status VerifyCheckpoint(const std::string& path, const CheckpointManifest& m,
+                        const std::string& job_key, const std::vector<CheckpointParam>& params) {
+  if (m.job_key != job_key) {
+    return FailedPrecondition(path + ": a checkpoint of another program or --set (" + m.program +
+                              ", " + m.job_key + "; this run is " + job_key + ")");
+  }
+  if (m.params != params) {
+    return FailedPrecondition(path +
+                              ": its parameters' names or shapes differ from this "
+                              "program's (different data?)");
+  }
+  const std::string dir = fs::path(path).parent_path().string();
+  RIGEL_RETURN_IF_ERROR(ReadDriverState(dir.empty() ? "." : dir, m.driver).status());
+  for (const ps::SnapshotFile& f : m.rows) {
+    RIGEL_RETURN_IF_ERROR(ps::ReadRowsFile(dir.empty() ? "." : dir, f).status());
+  }
+  return Status::Ok();
+}
+
+StatusOr<int> PruneCheckpoints(const std::string& dir, int keep) {
+  std::vector<std::string> manifests;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) == 0 && name.size() > 9 &&
+        name.compare(name.size() - 9, 9, ".manifest") == 0) {
+      manifests.push_back(name);
+    }
+  }
+  if (ec) return IoError(dir + ": cannot list: " + ec.message());
+  std::sort(manifests.rbegin(), manifests.rend());
+  std::set<std::string> kept;
+  for (int k = 0; k < keep && k < static_cast<int>(manifests.size()); ++k) {
+    RIGEL_ASSIGN_OR_RETURN(CheckpointManifest m, ReadManifest(dir + "/" + manifests[k]));
+    kept.insert(manifests[k]);
+    kept.insert(m.driver.name);
+    for (const ps::SnapshotFile& f : m.rows) kept.insert(f.name);
+  }
+  int removed = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) != 0 || kept.count(name)) continue;
+    if (fs::remove(e.path(), ec)) ++removed;
+  }
+  return removed;
+}
+
+Status PrepareCheckpointDir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return IoError(dir + ": cannot make the checkpoint directory: " + ec.message());
+  const std::string probe = dir + "/.rigel-write-test";
+  Status st = WriteFileDurably(probe, "rigel\n");
+  if (!st.ok()) {
+    return IoError("cannot write checkpoints to " + dir + ": " + st.message());
+  }
+  fs::remove(probe, ec);
+  return Status::Ok();
+}
+
+}  // namespace rigel::scheduler

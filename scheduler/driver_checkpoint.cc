@@ -1,0 +1,220 @@
+// Driver's checkpoints and resumes (docs/operations.md, "Checkpoints"): when
+// a checkpoint is due, what it writes and in which order, and how a resumed
+// run gets the servers' rows back before any worker runs.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <future>
+#include <regex>
+
+#include "cluster/job_identity.h"
+#include "common/file.h"
+#include "scheduler/driver.h"
+#include "transport/message.h"
+
+namespace rigel::scheduler {
+
+using Clock = std::chrono::steady_clock;
+using transport::PeerId;
+using transport::Role;
+
+namespace {
+
+// A server may take long to write a large shard; a dead one is noticed by
+// its heartbeats long before this.
+constexpr std::chrono::hours kServerTimeout{1};
+
+bool HasTopLevelFor(const ir::Program& prog) {
+  for (const ir::DStmt& s : prog.driver) {
+    if (s.kind == ir::DStmt::kFor) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status Driver::SetUpCheckpoints() {
+  DriverOptions& o = opts_;
+  std::vector<std::string> sets;
+  for (const auto& [name, value] : o.sets) sets.push_back(name + "=" + value);
+  RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(o.program));
+  job_key_ = cluster::JobKey(text, sets);
+  for (size_t p = 0; p < setup_.params.size(); ++p) {
+    shapes_.push_back(
+        {setup_.params[p].decl.name, setup_.params[p].rows, setup_.Width(static_cast<int>(p))});
+  }
+  if (o.checkpoint_dir.empty() && o.resume.empty()) {
+    if (!o.checkpoint_every.empty()) {
+      return InvalidArgument("--checkpoint-every needs --checkpoint-dir (or --resume)");
+    }
+    return Status::Ok();
+  }
+  if (!o.resume.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(resumed_path_, FindManifest(o.resume));
+    RIGEL_ASSIGN_OR_RETURN(CheckpointManifest m, ReadManifest(resumed_path_));
+    RIGEL_RETURN_IF_ERROR(VerifyCheckpoint(resumed_path_, m, job_key_, shapes_));
+    std::string dir = std::filesystem::path(resumed_path_).parent_path().string();
+    if (dir.empty()) dir = ".";
+    RIGEL_ASSIGN_OR_RETURN(exec::DriverState state, ReadDriverState(dir, m.driver));
+    Status st = ex_->Restore(state);
+    if (!st.ok()) return FailedPrecondition(resumed_path_ + ": " + st.message());
+    // Resuming goes on checkpointing where the checkpoint was, as often.
+    if (o.checkpoint_dir.empty()) o.checkpoint_dir = dir;
+    if (o.checkpoint_every.empty()) o.checkpoint_every = m.every;
+    iterations_ = m.iterations;
+    next_seq_ = m.seq + 1;
+    resumed_ = std::move(m);
+  }
+  if (o.checkpoint_every.empty()) o.checkpoint_every = "1";
+  std::smatch match;
+  if (!std::regex_match(o.checkpoint_every, match, std::regex("([0-9]{1,9})(s?)")) ||
+      std::stoll(match[1]) == 0) {
+    return InvalidArgument(
+        "--checkpoint-every: expected N (top-level loop iterations) or Ns "
+        "(seconds), N > 0; got '" +
+        o.checkpoint_every + "'");
+  }
+  if (match[2].length() > 0) {
+    every_seconds_ = static_cast<double>(std::stoll(match[1]));
+  } else {
+    every_iterations_ = std::stoll(match[1]);
+  }
+  if (!HasTopLevelFor(*prog_)) {
+    return InvalidArgument("--checkpoint-dir: " + o.program +
+                           " has no top-level `for` loop; checkpoints are taken between its "
+                           "iterations, so this program would never take one");
+  }
+  o.checkpoint_dir = std::filesystem::absolute(o.checkpoint_dir).lexically_normal().string();
+  RIGEL_RETURN_IF_ERROR(PrepareCheckpointDir(o.checkpoint_dir));
+  const std::string newest = NewestManifest(o.checkpoint_dir);
+  if (!resumed_ && !newest.empty()) {
+    return FailedPrecondition(o.checkpoint_dir + " already holds checkpoints (the newest is " +
+                              newest + "): go on from it with --resume " + o.checkpoint_dir +
+                              ", or give an empty or new --checkpoint-dir");
+  }
+  if (!newest.empty()) {
+    // Resuming from an older checkpoint than the directory's newest: the new
+    // ones must be numbered after every one there, so the newest stays newest.
+    auto m = ReadManifest(newest);
+    if (m.ok()) next_seq_ = std::max(next_seq_, m->seq + 1);
+  }
+  return Status::Ok();
+}
+
+std::string Driver::NewestCheckpoint() const {
+  return opts_.checkpoint_dir.empty() ? "" : NewestManifest(opts_.checkpoint_dir);
+}
+
+Status Driver::AtCheckpointPoint() {
+  ++iterations_;
+  if (opts_.checkpoint_dir.empty()) return Status::Ok();
+  const bool due = every_iterations_ > 0
+                       ? iterations_ % every_iterations_ == 0
+                       : std::chrono::duration<double>(Clock::now() - last_checkpoint_).count() >=
+                             every_seconds_;
+  if (!due) return Status::Ok();
+  Status st = TakeCheckpoint();
+  last_checkpoint_ = Clock::now();
+  if (st.ok()) return st;
+  const std::string previous = NewestManifest(opts_.checkpoint_dir);
+  return IoError(fmt::format("checkpoint {} failed: {}{}", next_seq_ - 1, st.message(),
+                             previous.empty() ? std::string("; no earlier checkpoint exists")
+                                              : "; the previous checkpoint, " + previous +
+                                                    ", is intact (go on from it with --resume " +
+                                                    opts_.checkpoint_dir + ")"));
+}
+
+Status Driver::TakeCheckpoint() {
+  const auto start = Clock::now();
+  const uint64_t seq = next_seq_++;
+  const std::string& dir = opts_.checkpoint_dir;
+  CheckpointManifest m;
+  m.seq = seq;
+  m.program = opts_.program;
+  m.job_key = job_key_;
+  m.params = shapes_;
+  m.servers = opts_.servers;
+  m.workers = opts_.workers;
+  m.iterations = iterations_;
+  m.every = opts_.checkpoint_every;
+  // The servers write their rows while this process writes the driver state.
+  transport::CallOptions co;
+  co.timeout = kServerTimeout;
+  std::vector<std::future<StatusOr<transport::InMessage>>> replies;
+  for (int s = 0; s < opts_.servers; ++s) {
+    transport::OutMessage msg;
+    auto c = msg.header().getBody().initCheckpoint();
+    c.setDir(dir);
+    c.setSeq(seq);
+    replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
+  }
+  auto driver = WriteDriverState(dir, seq, ex_->State());
+  Status first = driver.status();
+  uint64_t rows = 0, bytes = 0;
+  for (int s = 0; s < opts_.servers; ++s) {
+    auto r = replies[s].get();
+    if (!r.ok()) {
+      if (first.ok())
+        first =
+            Status(r.status().code(), "server " + std::to_string(s) + ": " + r.status().message());
+      continue;
+    }
+    for (auto f : r->header().getBody().getCheckpointReply().getFiles()) {
+      m.rows.push_back({f.getName().cStr(), f.getBytes(), f.getChecksum(), f.getRows()});
+      rows += f.getRows();
+      bytes += f.getBytes();
+    }
+  }
+  RIGEL_RETURN_IF_ERROR(first);
+  m.driver = *driver;
+  RIGEL_RETURN_IF_ERROR(WriteManifest(dir, m));
+  auto pruned = PruneCheckpoints(dir, 2);
+  if (opts_.log) {
+    *opts_.log << fmt::format(
+        "driver: checkpoint {} written to {} after {} iteration(s): {} row(s) in {} file(s) "
+        "({:.1f} MB) in {:.3f} s{}\n",
+        seq, dir, iterations_, rows, m.rows.size(), bytes / 1e6,
+        std::chrono::duration<double>(Clock::now() - start).count(),
+        pruned.ok() ? fmt::format("; {} old file(s) removed", *pruned)
+                    : "; old files not removed: " + pruned.status().message());
+  }
+  return Status::Ok();
+}
+
+Status Driver::RestoreServers() {
+  const auto start = Clock::now();
+  const std::string dir = std::filesystem::path(resumed_path_).parent_path().string();
+  transport::CallOptions co;
+  co.timeout = kServerTimeout;
+  std::vector<std::future<StatusOr<transport::InMessage>>> replies;
+  for (int s = 0; s < opts_.servers; ++s) {
+    transport::OutMessage msg;
+    auto r = msg.header().getBody().initRestore();
+    r.setDir(dir.empty() ? "." : dir);
+    auto files = r.initFiles(static_cast<unsigned>(resumed_->rows.size()));
+    for (size_t k = 0; k < resumed_->rows.size(); ++k) {
+      files[k].setName(resumed_->rows[k].name);
+      files[k].setBytes(resumed_->rows[k].bytes);
+      files[k].setChecksum(resumed_->rows[k].checksum);
+      files[k].setRows(resumed_->rows[k].rows);
+    }
+    replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
+  }
+  for (int s = 0; s < opts_.servers; ++s) {
+    auto r = replies[s].get();
+    if (!r.ok()) {
+      return Status(r.status().code(), "restoring " + resumed_path_ + " on server " +
+                                           std::to_string(s) + ": " + r.status().message());
+    }
+  }
+  if (opts_.log) {
+    *opts_.log << fmt::format(
+        "driver: resumed from {} (written by {} server(s) and {} worker(s) after {} "
+        "iteration(s)); the servers loaded its rows in {:.3f} s\n",
+        resumed_path_, resumed_->servers, resumed_->workers, resumed_->iterations,
+        std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return Status::Ok();
+}
+
+}  // namespace rigel::scheduler
