@@ -2,6 +2,8 @@
 // executor and by a hand-written, vectorised C++ loop over the same data in
 // the same order (K = 16, one thread, one process). Prints updates/s of both
 // and their ratio as JSON lines (DESIGN.md convention); a table to stderr.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -11,11 +13,9 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "examples/generators.h"
-#include "frontend/compile.h"
 #include "exec/executor.h"
+#include "frontend/compile.h"
 
 namespace {
 
@@ -147,10 +147,11 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "  %-26s %12.3g updates/s\n", "executor (bytecode)", ours);
   std::fprintf(stderr, "  %-26s %12.3g updates/s\n", "hand-written C++ -O3", ref);
   std::fprintf(stderr, "  ratio %.3f (goal >= 0.3); max |W diff| %.3g\n", ratio, max_diff);
-  std::printf("{\"bench\": \"interp_mf\", \"case\": \"mf_sgd/K16\", \"metric\": \"updates/s\", "
-              "\"ours\": %.6g, \"reference\": %.6g, \"reference_name\": \"hand-written C++ -O3 "
-              "loop\", \"ratio\": %.4f, \"goal\": 0.3, \"better\": \"higher\"}\n",
-              ours, ref, ratio);
+  std::printf(
+      "{\"bench\": \"interp_mf\", \"case\": \"mf_sgd/K16\", \"metric\": \"updates/s\", "
+      "\"ours\": %.6g, \"reference\": %.6g, \"reference_name\": \"hand-written C++ -O3 "
+      "loop\", \"ratio\": %.4f, \"goal\": 0.3, \"better\": \"higher\"}\n",
+      ours, ref, ratio);
   if (max_diff > 1e-2) {
     std::fprintf(stderr, "interp_mf: results differ from the reference by %g\n", max_diff);
     return 1;

@@ -156,19 +156,14 @@ int RunDistributed(const ProgramArgs& a) {
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
   for (const std::string& v : a.save_vectors) pass("--save-vectors", v);
   if (!a.checkpoint_every.empty()) pass("--checkpoint-every", a.checkpoint_every);
-  // rigel-launch restarts a job whose member was lost from the newest
-  // checkpoint, so it owns --checkpoint-dir and --resume; rigel-ssh's ranks
-  // take them as they are.
+  // The launchers restart a job whose process died from its newest
+  // checkpoint, so they own --checkpoint-dir, --resume and --max-restarts.
   auto own = [&](const std::string& flag, const std::string& value) {
-    if (ssh) {
-      args.insert(args.end(), {flag, value});
-    } else {
-      args.insert(args.begin() + 1, {flag, value});
-    }
+    args.insert(args.begin() + 1, {flag, value});
   };
   if (!a.checkpoint_dir.empty()) own("--checkpoint-dir", a.checkpoint_dir);
   if (!a.resume.empty()) own("--resume", a.resume);
-  if (a.max_restarts >= 0 && !ssh) own("--max-restarts", std::to_string(a.max_restarts));
+  if (a.max_restarts >= 0) own("--max-restarts", std::to_string(a.max_restarts));
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);

@@ -66,7 +66,7 @@ bool PsService::Handle(const InMessage& msg) {
       return true;
     case transport::MessageType::CHECKPOINT:
     case transport::MessageType::RESTORE:
-      StartBackground(msg);
+      Enqueue(msg);
       return true;
     default:
       return false;

@@ -10,17 +10,19 @@
 // or a width mismatch is answered with an error and never applied.
 //
 // Checkpoints (ps/snapshot.h): the service notes every row a push changed.
-// `checkpoint` writes them to a rows file on a thread of its own: every row
-// changed since the process started in the first file, and again whenever
-// the delta files since the last full one would hold more rows than it or
-// number 8; only those changed since the previous file otherwise; no file
-// when none changed. It answers with the files a reader needs, oldest
-// first. A failed write is answered with its error, and its rows stay noted
-// for the next one. `restore` reads every file given (every server's files
-// of one checkpoint, so the number of servers may differ), checks them all,
-// and only then assigns the rows this server holds. Both must come between
-// loop runs (the scheduler's job): rows pushed meanwhile may or may not be
-// in a checkpoint.
+// `checkpoint` copies them — every row changed since the process started
+// the first time, and again whenever the delta files since the last full one
+// would hold more rows than it or number 8; only those changed since the
+// previous copy otherwise — on the receive thread, answers once copied, and
+// writes the copy to a rows file after (no file when no row changed). `checkpoint` with
+// `confirm` answers once that file is written, with the files a reader
+// needs, oldest first, or the write's error (its rows then stay noted for
+// the next checkpoint). `restore` reads every file given (every server's
+// files of one checkpoint, so the number of servers may differ), checks them
+// all, and only then assigns the rows this server holds. These run in order
+// on a thread of the service's own; they must come between loop runs (the
+// scheduler's job): rows pushed while a copy is taken may or may not be in
+// it.
 //
 // Thread-safety: Handle() is called from the transport's receive thread;
 // stats() from anywhere.
@@ -29,9 +31,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -63,8 +68,8 @@ class PsService {
   // returns false for other types, which the caller handles.
   bool Handle(const transport::InMessage& msg);
 
-  // Testing: how long a checkpoint waits after writing its rows file before
-  // it answers, so a test can kill the server in the middle of one.
+  // Testing: how long a checkpoint waits after writing its rows file, so a
+  // test can kill the server in the middle of one.
   void set_checkpoint_pause(std::chrono::milliseconds pause) { checkpoint_pause_ = pause; }
 
   PsStats stats() const;
@@ -83,9 +88,29 @@ class PsService {
   void Advance();
   Status CheckKeys(int param, std::span<const uint64_t> keys) const;
   // Checkpoints and restores (ps/service_checkpoint.cc).
+  // A copy of the rows a checkpoint writes, taken between loop runs and
+  // written while the job goes on.
+  struct Copy {
+    std::string dir;
+    uint64_t seq = 0;
+    bool full = false;
+    uint64_t rows = 0;
+    std::vector<SnapshotSection> sections;
+    std::vector<std::vector<uint64_t>> taken;  // the dirty marks it cleared, by parameter
+  };
+  // A checkpoint or restore for the background thread; a checkpoint's copy
+  // is taken before it is queued.
+  struct Task {
+    transport::InMessage msg;
+    std::unique_ptr<Copy> copy;
+  };
   void MarkChanged(int param, std::span<const uint64_t> keys);
-  void StartBackground(const transport::InMessage& msg);
-  Status WriteCheckpoint(const std::string& dir, uint64_t seq);
+  void Enqueue(const transport::InMessage& msg);
+  void Background();
+  void Serve(Task& task);
+  // Copies the rows to write; null when none changed since the last file.
+  std::unique_ptr<Copy> TakeCopy(const std::string& dir, uint64_t seq);
+  Status WriteCopy(Copy& copy);
   Status Restore(const std::string& dir, const std::vector<SnapshotFile>& files);
 
   transport::Transport* transport_;
@@ -105,13 +130,20 @@ class PsService {
   PsStats stats_;
   uint64_t min_clock_ = 0;
 
-  std::mutex ckpt_mu_;  // guards the fields below
   // Per parameter held here, a bit per row: changed since the process
-  // started, and since its last rows file (empty vectors: none held).
+  // started, and since its last copy (empty vectors: none held). Their own
+  // lock: pushes mark rows on the receive thread, which must never wait for
+  // the background thread (it runs at idle priority).
+  std::mutex marks_mu_;
   std::vector<std::vector<uint64_t>> changed_, dirty_;
+  std::mutex ckpt_mu_;               // guards the fields below
   std::vector<SnapshotFile> chain_;  // the last full rows file and the deltas since
   uint64_t delta_rows_ = 0;          // rows in the chain's delta files
-  std::thread background_;           // the checkpoint or restore in progress
+  Status last_write_;                // of the last copy
+  std::deque<Task> queue_;           // checkpoints and restores to serve, in order
+  bool stopping_ = false;
+  std::condition_variable queued_;
+  std::thread background_;  // serves queue_
   std::chrono::milliseconds checkpoint_pause_{0};
 };
 

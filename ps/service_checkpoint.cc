@@ -1,7 +1,11 @@
 // PsService's checkpoints and restores (the contract is in ps/service.h).
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <bit>
 
+#include "common/check.h"
 #include "ps/service.h"
 
 namespace rigel::ps {
@@ -39,11 +43,16 @@ std::vector<SnapshotFile> FilesOf(capnp::List<wire::CheckpointFile>::Reader list
 }  // namespace
 
 PsService::~PsService() {
+  {
+    std::lock_guard<std::mutex> l(ckpt_mu_);
+    stopping_ = true;
+  }
+  queued_.notify_all();
   if (background_.joinable()) background_.join();
 }
 
 void PsService::MarkChanged(int param, std::span<const uint64_t> keys) {
-  std::lock_guard<std::mutex> l(ckpt_mu_);
+  std::lock_guard<std::mutex> l(marks_mu_);
   std::vector<uint64_t>& changed = changed_[param];
   std::vector<uint64_t>& dirty = dirty_[param];
   for (uint64_t k : keys) {
@@ -52,93 +61,148 @@ void PsService::MarkChanged(int param, std::span<const uint64_t> keys) {
   }
 }
 
-void PsService::StartBackground(const InMessage& msg) {
-  // The scheduler asks for one at a time, and only after the last answer.
-  if (background_.joinable()) background_.join();
-  background_ = std::thread([this, msg] {
-    auto body = msg.header().getBody();
-    Status st;
+void PsService::Enqueue(const InMessage& msg) {
+  // The job waits for a copy (between two loop runs): it is taken here and
+  // answered at once, rather than after a hand-over to the thread that
+  // writes it. Everything else goes to that thread, in order.
+  std::unique_ptr<Copy> copy;
+  if (msg.type() == transport::MessageType::CHECKPOINT &&
+      !msg.header().getBody().getCheckpoint().getConfirm()) {
+    auto req = msg.header().getBody().getCheckpoint();
+    copy = TakeCopy(req.getDir().cStr(), req.getSeq());
     OutMessage reply;
-    if (msg.type() == transport::MessageType::CHECKPOINT) {
-      auto req = body.getCheckpoint();
-      st = WriteCheckpoint(req.getDir().cStr(), req.getSeq());
-      if (checkpoint_pause_.count() > 0) std::this_thread::sleep_for(checkpoint_pause_);
-      if (st.ok()) {
-        std::lock_guard<std::mutex> l(ckpt_mu_);
-        auto files = reply.header().getBody().initCheckpointReply().initFiles(
-            static_cast<unsigned>(chain_.size()));
-        for (size_t k = 0; k < chain_.size(); ++k) {
-          files[k].setName(chain_[k].name);
-          files[k].setBytes(chain_[k].bytes);
-          files[k].setChecksum(chain_[k].checksum);
-          files[k].setRows(chain_[k].rows);
-        }
-      }
-    } else {
-      auto req = body.getRestore();
-      st = Restore(req.getDir().cStr(), FilesOf(req.getFiles()));
-      reply.header().getBody().setAck();
-    }
-    if (st.ok()) {
-      (void)transport_->Respond(msg, std::move(reply));
-    } else {
-      (void)transport_->RespondError(msg, st);
-    }
-  });
-}
-
-Status PsService::WriteCheckpoint(const std::string& dir, uint64_t seq) {
-  // Take the rows to write and clear their marks; pushes that come meanwhile
-  // (none should) mark rows for the next file.
-  std::vector<std::vector<int64_t>> rows(stores_.size());
-  std::vector<std::vector<uint64_t>> taken(stores_.size());
-  bool full;
-  uint64_t count = 0;
+    reply.header().getBody().setAck();
+    (void)transport_->Respond(msg, std::move(reply));
+  }
   {
     std::lock_guard<std::mutex> l(ckpt_mu_);
+    queue_.push_back(Task{msg, std::move(copy)});
+    if (!background_.joinable()) background_ = std::thread([this] { Background(); });
+  }
+  queued_.notify_all();
+}
+
+void PsService::Background() {
+  // Files are written while the next loop run goes on: this thread takes
+  // only the CPU time the run leaves idle (Linux's SCHED_IDLE), so that on a
+  // machine whose cores the workers fill, a checkpoint does not slow the
+  // run; it then finishes while the run waits between steps or at its end.
+  sched_param idle{};
+  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock<std::mutex> l(ckpt_mu_);
+      queued_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Serve(task);
+  }
+}
+
+void PsService::Serve(Task& task) {
+  const InMessage& msg = task.msg;
+  auto body = msg.header().getBody();
+  OutMessage reply;
+  if (msg.type() == transport::MessageType::RESTORE) {
+    auto req = body.getRestore();
+    Status st = Restore(req.getDir().cStr(), FilesOf(req.getFiles()));
+    reply.header().getBody().setAck();
+    (void)(st.ok() ? transport_->Respond(msg, std::move(reply))
+                   : transport_->RespondError(msg, st));
+    return;
+  }
+  auto req = body.getCheckpoint();
+  if (req.getConfirm()) {
+    // Every copy queued before this one has been written by now.
+    std::lock_guard<std::mutex> l(ckpt_mu_);
+    if (!last_write_.ok()) {
+      (void)transport_->RespondError(msg, last_write_);
+      return;
+    }
+    auto files = reply.header().getBody().initCheckpointReply().initFiles(
+        static_cast<unsigned>(chain_.size()));
+    for (size_t k = 0; k < chain_.size(); ++k) {
+      files[k].setName(chain_[k].name);
+      files[k].setBytes(chain_[k].bytes);
+      files[k].setChecksum(chain_[k].checksum);
+      files[k].setRows(chain_[k].rows);
+    }
+    (void)transport_->Respond(msg, std::move(reply));
+    return;
+  }
+  // The copy was taken and answered (Enqueue); the scheduler asks for the
+  // file (`confirm`) before it writes the manifest.
+  Status st = task.copy ? WriteCopy(*task.copy) : Status::Ok();
+  if (checkpoint_pause_.count() > 0) std::this_thread::sleep_for(checkpoint_pause_);
+  std::lock_guard<std::mutex> l(ckpt_mu_);
+  last_write_ = st;
+}
+
+std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uint64_t seq) {
+  auto copy = std::make_unique<Copy>();
+  copy->dir = dir;
+  copy->seq = seq;
+  copy->taken.resize(stores_.size());
+  std::vector<std::vector<int64_t>> rows(stores_.size());
+  size_t chain = 0;
+  uint64_t base_rows = 0, delta_rows = 0;
+  {
+    std::lock_guard<std::mutex> l(ckpt_mu_);
+    chain = chain_.size();
+    base_rows = chain ? chain_.front().rows : 0;
+    delta_rows = delta_rows_;
+  }
+  {
+    std::lock_guard<std::mutex> l(marks_mu_);
     uint64_t dirty = 0;
     for (size_t p = 0; p < stores_.size(); ++p) {
       for (uint64_t w : dirty_[p]) dirty += static_cast<uint64_t>(std::popcount(w));
     }
     // Nothing changed since the last file: the chain as it is says it all.
-    if (!chain_.empty() && dirty == 0) return Status::Ok();
-    full =
-        chain_.empty() || chain_.size() >= kMaxChain || delta_rows_ + dirty > chain_.front().rows;
+    if (chain > 0 && dirty == 0) return nullptr;
+    copy->full = chain == 0 || chain >= kMaxChain || delta_rows + dirty > base_rows;
     for (size_t p = 0; p < stores_.size(); ++p) {
       if (!stores_[p]) continue;
-      rows[p] = Rows(full ? changed_[p] : dirty_[p]);
-      taken[p].swap(dirty_[p]);
-      dirty_[p].assign(taken[p].size(), 0);
-      count += rows[p].size();
+      rows[p] = Rows(copy->full ? changed_[p] : dirty_[p]);
+      copy->taken[p].swap(dirty_[p]);
+      dirty_[p].assign(copy->taken[p].size(), 0);
+      copy->rows += rows[p].size();
     }
   }
-  std::vector<SnapshotSection> sections;
-  Status st;
-  for (size_t p = 0; p < stores_.size() && st.ok(); ++p) {
+  for (size_t p = 0; p < stores_.size(); ++p) {
     if (rows[p].empty()) continue;
     SnapshotSection s;
     s.param = static_cast<uint32_t>(p);
     s.width = static_cast<uint32_t>(stores_[p]->width());
     s.values.resize(rows[p].size() * s.width);
-    st = stores_[p]->Pull(rows[p], s.values.data());
+    // The keys are this store's own: a pull cannot fail.
+    RIGEL_CHECK(stores_[p]->Pull(rows[p], s.values.data()).ok());
     s.keys = std::move(rows[p]);
-    sections.push_back(std::move(s));
+    copy->sections.push_back(std::move(s));
   }
-  StatusOr<SnapshotFile> file = st;
-  if (st.ok()) file = WriteRowsFile(dir, RowsFileName(seq, rank_), seq, rank_, sections);
-  std::lock_guard<std::mutex> l(ckpt_mu_);
+  return copy;
+}
+
+Status PsService::WriteCopy(Copy& copy) {
+  auto file =
+      WriteRowsFile(copy.dir, RowsFileName(copy.seq, rank_), copy.seq, rank_, copy.sections);
   if (!file.ok()) {
     // Not written: the rows stay marked for the next checkpoint.
+    std::lock_guard<std::mutex> l(marks_mu_);
     for (size_t p = 0; p < stores_.size(); ++p) {
-      for (size_t w = 0; w < taken[p].size(); ++w) dirty_[p][w] |= taken[p][w];
+      for (size_t w = 0; w < copy.taken[p].size(); ++w) dirty_[p][w] |= copy.taken[p][w];
     }
     return file.status();
   }
-  if (full) {
+  std::lock_guard<std::mutex> l(ckpt_mu_);
+  if (copy.full) {
     chain_.clear();
     delta_rows_ = 0;
   } else {
-    delta_rows_ += count;
+    delta_rows_ += copy.rows;
   }
   chain_.push_back(*file);
   return Status::Ok();
@@ -179,7 +243,7 @@ Status PsService::Restore(const std::string& dir, const std::vector<SnapshotFile
                       s.values.begin() + (k + 1) * s.width);
       }
       RIGEL_RETURN_IF_ERROR(stores_[s.param]->Push(keys, values.data(), assign));
-      std::lock_guard<std::mutex> l(ckpt_mu_);
+      std::lock_guard<std::mutex> l(marks_mu_);
       for (int64_t k : keys) SetBit(changed_[s.param], static_cast<uint64_t>(k));
     }
   }

@@ -40,7 +40,10 @@ struct Driver::Epoch {
 };
 
 Driver::Driver(DriverOptions options) : opts_(std::move(options)) {}
-Driver::~Driver() = default;
+Driver::~Driver() {
+  // A checkpoint still being written ends when the job was aborted (Await).
+  if (writing_.joinable()) writing_.join();
+}
 
 namespace {
 
@@ -376,6 +379,8 @@ Status Driver::Run(transport::Transport* transport) {
   epoch_->start = epoch_->epoch_start = last_checkpoint_ = Clock::now();
   if (opts_.log) *opts_.log << "driver: every worker is ready; running " << opts_.program << "\n";
   Status st = ex_->Run();
+  // The last checkpoint is complete before the job says it finished.
+  if (Status ck = FinishCheckpoint(); st.ok()) st = ck;
   if (st.ok() && (!opts_.save_params.empty() || !vectors_.empty())) st = SaveParams();
   // On failure the caller ends the job with the reason (Coordinator::Fail),
   // which stops the workers; only a finished run is ended task by task.

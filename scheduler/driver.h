@@ -19,12 +19,14 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -106,7 +108,16 @@ class Driver {
   // Checkpoints (scheduler/driver_checkpoint.cc).
   Status SetUpCheckpoints();
   Status AtCheckpointPoint();
+  // Has the servers copy their rows, then writes everything on writing_.
   Status TakeCheckpoint();
+  Status WriteCheckpoint(CheckpointManifest m, const exec::DriverState& state,
+                         std::chrono::steady_clock::time_point start, double copy_s);
+  // Waits for the checkpoint being written; its error, if it failed.
+  Status FinishCheckpoint();
+  Status CheckpointFailed(uint64_t seq, const Status& why);
+  std::vector<std::future<StatusOr<transport::InMessage>>> AskServers(uint64_t seq, bool confirm);
+  // A server's answer, or the job's end (Abort) if that comes first.
+  StatusOr<transport::InMessage> Await(std::future<StatusOr<transport::InMessage>>& reply);
   Status RestoreServers();
 
   DriverOptions opts_;
@@ -138,6 +149,8 @@ class Driver {
   int64_t iterations_ = 0;  // top-level loop iterations done, those before a resume included
   std::chrono::steady_clock::time_point last_checkpoint_;
   std::ofstream print_log_;
+  std::thread writing_;  // the checkpoint being written
+  Status written_;       // its outcome (guarded by mu_)
   std::function<double()> servers_cpu_;
 };
 

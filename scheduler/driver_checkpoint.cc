@@ -113,21 +113,51 @@ Status Driver::AtCheckpointPoint() {
                        : std::chrono::duration<double>(Clock::now() - last_checkpoint_).count() >=
                              every_seconds_;
   if (!due) return Status::Ok();
-  Status st = TakeCheckpoint();
   last_checkpoint_ = Clock::now();
-  if (st.ok()) return st;
-  const std::string previous = NewestManifest(opts_.checkpoint_dir);
-  return IoError(fmt::format("checkpoint {} failed: {}{}", next_seq_ - 1, st.message(),
-                             previous.empty() ? std::string("; no earlier checkpoint exists")
-                                              : "; the previous checkpoint, " + previous +
-                                                    ", is intact (go on from it with --resume " +
-                                                    opts_.checkpoint_dir + ")"));
+  // The previous checkpoint must be complete before the next is taken.
+  RIGEL_RETURN_IF_ERROR(FinishCheckpoint());
+  return TakeCheckpoint();
+}
+
+StatusOr<transport::InMessage> Driver::Await(std::future<StatusOr<transport::InMessage>>& reply) {
+  // A server that died is not waited for: the coordinator aborts the job.
+  while (reply.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!aborted_.ok()) return aborted_;
+  }
+  return reply.get();
+}
+
+std::vector<std::future<StatusOr<transport::InMessage>>> Driver::AskServers(uint64_t seq,
+                                                                            bool confirm) {
+  transport::CallOptions co;
+  co.timeout = kServerTimeout;
+  std::vector<std::future<StatusOr<transport::InMessage>>> replies;
+  for (int s = 0; s < opts_.servers; ++s) {
+    transport::OutMessage msg;
+    auto c = msg.header().getBody().initCheckpoint();
+    c.setDir(opts_.checkpoint_dir);
+    c.setSeq(seq);
+    c.setConfirm(confirm);
+    replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
+  }
+  return replies;
 }
 
 Status Driver::TakeCheckpoint() {
   const auto start = Clock::now();
   const uint64_t seq = next_seq_++;
-  const std::string& dir = opts_.checkpoint_dir;
+  // Between two loop runs the servers hold every row: they copy what changed
+  // and the job goes on while the copies, the driver state and then the
+  // manifest are written (WriteCheckpoint, on a thread of its own).
+  auto copies = AskServers(seq, false);
+  for (int s = 0; s < opts_.servers; ++s) {
+    auto r = Await(copies[s]);
+    if (!r.ok()) {
+      return CheckpointFailed(seq, Status(r.status().code(), "server " + std::to_string(s) + ": " +
+                                                                 r.status().message()));
+    }
+  }
   CheckpointManifest m;
   m.seq = seq;
   m.program = opts_.program;
@@ -137,26 +167,29 @@ Status Driver::TakeCheckpoint() {
   m.workers = opts_.workers;
   m.iterations = iterations_;
   m.every = opts_.checkpoint_every;
-  // The servers write their rows while this process writes the driver state.
-  transport::CallOptions co;
-  co.timeout = kServerTimeout;
-  std::vector<std::future<StatusOr<transport::InMessage>>> replies;
-  for (int s = 0; s < opts_.servers; ++s) {
-    transport::OutMessage msg;
-    auto c = msg.header().getBody().initCheckpoint();
-    c.setDir(dir);
-    c.setSeq(seq);
-    replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
-  }
-  auto driver = WriteDriverState(dir, seq, ex_->State());
+  const double copy_s = std::chrono::duration<double>(Clock::now() - start).count();
+  writing_ = std::thread([this, m = std::move(m), state = ex_->State(), start, copy_s]() mutable {
+    Status st = WriteCheckpoint(std::move(m), state, start, copy_s);
+    std::lock_guard<std::mutex> l(mu_);
+    written_ = st;
+  });
+  return Status::Ok();
+}
+
+Status Driver::WriteCheckpoint(CheckpointManifest m, const exec::DriverState& state,
+                               Clock::time_point start, double copy_s) {
+  const std::string& dir = opts_.checkpoint_dir;
+  auto files = AskServers(m.seq, true);
+  auto driver = WriteDriverState(dir, m.seq, state);
   Status first = driver.status();
   uint64_t rows = 0, bytes = 0;
   for (int s = 0; s < opts_.servers; ++s) {
-    auto r = replies[s].get();
+    auto r = Await(files[s]);
     if (!r.ok()) {
-      if (first.ok())
+      if (first.ok()) {
         first =
             Status(r.status().code(), "server " + std::to_string(s) + ": " + r.status().message());
+      }
       continue;
     }
     for (auto f : r->header().getBody().getCheckpointReply().getFiles()) {
@@ -165,20 +198,39 @@ Status Driver::TakeCheckpoint() {
       bytes += f.getBytes();
     }
   }
-  RIGEL_RETURN_IF_ERROR(first);
-  m.driver = *driver;
-  RIGEL_RETURN_IF_ERROR(WriteManifest(dir, m));
+  if (first.ok()) {
+    m.driver = *driver;
+    first = WriteManifest(dir, m);
+  }
+  if (!first.ok()) return CheckpointFailed(m.seq, first);
   auto pruned = PruneCheckpoints(dir, 2);
   if (opts_.log) {
     *opts_.log << fmt::format(
         "driver: checkpoint {} written to {} after {} iteration(s): {} row(s) in {} file(s) "
-        "({:.1f} MB) in {:.3f} s{}\n",
-        seq, dir, iterations_, rows, m.rows.size(), bytes / 1e6,
-        std::chrono::duration<double>(Clock::now() - start).count(),
+        "({:.1f} MB) in {:.3f} s, of which the job waited {:.3f} s{}\n",
+        m.seq, dir, m.iterations, rows, m.rows.size(), bytes / 1e6,
+        std::chrono::duration<double>(Clock::now() - start).count(), copy_s,
         pruned.ok() ? fmt::format("; {} old file(s) removed", *pruned)
                     : "; old files not removed: " + pruned.status().message());
   }
   return Status::Ok();
+}
+
+Status Driver::FinishCheckpoint() {
+  if (writing_.joinable()) writing_.join();
+  std::lock_guard<std::mutex> l(mu_);
+  Status st = written_;
+  written_ = Status::Ok();
+  return st;
+}
+
+Status Driver::CheckpointFailed(uint64_t seq, const Status& why) {
+  const std::string previous = NewestManifest(opts_.checkpoint_dir);
+  return IoError(fmt::format("checkpoint {} failed: {}{}", seq, why.message(),
+                             previous.empty() ? std::string("; no earlier checkpoint exists")
+                                              : "; the previous checkpoint, " + previous +
+                                                    ", is intact (go on from it with --resume " +
+                                                    opts_.checkpoint_dir + ")"));
 }
 
 Status Driver::RestoreServers() {

@@ -1,7 +1,8 @@
 // Checkpoints of parameter rows (ps/snapshot.h, PsService's checkpoint and
 // restore): rows files read back bit for bit, damage found and named, only
-// rows changed since the last file written, and a checkpoint of S servers
-// restored on another number of servers.
+// rows changed since the last file written (the copy taken when asked, the
+// file confirmed after), and a checkpoint of S servers restored on another
+// number of servers.
 #include "ps/snapshot.h"
 
 #include <gtest/gtest.h>
@@ -100,11 +101,6 @@ TEST(Snapshot, TruncatedFlippedOrSwappedFilesAreRefusedByName) {
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
 }
 
-// Sends `msg` to server `s` from a scheduler endpoint and waits.
-StatusOr<transport::InMessage> Ask(transport::Transport* t, int s, transport::OutMessage msg) {
-  return t->Call(PeerId{Role::kServer, s}, std::move(msg));
-}
-
 struct Scheduler {
   explicit Scheduler(const Cluster& c) {
     transport::ZmqOptions o;
@@ -119,14 +115,24 @@ struct Scheduler {
   }
   ~Scheduler() { t->Close(); }
 
+  // Has server `s` copy its rows as checkpoint `seq` (confirm false), or
+  // waits for that file (confirm true).
+  StatusOr<transport::InMessage> Ask(int s, const std::string& dir, uint64_t seq, bool confirm) {
+    transport::OutMessage m;
+    auto c = m.header().getBody().initCheckpoint();
+    c.setDir(dir);
+    c.setSeq(seq);
+    c.setConfirm(confirm);
+    return t->Call(PeerId{Role::kServer, s}, std::move(m));
+  }
+
   // Checkpoint `seq` of every server: their files, in server order.
   std::vector<SnapshotFile> Checkpoint(int servers, const std::string& dir, uint64_t seq) {
     std::vector<SnapshotFile> out;
     for (int s = 0; s < servers; ++s) {
-      transport::OutMessage m;
-      m.header().getBody().initCheckpoint().setDir(dir);
-      m.header().getBody().getCheckpoint().setSeq(seq);
-      auto r = Ask(t.get(), s, std::move(m));
+      auto copied = Ask(s, dir, seq, false);
+      EXPECT_TRUE(copied.ok()) << copied.status().message();
+      auto r = Ask(s, dir, seq, true);
       EXPECT_TRUE(r.ok()) << r.status().message();
       if (!r.ok()) continue;
       for (auto f : r->header().getBody().getCheckpointReply().getFiles()) {
@@ -148,7 +154,7 @@ struct Scheduler {
         list[k].setChecksum(files[k].checksum);
         list[k].setRows(files[k].rows);
       }
-      RIGEL_RETURN_IF_ERROR(Ask(t.get(), s, std::move(m)).status());
+      RIGEL_RETURN_IF_ERROR(t->Call(PeerId{Role::kServer, s}, std::move(m)).status());
     }
     return Status::Ok();
   }
@@ -250,11 +256,10 @@ TEST(Snapshot, AFailedWriteKeepsItsRowsForTheNextCheckpoint) {
   ASSERT_EQ(Rows(sched.Checkpoint(1, d.path, 1)), 2u);
   ASSERT_TRUE(c.clients[0]->Push(1, std::vector<int64_t>{9}, delta.data()).ok());
   ASSERT_TRUE(c.clients[0]->WaitForPushes().ok());
-  // A directory that does not exist stands for one that cannot be written.
-  transport::OutMessage m;
-  m.header().getBody().initCheckpoint().setDir(d.path + "/missing");
-  m.header().getBody().getCheckpoint().setSeq(2);
-  auto r = Ask(sched.t.get(), 0, std::move(m));
+  // A directory that does not exist stands for one that cannot be written:
+  // the copy is taken, the file fails.
+  ASSERT_TRUE(sched.Ask(0, d.path + "/missing", 2, false).ok());
+  auto r = sched.Ask(0, d.path + "/missing", 2, true);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(d.path + "/missing/ckpt-000002.server-0.rows"),
             std::string::npos)

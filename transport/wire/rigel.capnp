@@ -310,13 +310,17 @@ struct CheckpointFile {
   rows @3 :UInt64;
 }
 
-# scheduler -> server (request), between two loop runs: write the rows this
+# scheduler -> server (request), between two loop runs: copy the rows this
 # server changed since its last checkpoint (all it ever changed, the first
-# time) to `dir`, as checkpoint `seq`. Answered with `checkpointReply` (the
-# files a reader needs for this server's rows, oldest first) or an error.
+# time) and answer `ack` once copied; write them to `dir` as checkpoint `seq`
+# afterwards, while the job goes on. With `confirm` set, nothing is copied:
+# the answer comes once checkpoint `seq`'s file is written, as
+# `checkpointReply` (the files a reader needs for this server's rows, oldest
+# first) or an error.
 struct CheckpointRequest {
   dir @0 :Text;
   seq @1 :UInt64;
+  confirm @2 :Bool;
 }
 
 struct CheckpointReply {
