@@ -381,6 +381,7 @@ Status Driver::Run(transport::Transport* transport) {
   Status st = ex_->Run();
   // The last checkpoint is complete before the job says it finished.
   if (Status ck = FinishCheckpoint(); st.ok()) st = ck;
+  if (st.ok()) finished_ = true;
   if (st.ok() && (!opts_.save_params.empty() || !vectors_.empty())) st = SaveParams();
   // On failure the caller ends the job with the reason (Coordinator::Fail),
   // which stops the workers; only a finished run is ended task by task.

@@ -14,6 +14,7 @@
 #ifndef RIGEL_SCHEDULER_DRIVER_H_
 #define RIGEL_SCHEDULER_DRIVER_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -90,6 +91,8 @@ class Driver {
   void Abort(const Status& why);
   // The newest complete checkpoint of this job's directory ("" if none).
   std::string NewestCheckpoint() const;
+  // Whether Run ran the whole program (its last checkpoint written).
+  bool finished() const { return finished_.load(); }
   // Where this job writes checkpoints ("" if it does not).
   const std::string& checkpoint_dir() const { return opts_.checkpoint_dir; }
   // Where the per-epoch CPU figure gets the servers' CPU seconds so far
@@ -149,6 +152,7 @@ class Driver {
   int64_t iterations_ = 0;  // top-level loop iterations done, those before a resume included
   std::chrono::steady_clock::time_point last_checkpoint_;
   std::ofstream print_log_;
+  std::atomic<bool> finished_{false};
   std::thread writing_;  // the checkpoint being written
   Status written_;       // its outcome (guarded by mu_)
   std::function<double()> servers_cpu_;

@@ -195,6 +195,16 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
     }
     return result.code() == StatusCode::kUnavailable ? 3 : 1;
   }
+  if (driver && !driver->finished() && !driver->checkpoint_dir().empty()) {
+    // Stopped (SIGINT, SIGTERM: what mpirun and srun send every rank when
+    // one dies): say where the job can go on from.
+    const std::string newest = driver->NewestCheckpoint();
+    err << "rigel-scheduler: stopped before the job finished; "
+        << (newest.empty() ? "no checkpoint was written yet"
+                           : "the newest checkpoint is " + newest + "; go on from it with --resume " +
+                                 driver->checkpoint_dir())
+        << "\n";
+  }
   return 0;
 }
 

@@ -463,6 +463,66 @@ TEST(Launchers, HostfileOverSshSpreadsTheJobOverTwoHosts) {
     left = leftovers();
   }
   EXPECT_EQ(left, "") << "5 s after the interrupt";
+
+  // A worker rank on the second host killed with SIGKILL in the middle of
+  // the job: rigel-ssh starts every rank again from the newest checkpoint
+  // and the job prints what the uninterrupted one does, each line once.
+  const std::string ckpt = dir + "/ckpt";
+  Child local({Bin("rigel"), "run", Mf(), "--set", "EPOCHS=150", "--workers", "2", "--servers", "2",
+               "--run-dir", dir + "/local150"},
+              dir + "/local150.out", dir + "/local150.err");
+  ASSERT_EQ(local.Wait(seconds(120)), 0) << local.Stderr();
+  Child recovered({net.ip_binary(),
+                   "netns",
+                   "exec",
+                   net.name(0),
+                   Bin("rigel"),
+                   "run",
+                   Mf(),
+                   "--set",
+                   "EPOCHS=150",
+                   "--hostfile",
+                   dir + "/hosts",
+                   "--workers",
+                   "2",
+                   "--servers",
+                   "2",
+                   "--key-file",
+                   dir + "/cluster.key",
+                   "--run-dir",
+                   dir + "/run3",
+                   "--checkpoint-dir",
+                   ckpt},
+                  dir + "/recovered.out", dir + "/recovered.err", {{"RIGEL_SSH", ssh_cmd}});
+  auto worker_on_second_host = [&]() -> pid_t {
+    std::string pids;
+    testing::RunCommand({net.ip_binary(), "netns", "pids", net.name(1)}, &pids);
+    std::stringstream ss(pids);
+    for (std::string p; ss >> p;) {
+      if (testing::Slurp("/proc/" + p + "/comm") == "rigel-worker\n") return std::stoi(p);
+    }
+    return 0;
+  };
+  for (int i = 0;
+       i < 600 && (testing::Slurp(dir + "/recovered.out").find("epoch 8 ") == std::string::npos ||
+                   worker_on_second_host() == 0);
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const pid_t victim = worker_on_second_host();
+  ASSERT_GT(victim, 0) << recovered.Stderr();
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  ASSERT_EQ(recovered.Wait(seconds(180)), 0) << recovered.Stderr();
+  EXPECT_EQ(recovered.Stdout(), local.Stdout()) << recovered.Stderr();
+  EXPECT_NE(recovered.Stderr().find("; restart 1 of 3 from " + ckpt + "/ckpt-0000"),
+            std::string::npos)
+      << recovered.Stderr();
+  left = leftovers();
+  for (int i = 0; i < 100 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    left = leftovers();
+  }
+  EXPECT_EQ(left, "") << "5 s after the recovered job ended";
   daemons.clear();
 }
 

@@ -145,6 +145,7 @@ struct Cluster {
   std::vector<std::pair<std::string, std::unique_ptr<NetnsProcess>>> procs;
   NetnsProcess* sched = nullptr;
   double seconds = 0;  // from the members' start to the scheduler's exit
+  std::string prefix;  // of the processes' output files in the directory
 
   std::string Logs(const std::string& dir) const {
     std::string s = "(logs in " + dir + ")\n";
@@ -153,17 +154,21 @@ struct Cluster {
   }
 };
 
-void RunCluster(NetnsNetwork& net, const std::string& dir, const std::string& program,
-                const std::vector<std::string>& extra, Cluster* c) {
+// Starts the cluster's processes (the key made once per directory).
+void StartCluster(NetnsNetwork& net, const std::string& dir, const std::string& program,
+                  const std::vector<std::string>& extra, Cluster* c) {
   std::string out;
-  ASSERT_EQ(testing::RunCommand({Bin("rigel"), "keygen", "-o", dir + "/cluster.key"}, &out), 0)
-      << out;
+  if (!std::filesystem::exists(dir + "/cluster.key")) {
+    ASSERT_EQ(testing::RunCommand({Bin("rigel"), "keygen", "-o", dir + "/cluster.key"}, &out), 0)
+        << out;
+  }
+  std::filesystem::remove(dir + "/addr");
   const std::string key = dir + "/cluster.key";
   const std::string ip = net.ip_binary();
   auto start = [&](const std::string& name, int ns, std::vector<std::string> argv) {
+    const std::string file = dir + "/" + c->prefix + name;
     c->procs.emplace_back(
-        name, std::make_unique<NetnsProcess>(ip, net.name(ns), argv, dir + "/" + name + ".out",
-                                             dir + "/" + name + ".log"));
+        name, std::make_unique<NetnsProcess>(ip, net.name(ns), argv, file + ".out", file + ".log"));
     return c->procs.back().second.get();
   };
   std::vector<std::string> sched_argv = {Bin("rigel-scheduler"),
@@ -210,7 +215,12 @@ void RunCluster(NetnsNetwork& net, const std::string& dir, const std::string& pr
   for (int w = 0; w < kWorkers; ++w) {
     start("worker-" + std::to_string(w), w + 1, member("rigel-worker", w, w + 1));
   }
+}
 
+void RunCluster(NetnsNetwork& net, const std::string& dir, const std::string& program,
+                const std::vector<std::string>& extra, Cluster* c) {
+  StartCluster(net, dir, program, extra, c);
+  if (::testing::Test::HasFatalFailure()) return;
   const auto dist_start = Clock::now();
   int rc = c->sched->Wait(std::chrono::seconds(120));
   if (rc == -1) {
@@ -314,6 +324,62 @@ TEST(NetnsTest, MatrixFactorisationAcrossThreeNamespaces) {
   ExpectTornDown(*net, &cluster);
   RecordProperty("total_s",
                  std::to_string(std::chrono::duration<double>(Clock::now() - t0).count()));
+}
+
+// A worker killed with SIGKILL in its namespace in the middle of an epoch:
+// the scheduler sees its heartbeats stop, ends the job with exit status 3
+// and names the newest checkpoint; the cluster started again on every
+// namespace with --resume (what an operator, or a launcher that cannot
+// restart one rank, does) ends as the uninterrupted run, each epoch printed
+// once (--print-log).
+TEST(NetnsTest, AWorkerKilledInItsNamespaceGoesOnFromTheNewestCheckpoint) {
+  std::unique_ptr<NetnsNetwork> net;
+  MakeNetwork(&net);
+  if (!net) return;
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path.empty());
+  const std::string dir = tmp.path, ckpt = dir + "/ckpt";
+  Cluster first;
+  first.prefix = "first-";
+  StartCluster(*net, dir, Program(), {"--checkpoint-dir", ckpt, "--print-log", dir + "/printed"},
+               &first);
+  if (HasFatalFailure()) return;
+  for (auto end = Clock::now() + std::chrono::seconds(60);
+       Clock::now() < end && first.sched->Stdout().find("epoch 8 ") == std::string::npos;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_NE(first.sched->Stdout().find("epoch 8 "), std::string::npos) << first.Logs(dir);
+  const auto killed = Clock::now();
+  ASSERT_EQ(kill(first.procs.back().second->pid(), SIGKILL), 0);  // worker-1
+  ASSERT_EQ(first.sched->Wait(std::chrono::seconds(30)), 3) << first.Logs(dir);
+  const std::string err = NetnsProcess::Slurp(dir + "/first-scheduler.log");
+  EXPECT_NE(err.find("worker:1 died"), std::string::npos) << err;
+  EXPECT_NE(err.find("the newest checkpoint is " + ckpt + "/ckpt-0000"), std::string::npos) << err;
+  for (auto& [name, p] : first.procs) p->Kill();
+
+  Cluster second;
+  second.prefix = "second-";
+  RunCluster(*net, dir, Program(), {"--resume", ckpt, "--print-log", dir + "/printed"}, &second);
+  if (HasFatalFailure()) return;
+  const std::string log = NetnsProcess::Slurp(dir + "/second-scheduler.log");
+  ASSERT_NE(log.find("driver: resumed from " + ckpt), std::string::npos) << log;
+  RecordProperty("kill_to_end_s",
+                 std::to_string(std::chrono::duration<double>(Clock::now() - killed).count()));
+
+  auto equiv = RunSerial(true);
+  ASSERT_TRUE(equiv.ok()) << equiv.status().message();
+  const std::string out = first.sched->Stdout() + second.sched->Stdout();
+  std::vector<double> d = Rmses(out), e = Rmses(equiv->out);
+  int lines = 0;
+  for (char ch : out) lines += ch == '\n';
+  EXPECT_EQ(lines, kEpochs) << out;
+  for (int ep = 0; ep < kEpochs; ++ep) {
+    ASSERT_FALSE(std::isnan(d[ep])) << "no RMSE for epoch " << ep << " in\n" << out;
+    EXPECT_LE(std::abs(d[ep] - e[ep]), 1e-5 * std::abs(e[ep]))
+        << "epoch " << ep << ": after recovery " << d[ep] << ", serial in schedule order " << e[ep];
+  }
+  ExpectTornDown(*net, &second);
+  first.procs.clear();
 }
 
 // dense_lr's allreduce parameter across namespaces: the workers' Gloo
