@@ -505,23 +505,11 @@ Status SerialExecutor::RunLoop(int loop) {
 Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
   for (const ir::DStmt& s : body) {
     switch (s.kind) {
-      case ir::DStmt::kFor: {
-        if (&body == &prog_.driver) {
-          RIGEL_RETURN_IF_ERROR(ExecTopFor(s, &s - body.data(), std::nullopt));
-          break;
-        }
-        RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
-        RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
-        for (int64_t i = lo.i; i < hi.i; ++i) {
-          Value v;
-          v.is_int = true;
-          v.i = i;
-          v.f = static_cast<double>(i);
-          slots_[s.slot] = v;
-          RIGEL_RETURN_IF_ERROR(Exec(s.body));
-        }
+      case ir::DStmt::kFor:
+        // Only the driver's own loops have epochs and checkpoint points.
+        RIGEL_RETURN_IF_ERROR(
+            ExecFor(s, &body == &prog_.driver ? &s - body.data() : -1, std::nullopt));
         break;
-      }
       case ir::DStmt::kParallel:
         RIGEL_RETURN_IF_ERROR(RunLoop(s.index));
         break;
@@ -581,7 +569,7 @@ Status SerialExecutor::Print(const ir::DStmt& s) {
   return Status::Ok();
 }
 
-Status SerialExecutor::ExecTopFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first) {
+Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first) {
   RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
   RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
   for (int64_t i = first.value_or(lo.i); i < hi.i; ++i) {
@@ -591,6 +579,7 @@ Status SerialExecutor::ExecTopFor(const ir::DStmt& s, int64_t index, std::option
     v.f = static_cast<double>(i);
     slots_[s.slot] = v;
     RIGEL_RETURN_IF_ERROR(Exec(s.body));
+    if (index < 0) continue;
     if (opts_.on_epoch) opts_.on_epoch(i, lo.i, hi.i);
     cursor_stmt_ = index;
     cursor_next_ = i + 1;
@@ -604,12 +593,12 @@ Status SerialExecutor::Run() {
   const DriverState st = *resume_;
   resume_.reset();
   const std::vector<ir::DStmt>& top = prog_.driver;
-  RIGEL_RETURN_IF_ERROR(ExecTopFor(top[st.stmt], st.stmt, st.next));
+  RIGEL_RETURN_IF_ERROR(ExecFor(top[st.stmt], st.stmt, st.next));
   // Exec knows top-level loops by their body being the driver's: a copy of
-  // one statement is not, so loops go through ExecTopFor here.
+  // one statement is not, so loops go through ExecFor here.
   for (size_t k = st.stmt + 1; k < top.size(); ++k) {
     if (top[k].kind == ir::DStmt::kFor) {
-      RIGEL_RETURN_IF_ERROR(ExecTopFor(top[k], static_cast<int64_t>(k), std::nullopt));
+      RIGEL_RETURN_IF_ERROR(ExecFor(top[k], static_cast<int64_t>(k), std::nullopt));
     } else {
       RIGEL_RETURN_IF_ERROR(Exec(std::vector<ir::DStmt>{top[k]}));
     }

@@ -174,8 +174,10 @@ class SerialExecutor {
   // a fn b for the comparisons and kAnd/kOr.
   static bool Compare(int fn, const Value& a, const Value& b);
   Status Exec(const std::vector<ir::DStmt>& body);
-  // One top-level `for` from iteration `first`; the checkpoint points are here.
-  Status ExecTopFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first);
+  // A `for` from iteration `first` (default: its lower bound). `index` >= 0:
+  // it is the driver's top-level statement `index`, whose iterations are
+  // epochs (on_epoch) and end at checkpoint points; -1: a nested loop.
+  Status ExecFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first);
   Status Print(const ir::DStmt& s);
   Status ErrorAt(ir::Loc loc, const std::string& msg) const;
 

@@ -118,6 +118,9 @@ class Driver {
   // Waits for the checkpoint being written; its error, if it failed.
   Status FinishCheckpoint();
   Status CheckpointFailed(uint64_t seq, const Status& why);
+  // A request to every server, its body filled by `fill`; their answers.
+  std::vector<std::future<StatusOr<transport::InMessage>>> ToServers(
+      const std::function<void(wire::Envelope::Body::Builder)>& fill);
   std::vector<std::future<StatusOr<transport::InMessage>>> AskServers(uint64_t seq, bool confirm);
   // A server's answer, or the job's end (Abort) if that comes first.
   StatusOr<transport::InMessage> Await(std::future<StatusOr<transport::InMessage>>& reply);

@@ -128,20 +128,27 @@ StatusOr<transport::InMessage> Driver::Await(std::future<StatusOr<transport::InM
   return reply.get();
 }
 
-std::vector<std::future<StatusOr<transport::InMessage>>> Driver::AskServers(uint64_t seq,
-                                                                            bool confirm) {
+std::vector<std::future<StatusOr<transport::InMessage>>> Driver::ToServers(
+    const std::function<void(wire::Envelope::Body::Builder)>& fill) {
   transport::CallOptions co;
   co.timeout = kServerTimeout;
   std::vector<std::future<StatusOr<transport::InMessage>>> replies;
   for (int s = 0; s < opts_.servers; ++s) {
     transport::OutMessage msg;
-    auto c = msg.header().getBody().initCheckpoint();
-    c.setDir(opts_.checkpoint_dir);
-    c.setSeq(seq);
-    c.setConfirm(confirm);
+    fill(msg.header().getBody());
     replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
   }
   return replies;
+}
+
+std::vector<std::future<StatusOr<transport::InMessage>>> Driver::AskServers(uint64_t seq,
+                                                                            bool confirm) {
+  return ToServers([&](wire::Envelope::Body::Builder b) {
+    auto c = b.initCheckpoint();
+    c.setDir(opts_.checkpoint_dir);
+    c.setSeq(seq);
+    c.setConfirm(confirm);
+  });
 }
 
 Status Driver::TakeCheckpoint() {
@@ -236,12 +243,8 @@ Status Driver::CheckpointFailed(uint64_t seq, const Status& why) {
 Status Driver::RestoreServers() {
   const auto start = Clock::now();
   const std::string dir = std::filesystem::path(resumed_path_).parent_path().string();
-  transport::CallOptions co;
-  co.timeout = kServerTimeout;
-  std::vector<std::future<StatusOr<transport::InMessage>>> replies;
-  for (int s = 0; s < opts_.servers; ++s) {
-    transport::OutMessage msg;
-    auto r = msg.header().getBody().initRestore();
+  auto replies = ToServers([&](wire::Envelope::Body::Builder b) {
+    auto r = b.initRestore();
     r.setDir(dir.empty() ? "." : dir);
     auto files = r.initFiles(static_cast<unsigned>(resumed_->rows.size()));
     for (size_t k = 0; k < resumed_->rows.size(); ++k) {
@@ -250,10 +253,9 @@ Status Driver::RestoreServers() {
       files[k].setChecksum(resumed_->rows[k].checksum);
       files[k].setRows(resumed_->rows[k].rows);
     }
-    replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
-  }
+  });
   for (int s = 0; s < opts_.servers; ++s) {
-    auto r = replies[s].get();
+    auto r = Await(replies[s]);
     if (!r.ok()) {
       return Status(r.status().code(), "restoring " + resumed_path_ + " on server " +
                                            std::to_string(s) + ": " + r.status().message());

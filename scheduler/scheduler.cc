@@ -201,8 +201,8 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
     const std::string newest = driver->NewestCheckpoint();
     err << "rigel-scheduler: stopped before the job finished; "
         << (newest.empty() ? "no checkpoint was written yet"
-                           : "the newest checkpoint is " + newest + "; go on from it with --resume " +
-                                 driver->checkpoint_dir())
+                           : "the newest checkpoint is " + newest +
+                                 "; go on from it with --resume " + driver->checkpoint_dir())
         << "\n";
   }
   return 0;
