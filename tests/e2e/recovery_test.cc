@@ -170,7 +170,7 @@ TEST(Recovery, KilledWorkerServerAndSchedulerMidEpochEndAsTheUninterruptedRun) {
   }
 }
 
-TEST(Recovery, AServerKilledInTheMiddleOfACheckpointGoesOnFromThePreviousOne) {
+TEST(Recovery, AServerOrWorkerKilledInTheMiddleOfACheckpointGoesOnFromThePreviousOne) {
   const std::string& want = Reference("mf.rgl", 6);
   TempDir tmp;
   const std::string run = tmp.path + "/job", ckpt = tmp.path + "/ckpt";
@@ -182,11 +182,17 @@ TEST(Recovery, AServerKilledInTheMiddleOfACheckpointGoesOnFromThePreviousOne) {
     return fs::exists(ckpt + "/ckpt-000003.server-1.rows") &&
            fs::exists(ckpt + "/ckpt-000002.manifest");
   });
+  // A worker, while the servers write checkpoint 5 (the job runs on meanwhile).
+  KillAndTimeRecovery(run, "worker-0", [&] {
+    return fs::exists(ckpt + "/ckpt-000005.server-0.rows") &&
+           fs::exists(ckpt + "/ckpt-000004.manifest") &&
+           !fs::exists(ckpt + "/ckpt-000005.manifest");
+  });
   ASSERT_EQ(job->Wait(seconds(120)), 0) << job->Stderr();
   EXPECT_EQ(job->Stdout(), want);
-  EXPECT_NE(Slurp(run + "/scheduler.log").find("resumed from " + ckpt + "/ckpt-000002.manifest"),
-            std::string::npos)
-      << Slurp(run + "/scheduler.log");
+  const std::string log = Slurp(run + "/scheduler.log");
+  EXPECT_NE(log.find("resumed from " + ckpt + "/ckpt-000002.manifest"), std::string::npos) << log;
+  EXPECT_NE(log.find("resumed from " + ckpt + "/ckpt-000004.manifest"), std::string::npos) << log;
 }
 
 TEST(Recovery, ARelaxedProgramEndsWithinOnePercentAfterAWorkerIsKilled) {
