@@ -258,7 +258,10 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
       body.getStoreSet().getValue();
       break;
     case MessageType::STORE_GET:
+      // Unused in a get, but Describe() reads it: a bad pointer must not
+      // get past here.
       body.getStoreGet().getKey();
+      body.getStoreGet().getValue();
       break;
     case MessageType::STORE_VALUE:
       body.getStoreValue().getKey();
