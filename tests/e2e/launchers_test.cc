@@ -504,11 +504,14 @@ TEST(Launchers, HostfileOverSshSpreadsTheJobOverTwoHosts) {
     return 0;
   };
   for (int i = 0;
-       i < 600 && (testing::Slurp(dir + "/recovered.out").find("epoch 8 ") == std::string::npos ||
-                   worker_on_second_host() == 0);
+       i < 24000 && (testing::Slurp(dir + "/recovered.out").find("epoch 8 ") == std::string::npos ||
+                     worker_on_second_host() == 0);
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Killed after checkpoints exist (within 120 s: sanitizer builds start slowly).
+  ASSERT_NE(testing::Slurp(dir + "/recovered.out").find("epoch 8 "), std::string::npos)
+      << recovered.Stderr();
   const pid_t victim = worker_on_second_host();
   ASSERT_GT(victim, 0) << recovered.Stderr();
   ASSERT_EQ(kill(victim, SIGKILL), 0);
