@@ -12,6 +12,7 @@
 // Exits 0 when the job finished, 1 with the reason otherwise, 2 on bad flags.
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -128,8 +129,14 @@ int main(int argc, char** argv) {
   std::unique_ptr<worker::Runner> owned;
   cluster::SchedulerStore store(t->get());
   if (setup->job) {
-    result =
-        worker::RunJob(*setup, rank, t->get(), *joined, tasks, &store, runner, &owned, std::cerr);
+    // A testing hook (tests/e2e/recovery_test.cc kills a worker in the
+    // middle of a 2-D hand-off): the pause after each hand-off is sent.
+    std::chrono::milliseconds handoff_pause(0);
+    if (const char* pause = std::getenv("RIGEL_TEST_HANDOFF_PAUSE_MS")) {
+      handoff_pause = std::chrono::milliseconds(std::atoi(pause));
+    }
+    result = worker::RunJob(*setup, rank, t->get(), *joined, tasks, &store, runner, &owned,
+                            std::cerr, handoff_pause);
   } else if (pushes > 0) {
     if (!setup->MakeShardMap().ok() || setup->params.empty()) {
       std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";

@@ -96,6 +96,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   r->io_ = std::make_unique<sync::RowIo>(&r->ex_->bindings(), r->client_.get());
   r->handoffs_ =
       std::make_unique<sync::Handoffs>(transport, r->io_.get(), options.rank, options.workers);
+  r->handoffs_->set_test_pause(options.handoff_pause, options.log);
   r->state_.resize(np);
   RIGEL_RETURN_IF_ERROR(r->StartCollectives());
   return r;

@@ -70,6 +70,9 @@ struct RunnerOptions {
   // other workers (Gloo); from the worker's transport address by default.
   std::string collectives_host;
   std::chrono::milliseconds collectives_timeout{60000};
+  // A testing hook: the pause after each 2-D hand-off is sent
+  // (sync::Handoffs::set_test_pause, with `log`); zero: none.
+  std::chrono::milliseconds handoff_pause{0};
 };
 
 class Runner {

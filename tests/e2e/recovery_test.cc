@@ -1,9 +1,9 @@
 // Checkpoints, --resume and recovery with real processes on loopback
 // (docs/operations.md): processes killed with SIGKILL in the middle of an
-// epoch (MF's 2-D rotation hands blocks from worker to worker at every
-// step), in the middle of a checkpoint, and the scheduler itself; a job
-// stopped after each checkpoint of a 5-epoch run and resumed, also on
-// another cluster size; and damaged, foreign, read-only and full
+// epoch, in the middle of a checkpoint, in the middle of a 2-D hand-off
+// (the sender and the receiver of a block column), and the scheduler
+// itself; a job stopped after each checkpoint of a 5-epoch run and resumed,
+// also on another cluster size; and damaged, foreign, read-only and full
 // checkpoint directories, each refused by file name with nothing loaded.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -193,6 +193,73 @@ TEST(Recovery, AServerOrWorkerKilledInTheMiddleOfACheckpointGoesOnFromThePreviou
   const std::string log = Slurp(run + "/scheduler.log");
   EXPECT_NE(log.find("resumed from " + ckpt + "/ckpt-000002.manifest"), std::string::npos) << log;
   EXPECT_NE(log.find("resumed from " + ckpt + "/ckpt-000004.manifest"), std::string::npos) << log;
+}
+
+// The last line of `log` (a worker's, appended over restarts).
+std::string LastLine(const std::string& log) {
+  std::vector<std::string> lines = Lines(Slurp(log));
+  return lines.empty() ? "" : lines.back();
+}
+
+// Kills `who` while it waits after handing its block column of `launch` to
+// its neighbour (RIGEL_TEST_HANDOFF_PAUSE_MS), once every worker in
+// `handed` has handed its column of that launch and waits too; returns the
+// recovery time. A killed worker's log must still end with its hand-off:
+// the kill landed inside the pause, before the next step took the column
+// its neighbour had sent.
+double KillInHandoff(const std::string& run, const std::string& who, int launch,
+                     const std::vector<std::string>& handed) {
+  const std::string mark = "(launch " + std::to_string(launch) + ", step 1) to worker";
+  double took = KillAndTimeRecovery(run, who, [&] {
+    for (const std::string& w : handed) {
+      if (LastLine(run + "/" + w + ".log").find(mark) == std::string::npos) return false;
+    }
+    return true;
+  });
+  if (who.rfind("worker-", 0) != 0) return took;
+  std::vector<std::string> lines = Lines(Slurp(run + "/" + who + ".log"));
+  // The restarted process appends below the dead one's last line, which
+  // must be the hand-off, not "pause over".
+  size_t k = lines.size();
+  while (k > 0 && lines[k - 1].find(mark) == std::string::npos) --k;
+  EXPECT_GT(k, 0u) << who << " never handed off launch " << launch;
+  if (k > 0 && k < lines.size()) {
+    EXPECT_EQ(lines[k].find("pause over"), std::string::npos)
+        << who << " was killed after its pause, not inside the hand-off";
+  }
+  return took;
+}
+
+TEST(Recovery, WorkersAndAServerKilledInTheMiddleOfA2DHandOffEndAsTheUninterruptedRun) {
+  const std::string& want = Reference("mf.rgl", 8);
+  TempDir tmp;
+  const std::string run = tmp.path + "/job";
+  // Each worker waits 500 ms after sending its block column to the other,
+  // before its next step takes the column the other sent.
+  auto job = Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
+                   {"--set", "EPOCHS=8", "--checkpoint-dir", tmp.path + "/ckpt"},
+                   {{"RIGEL_TEST_HANDOFF_PAUSE_MS", "500"}});
+  std::vector<double> recovery;
+  // The sender: worker 1's column is on its way to worker 0.
+  recovery.push_back(KillInHandoff(run, "worker-1", 2, {"worker-1"}));
+  // The receiver: worker 0 holds worker 1's column of launch 4 untaken.
+  recovery.push_back(KillInHandoff(run, "worker-0", 4, {"worker-0", "worker-1"}));
+  // A server, while both workers hold a column untaken.
+  recovery.push_back(KillInHandoff(run, "server-1", 6, {"worker-0", "worker-1"}));
+  ASSERT_EQ(job->Wait(seconds(120)), 0) << job->Stderr();
+  EXPECT_EQ(job->Stdout(), want) << job->Stderr();
+  const std::string err = job->Stderr();
+  EXPECT_NE(err.find("worker-1 was killed (signal 9); restart 1 of 3 from "), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("worker-0 was killed (signal 9); restart 2 of 3 from "), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("server-1 was killed (signal 9); restart 3 of 3 from "), std::string::npos)
+      << err;
+  const char* who[] = {"sender", "receiver", "server"};
+  for (size_t k = 0; k < recovery.size(); ++k) {
+    RecordProperty(std::string("recovery_s_") + who[k], std::to_string(recovery[k]));
+    EXPECT_LE(recovery[k], 10.0) << who[k] << ": from the kill to running again";
+  }
 }
 
 TEST(Recovery, ARelaxedProgramEndsWithinOnePercentAfterAWorkerIsKilled) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "common/seconds.h"
 #include "transport/message.h"
@@ -45,6 +46,18 @@ Status Handoffs::Send(const ColumnId& id, const std::vector<int64_t>& keys, Sync
   const int to = (rank_ + workers_ - 1) % workers_;
   Status st = transport_->Send({transport::Role::kWorker, to}, std::move(msg));
   m->comm_s += SecondsSince(t);
+  if (st.ok() && pause_.count() > 0) {
+    // The column is on its way and this worker has not gone on: a kill now
+    // lands in the middle of the hand-off (the receiver may hold it untaken).
+    if (pause_log_) {
+      *pause_log_ << "rigel-worker " << rank_ << ": handed block column " << id.column
+                  << " of parameter " << id.param << " (launch " << id.launch << ", step "
+                  << id.step << ") to worker " << to << "; pausing " << pause_.count()
+                  << " ms (RIGEL_TEST_HANDOFF_PAUSE_MS)" << std::endl;
+    }
+    std::this_thread::sleep_for(pause_);
+    if (pause_log_) *pause_log_ << "rigel-worker " << rank_ << ": pause over" << std::endl;
+  }
   return st;
 }
 

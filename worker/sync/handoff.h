@@ -11,10 +11,12 @@
 #ifndef RIGEL_WORKER_SYNC_HANDOFF_H_
 #define RIGEL_WORKER_SYNC_HANDOFF_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <ostream>
 #include <tuple>
 #include <vector>
 
@@ -45,6 +47,14 @@ class Handoffs {
   bool Put(const transport::InMessage& msg);
   // Makes a waiting (and every later) Take return `why` (the job failed).
   void Abort(const Status& why);
+  // A testing hook (tests/e2e/recovery_test.cc kills a worker in the middle
+  // of a hand-off): after each Send, write a line naming the column to `log`,
+  // wait `pause`, and write "pause over" before going on. `log` must outlive
+  // the object; call before the first Send.
+  void set_test_pause(std::chrono::milliseconds pause, std::ostream* log) {
+    pause_ = pause;
+    pause_log_ = log;
+  }
 
   // Sends rows `keys` of the column's parameter to worker rank - 1.
   Status Send(const ColumnId& id, const std::vector<int64_t>& keys, SyncMetrics* m);
@@ -61,6 +71,8 @@ class Handoffs {
   // Received and not yet taken: (loop, launch, step, param).
   std::map<std::tuple<int, uint64_t, int64_t, int>, transport::InMessage> mailbox_;
   Status aborted_;
+  std::chrono::milliseconds pause_{0};
+  std::ostream* pause_log_ = nullptr;
 };
 
 }  // namespace rigel::worker::sync
