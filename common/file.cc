@@ -51,9 +51,13 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 namespace {
 
+enum class Sync { kNone, kData, kDataAndName };
+
 // Writes `contents` to a temporary file beside `path` and renames it over
-// `path`; with `durable`, fsyncs the file first and the directory after.
-Status WriteThroughTemporary(const std::string& path, const std::string& contents, bool durable) {
+// `path`; fsyncs the file first (kData) and the directory after
+// (kDataAndName).
+Status WriteThroughTemporary(const std::string& path, std::span<const std::string_view> pieces,
+                             Sync sync) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(path + ": cannot create " + tmp + ": " + std::strerror(errno));
@@ -63,17 +67,19 @@ Status WriteThroughTemporary(const std::string& path, const std::string& content
     ::unlink(tmp.c_str());
     return IoError(path + ": " + what + " failed: " + std::strerror(err));
   };
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write");
+  for (std::string_view contents : pieces) {
+    size_t done = 0;
+    while (done < contents.size()) {
+      ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return fail("write");
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
   // Delayed allocation can report a full disk only here.
-  if (durable && ::fsync(fd) != 0) return fail("fsync");
+  if (sync != Sync::kNone && ::fsync(fd) != 0) return fail("fsync");
   if (::close(fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -84,25 +90,41 @@ Status WriteThroughTemporary(const std::string& path, const std::string& content
     ::unlink(tmp.c_str());
     return IoError(path + ": rename failed: " + std::strerror(err));
   }
-  if (!durable) return Status::Ok();
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return IoError(path + ": cannot open its directory: " + std::strerror(errno));
-  int rc = ::fsync(dfd);
-  int err = errno;
-  ::close(dfd);
-  if (rc != 0) return IoError(path + ": fsync of its directory failed: " + std::strerror(err));
-  return Status::Ok();
+  if (sync != Sync::kDataAndName) return Status::Ok();
+  Status st = SyncDirectory(std::filesystem::path(path).parent_path().string());
+  return st.ok() ? st : IoError(path + ": " + st.message());
 }
 
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  return WriteThroughTemporary(path, contents, false);
+  const std::string_view piece = contents;
+  return WriteThroughTemporary(path, {&piece, 1}, Sync::kNone);
 }
 
 Status WriteFileDurably(const std::string& path, const std::string& contents) {
-  return WriteThroughTemporary(path, contents, true);
+  const std::string_view piece = contents;
+  return WriteThroughTemporary(path, {&piece, 1}, Sync::kDataAndName);
+}
+
+Status WriteFileDataDurably(const std::string& path, const std::string& contents) {
+  const std::string_view piece = contents;
+  return WriteThroughTemporary(path, {&piece, 1}, Sync::kData);
+}
+
+Status WriteFileDataDurably(const std::string& path, std::span<const std::string_view> pieces) {
+  return WriteThroughTemporary(path, pieces, Sync::kData);
+}
+
+Status SyncDirectory(const std::string& dir) {
+  const std::string d = dir.empty() ? "." : dir;
+  int dfd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return IoError("cannot open the directory " + d + ": " + std::strerror(errno));
+  int rc = ::fsync(dfd);
+  int err = errno;
+  ::close(dfd);
+  if (rc != 0) return IoError("fsync of the directory " + d + " failed: " + std::strerror(err));
+  return Status::Ok();
 }
 
 std::string ResolveRelativeTo(const std::string& base_file, const std::string& path) {

@@ -2,7 +2,9 @@
 #ifndef RIGEL_COMMON_FILE_H_
 #define RIGEL_COMMON_FILE_H_
 
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -24,6 +26,21 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
 // `path` is untouched, and IoError names `path` and the system's reason.
 // Thread-safe for distinct paths.
 Status WriteFileDurably(const std::string& path, const std::string& contents);
+
+// WriteFileDurably without the directory's fsync: the data are durable once it
+// returns OK, the new name only once the caller fsyncs the directory
+// (SyncDirectory). For files a later durable write in the same directory
+// commits together (a checkpoint's rows files before its manifest): one
+// directory fsync then covers every rename before it. Errors and thread
+// safety as WriteFileDurably.
+Status WriteFileDataDurably(const std::string& path, const std::string& contents);
+// The same, for contents given in pieces written one after another (so that
+// a large file need not be assembled in memory first).
+Status WriteFileDataDurably(const std::string& path, std::span<const std::string_view> pieces);
+
+// Fsyncs the directory `dir`, making the names created, renamed or removed in
+// it durable. IoError names `dir` and the system's reason. Thread-safe.
+Status SyncDirectory(const std::string& dir);
 
 // Resolves `path` relative to the directory holding `base_file` unless `path`
 // is absolute. Pure function.

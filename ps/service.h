@@ -140,7 +140,11 @@ class PsService {
   std::vector<SnapshotFile> chain_;  // the last full rows file and the deltas since
   uint64_t delta_rows_ = 0;          // rows in the chain's delta files
   Status last_write_;                // of the last copy
-  std::deque<Task> queue_;           // checkpoints and restores to serve, in order
+  // The last written copy's buffers, which the next copy fills again: a
+  // shard-sized allocation on the receive thread, and its freeing on the
+  // background thread, cost the job time at every checkpoint.
+  std::vector<SnapshotSection> spare_;
+  std::deque<Task> queue_;  // checkpoints and restores to serve, in order
   bool stopping_ = false;
   std::condition_variable queued_;
   std::thread background_;  // serves queue_

@@ -21,15 +21,14 @@ void SetBit(std::vector<uint64_t>& bits, uint64_t row) {
   bits[row >> 6] |= uint64_t{1} << (row & 63);
 }
 
-// The rows whose bits are set, ascending.
-std::vector<int64_t> Rows(const std::vector<uint64_t>& bits) {
-  std::vector<int64_t> out;
+// The rows whose bits are set, ascending, into `out` (whose capacity is kept).
+void Rows(const std::vector<uint64_t>& bits, std::vector<int64_t>* out) {
+  out->clear();
   for (size_t w = 0; w < bits.size(); ++w) {
     for (uint64_t b = bits[w]; b; b &= b - 1) {
-      out.push_back(static_cast<int64_t>(w * 64 + std::countr_zero(b)));
+      out->push_back(static_cast<int64_t>(w * 64 + std::countr_zero(b)));
     }
   }
-  return out;
 }
 
 std::vector<SnapshotFile> FilesOf(capnp::List<wire::CheckpointFile>::Reader list) {
@@ -139,6 +138,7 @@ void PsService::Serve(Task& task) {
   if (checkpoint_pause_.count() > 0) std::this_thread::sleep_for(checkpoint_pause_);
   std::lock_guard<std::mutex> l(ckpt_mu_);
   last_write_ = st;
+  if (task.copy) spare_ = std::move(task.copy->sections);
 }
 
 std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uint64_t seq) {
@@ -146,7 +146,6 @@ std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uin
   copy->dir = dir;
   copy->seq = seq;
   copy->taken.resize(stores_.size());
-  std::vector<std::vector<int64_t>> rows(stores_.size());
   size_t chain = 0;
   uint64_t base_rows = 0, delta_rows = 0;
   {
@@ -154,7 +153,13 @@ std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uin
     chain = chain_.size();
     base_rows = chain ? chain_.front().rows : 0;
     delta_rows = delta_rows_;
+    copy->sections.swap(spare_);
   }
+  // A section per parameter (none for those not held here: WriteRowsFile
+  // leaves out sections without rows), in the last copy's buffers.
+  std::vector<SnapshotSection>& sections = copy->sections;
+  sections.resize(stores_.size());
+  bool unchanged = false;
   {
     std::lock_guard<std::mutex> l(marks_mu_);
     uint64_t dirty = 0;
@@ -162,26 +167,31 @@ std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uin
       for (uint64_t w : dirty_[p]) dirty += static_cast<uint64_t>(std::popcount(w));
     }
     // Nothing changed since the last file: the chain as it is says it all.
-    if (chain > 0 && dirty == 0) return nullptr;
-    copy->full = chain == 0 || chain >= kMaxChain || delta_rows + dirty > base_rows;
-    for (size_t p = 0; p < stores_.size(); ++p) {
+    unchanged = chain > 0 && dirty == 0;
+    // Deltas as large as the base would make a resume read every row twice.
+    copy->full = chain == 0 || chain >= kMaxChain || delta_rows + dirty >= base_rows;
+    for (size_t p = 0; p < stores_.size() && !unchanged; ++p) {
+      sections[p].keys.clear();
       if (!stores_[p]) continue;
-      rows[p] = Rows(copy->full ? changed_[p] : dirty_[p]);
+      Rows(copy->full ? changed_[p] : dirty_[p], &sections[p].keys);
       copy->taken[p].swap(dirty_[p]);
       dirty_[p].assign(copy->taken[p].size(), 0);
-      copy->rows += rows[p].size();
+      copy->rows += sections[p].keys.size();
     }
   }
+  if (unchanged) {
+    std::lock_guard<std::mutex> l(ckpt_mu_);
+    spare_ = std::move(copy->sections);
+    return nullptr;
+  }
   for (size_t p = 0; p < stores_.size(); ++p) {
-    if (rows[p].empty()) continue;
-    SnapshotSection s;
+    SnapshotSection& s = sections[p];
+    if (s.keys.empty()) continue;
     s.param = static_cast<uint32_t>(p);
     s.width = static_cast<uint32_t>(stores_[p]->width());
-    s.values.resize(rows[p].size() * s.width);
+    s.values.resize(s.keys.size() * s.width);
     // The keys are this store's own: a pull cannot fail.
-    RIGEL_CHECK(stores_[p]->Pull(rows[p], s.values.data()).ok());
-    s.keys = std::move(rows[p]);
-    copy->sections.push_back(std::move(s));
+    RIGEL_CHECK(stores_[p]->Pull(s.keys, s.values.data()).ok());
   }
   return copy;
 }

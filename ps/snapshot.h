@@ -45,7 +45,9 @@ struct SnapshotSection {
 // The file name server `server` gives its rows of checkpoint `seq`.
 std::string RowsFileName(uint64_t seq, int server);
 
-// Writes `sections` to dir/name durably (common/file.h WriteFileDurably).
+// Writes `sections` (those with rows; the others are left out) to dir/name,
+// its data durably (common/file.h WriteFileDataDurably): the name is made
+// durable by the directory fsync that commits the manifest written after it.
 // Errors: IoError naming the file and the reason (full disk, read-only
 // directory); nothing is left under `name` then.
 StatusOr<SnapshotFile> WriteRowsFile(const std::string& dir, const std::string& name, uint64_t seq,

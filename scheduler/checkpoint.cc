@@ -87,7 +87,8 @@ StatusOr<ps::SnapshotFile> WriteDriverState(const std::string& dir, uint64_t seq
   const std::string text = Sealed(j.dump(1) + "\n");
   f.bytes = text.size();
   f.checksum = ps::Checksum(text);
-  RIGEL_RETURN_IF_ERROR(WriteFileDurably(dir + "/" + f.name, text));
+  // Its name is made durable by the manifest's directory fsync.
+  RIGEL_RETURN_IF_ERROR(WriteFileDataDurably(dir + "/" + f.name, text));
   return f;
 }
 
@@ -137,6 +138,8 @@ Status WriteManifest(const std::string& dir, const CheckpointManifest& m) {
             {"every", m.every},
             {"driver", FileJson(m.driver)},
             {"rows", rows}};
+  // The directory's fsync after the rename makes every name the manifest
+  // lists durable too: the rows and driver files were renamed before it.
   return WriteFileDurably(dir + "/" + ManifestName(m.seq), Sealed(j.dump(1) + "\n"));
 }
 

@@ -47,13 +47,16 @@ struct CheckpointManifest {
 
 std::string ManifestName(uint64_t seq);  // "ckpt-000007.manifest"
 
-// Writes `state` as checkpoint `seq`'s driver state file, durably.
+// Writes `state` as checkpoint `seq`'s driver state file, its data durably
+// (its name becomes durable with the manifest's, WriteManifest).
 StatusOr<ps::SnapshotFile> WriteDriverState(const std::string& dir, uint64_t seq,
                                             const exec::DriverState& state);
 // Reads and checks (size, checksum, format) a driver state file.
 StatusOr<exec::DriverState> ReadDriverState(const std::string& dir, const ps::SnapshotFile& file);
 
-// Writes the manifest durably: the checkpoint is complete once this returns OK.
+// Writes the manifest durably, then fsyncs the directory, which makes the names
+// of the files written before it durable too: the checkpoint is complete once
+// this returns OK.
 Status WriteManifest(const std::string& dir, const CheckpointManifest& m);
 // Reads and checks a manifest file.
 StatusOr<CheckpointManifest> ReadManifest(const std::string& path);

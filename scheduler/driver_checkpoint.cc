@@ -2,6 +2,8 @@
 // a checkpoint is due, what it writes and in which order, and how a resumed
 // run gets the servers' rows back before any worker runs.
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <filesystem>
 #include <future>
@@ -176,6 +178,11 @@ Status Driver::TakeCheckpoint() {
   m.every = opts_.checkpoint_every;
   const double copy_s = std::chrono::duration<double>(Clock::now() - start).count();
   writing_ = std::thread([this, m = std::move(m), state = ex_->State(), start, copy_s]() mutable {
+    // As the servers' writers (ps/service_checkpoint.cc): only the CPU time
+    // the job leaves idle, so the driver's files and the manifest do not
+    // slow the next epoch on a machine the job fills.
+    sched_param idle{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
     Status st = WriteCheckpoint(std::move(m), state, start, copy_s);
     std::lock_guard<std::mutex> l(mu_);
     written_ = st;

@@ -2,7 +2,9 @@
 // output shows its effect), --disable, --stats, --verify and unknown names.
 // Runs the real binary.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -18,9 +20,12 @@ const std::vector<std::string> kPasses = {
     "merge-reads",     "fold-constants", "read-views", "fuse-row-writes",
     "copies-to-views", "fuse-row-views", "fuse-dot",   "specialise-row-kernels"};
 
-// A one-rating MF update in which every pass has something to do.
+// A one-rating MF update in which every pass has something to do. Each test
+// process writes its own copy: ctest runs these tests side by side, and one
+// truncating the file another is reading failed a run.
 std::string Program() {
-  std::string dir = testing::TempDir();
+  std::string dir = testing::TempDir() + "/cli_passes_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
   std::ofstream(dir + "/cli_one.csv") << "0,1,2\n";
   std::string path = dir + "/cli_passes.rgl";
   std::ofstream(path) << R"(data t = triples("cli_one.csv")

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "common/file.h"
 #include "common/hash.h"
 
@@ -54,6 +56,27 @@ TEST(File, ReadWriteAndResolve) {
   EXPECT_EQ(ResolveRelativeTo("examples/mf.rgl", "data/r.csv"), "examples/data/r.csv");
   EXPECT_EQ(ResolveRelativeTo("examples/mf.rgl", "/abs/r.csv"), "/abs/r.csv");
   EXPECT_EQ(ResolveRelativeTo("mf.rgl", "r.csv"), "r.csv");
+}
+
+TEST(File, DurableWritesReplaceWholeFilesAndNameTheirFailures) {
+  const std::string dir = testing::TempDir() + "/rigel_file_durable";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(WriteFileDurably(dir + "/a", "one\n").ok());
+  ASSERT_TRUE(WriteFileDataDurably(dir + "/b", "two\n").ok());
+  ASSERT_TRUE(WriteFileDataDurably(dir + "/b", "three\n").ok());
+  ASSERT_TRUE(SyncDirectory(dir).ok());
+  EXPECT_EQ(*ReadFileToString(dir + "/a"), "one\n");
+  EXPECT_EQ(*ReadFileToString(dir + "/b"), "three\n");
+  // No temporary is left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 2);
+  Status missing = SyncDirectory(dir + "/missing");
+  EXPECT_EQ(missing.code(), StatusCode::kIoError);
+  EXPECT_NE(missing.message().find(dir + "/missing"), std::string::npos) << missing.message();
+  Status bad = WriteFileDataDurably(dir + "/missing/c", "x");
+  EXPECT_EQ(bad.code(), StatusCode::kIoError);
+  EXPECT_NE(bad.message().find(dir + "/missing/c"), std::string::npos) << bad.message();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

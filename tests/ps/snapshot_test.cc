@@ -269,5 +269,34 @@ TEST(Snapshot, AFailedWriteKeepsItsRowsForTheNextCheckpoint) {
   EXPECT_EQ(files[1].rows, 1u);
 }
 
+TEST(Snapshot, DeltasAsLargeAsTheFullFileAreWrittenAsAFullFile) {
+  TempDir d;
+  Cluster c(TestSetup(1, 1, 0));
+  Scheduler sched(c);
+  std::vector<float> delta = {1, 1};
+  auto push = [&](std::vector<int64_t> keys) {
+    ASSERT_TRUE(c.clients[0]->Push(1, keys, delta.data()).ok());
+    ASSERT_TRUE(c.clients[0]->WaitForPushes().ok());
+  };
+  push({3, 4});
+  ASSERT_EQ(sched.Checkpoint(1, d.path, 1).size(), 1u);
+  // Every row changed again (mf's epochs): a delta would be the full file
+  // over, and a resume would read each row twice.
+  push({3, 4});
+  auto files = sched.Checkpoint(1, d.path, 2);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].name, RowsFileName(2, 0));
+  EXPECT_EQ(files[0].rows, 2u);
+  push({3});
+  files = sched.Checkpoint(1, d.path, 3);
+  ASSERT_EQ(files.size(), 2u);  // a delta of one row
+  EXPECT_EQ(files[1].rows, 1u);
+  // With the one before, the deltas would hold both rows: a full file.
+  push({4});
+  files = sched.Checkpoint(1, d.path, 4);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].name, RowsFileName(4, 0));
+}
+
 }  // namespace
 }  // namespace rigel::ps
