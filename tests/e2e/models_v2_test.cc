@@ -366,5 +366,64 @@ TEST(ModelsV2, FactorizationMachineBeatsLogisticRegressionOnItsData) {
   (void)std::system(cmd.c_str());
 }
 
+// The first `lines` lines of `from`, written to `to`.
+void Head(const std::string& from, const std::string& to, int lines) {
+  std::ifstream in(from);
+  std::ofstream out(to);
+  std::string line;
+  for (int k = 0; k < lines && std::getline(in, line); ++k) out << line << "\n";
+  ASSERT_TRUE(out.good()) << to;
+}
+
+// The full-size runs above take minutes under the sanitizers, which run
+// without them (scripts/test.sh --sanitize); this one runs the same
+// programs on a few hundred documents or rows and one or two passes, so
+// that every code path they take, serial and distributed, is checked under
+// ASan and UBSan too. The checks hold at any size: LDA's counts add up
+// exactly, and every printed metric is a finite loss or an accuracy in [0, 1].
+TEST(ModelsV2, LdaSoftmaxAndFmRunOnAFewRowsSeriallyAndOnTwoWorkers) {
+  const std::string dir = testing::MakeTempDir("rigel-models-v2");
+  Head(kData + "docs.txt", dir + "/docs.txt", 200);
+  auto corpus = data::LoadTokens(dir + "/docs.txt", {.min_count = 1, .lines = true});
+  ASSERT_TRUE(corpus.ok()) << corpus.status().message();
+  for (int workers : {0, 2}) {
+    SCOPED_TRACE(std::to_string(workers) + " workers");
+    const std::string p = dir + "/lda" + std::to_string(workers) + ".params";
+    RigelResult r = RunProgram(
+        kExamples + "lda.rgl", workers, dir,
+        {"--set", "ITERS=2", "--set", "corpus.path=" + dir + "/docs.txt", "--save-params", p});
+    ASSERT_EQ(r.rc, 0) << r.err << (workers ? Logs(dir, workers) : "");
+    ExpectCountsMatchZ(p, *corpus);
+    EXPECT_EQ(PrintedNumbers(r.out).size(), 4u) << r.out;
+  }
+  struct Model {
+    std::string program, train, base;
+  };
+  for (const Model& m : {Model{"softmax.rgl", "multi.svm", "1"}, Model{"fm.rgl", "fm.svm", ""}}) {
+    const std::string rows = dir + "/" + m.train;
+    Head(kData + m.train, rows, 3000);
+    for (int workers : {0, 2}) {
+      SCOPED_TRACE(m.program + " on " + std::to_string(workers) + " workers");
+      // Tested on its training rows: a test file's features could lie
+      // beyond the few training rows' dimension.
+      RigelResult r = RunProgram(
+          kExamples + m.program, workers, dir,
+          {"--set", "EPOCHS=2", "--set", "train.path=" + rows, "--set", "test.path=" + rows});
+      ASSERT_EQ(r.rc, 0) << r.err << (workers ? Logs(dir, workers) : "");
+      // "epoch E train_loss L test_accuracy A", twice.
+      std::vector<double> n = PrintedNumbers(r.out);
+      ASSERT_EQ(n.size(), 6u) << r.out;
+      for (int e = 0; e < 2; ++e) {
+        EXPECT_EQ(n[3 * e], e);
+        EXPECT_TRUE(std::isfinite(n[3 * e + 1])) << r.out;
+        EXPECT_GE(n[3 * e + 2], 0.0) << r.out;
+        EXPECT_LE(n[3 * e + 2], 1.0) << r.out;
+      }
+    }
+  }
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
+}
+
 }  // namespace
 }  // namespace rigel
