@@ -332,43 +332,68 @@ TEST(NetnsTest, MatrixFactorisationAcrossThreeNamespaces) {
 // namespace with --resume (what an operator, or a launcher that cannot
 // restart one rank, does) ends as the uninterrupted run, each epoch printed
 // once (--print-log).
-TEST(NetnsTest, AWorkerKilledInItsNamespaceGoesOnFromTheNewestCheckpoint) {
+// Starts `c` with `extra`, waits for "epoch N " in its output, kills the
+// member `who` ("worker-1", "server-0") in its namespace and expects the
+// scheduler to see it die and end with exit status 3, naming the newest
+// checkpoint in `ckpt` (what mpirun and srun users resume from); `*killed`
+// is when.
+void KillInNamespace(NetnsNetwork& net, const std::string& dir, const std::string& ckpt,
+                     const std::vector<std::string>& extra, int epoch, const std::string& who,
+                     const std::string& died, Cluster* c, Clock::time_point* killed) {
+  StartCluster(net, dir, Program(), extra, c);
+  if (::testing::Test::HasFatalFailure()) return;
+  const std::string mark = "epoch " + std::to_string(epoch) + " ";
+  for (auto end = Clock::now() + std::chrono::seconds(60);
+       Clock::now() < end && c->sched->Stdout().find(mark) == std::string::npos;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_NE(c->sched->Stdout().find(mark), std::string::npos) << c->Logs(dir);
+  NetnsProcess* victim = nullptr;
+  for (auto& [name, p] : c->procs) {
+    if (name == who) victim = p.get();
+  }
+  ASSERT_NE(victim, nullptr) << who;
+  *killed = Clock::now();
+  ASSERT_EQ(kill(victim->pid(), SIGKILL), 0) << who;
+  ASSERT_EQ(c->sched->Wait(std::chrono::seconds(30)), 3) << c->Logs(dir);
+  const std::string err = NetnsProcess::Slurp(dir + "/" + c->prefix + "scheduler.log");
+  EXPECT_NE(err.find(died + " died"), std::string::npos) << err;
+  EXPECT_NE(err.find("the newest checkpoint is " + ckpt + "/ckpt-0000"), std::string::npos) << err;
+  for (auto& [name, p] : c->procs) p->Kill();
+}
+
+TEST(NetnsTest, AWorkerAndThenAServerKilledInTheirNamespacesGoOnFromTheNewestCheckpoint) {
   std::unique_ptr<NetnsNetwork> net;
   MakeNetwork(&net);
   if (!net) return;
   TempDir tmp;
   ASSERT_FALSE(tmp.path.empty());
-  const std::string dir = tmp.path, ckpt = dir + "/ckpt";
-  Cluster first;
+  const std::string dir = tmp.path, ckpt = dir + "/ckpt", printed = dir + "/printed";
+  Cluster first, second, third;
   first.prefix = "first-";
-  StartCluster(*net, dir, Program(), {"--checkpoint-dir", ckpt, "--print-log", dir + "/printed"},
-               &first);
-  if (HasFatalFailure()) return;
-  for (auto end = Clock::now() + std::chrono::seconds(60);
-       Clock::now() < end && first.sched->Stdout().find("epoch 8 ") == std::string::npos;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_NE(first.sched->Stdout().find("epoch 8 "), std::string::npos) << first.Logs(dir);
-  const auto killed = Clock::now();
-  ASSERT_EQ(kill(first.procs.back().second->pid(), SIGKILL), 0);  // worker-1
-  ASSERT_EQ(first.sched->Wait(std::chrono::seconds(30)), 3) << first.Logs(dir);
-  const std::string err = NetnsProcess::Slurp(dir + "/first-scheduler.log");
-  EXPECT_NE(err.find("worker:1 died"), std::string::npos) << err;
-  EXPECT_NE(err.find("the newest checkpoint is " + ckpt + "/ckpt-0000"), std::string::npos) << err;
-  for (auto& [name, p] : first.procs) p->Kill();
-
-  Cluster second;
   second.prefix = "second-";
-  RunCluster(*net, dir, Program(), {"--resume", ckpt, "--print-log", dir + "/printed"}, &second);
+  third.prefix = "third-";
+  // The worker in its own namespace, then the server in the scheduler's.
+  Clock::time_point killed;
+  KillInNamespace(*net, dir, ckpt, {"--checkpoint-dir", ckpt, "--print-log", printed}, 8,
+                  "worker-1", "worker:1", &first, &killed);
   if (HasFatalFailure()) return;
-  const std::string log = NetnsProcess::Slurp(dir + "/second-scheduler.log");
-  ASSERT_NE(log.find("driver: resumed from " + ckpt), std::string::npos) << log;
+  KillInNamespace(*net, dir, ckpt, {"--resume", ckpt, "--print-log", printed}, 14, "server-0",
+                  "server:0", &second, &killed);
+  if (HasFatalFailure()) return;
+  RunCluster(*net, dir, Program(), {"--resume", ckpt, "--print-log", printed}, &third);
+  if (HasFatalFailure()) return;
+  for (Cluster* c : {&second, &third}) {
+    const std::string log = NetnsProcess::Slurp(dir + "/" + c->prefix + "scheduler.log");
+    ASSERT_NE(log.find("driver: resumed from " + ckpt), std::string::npos) << log;
+  }
+  // From the server's kill to the end of the job started again after it.
   RecordProperty("kill_to_end_s",
                  std::to_string(std::chrono::duration<double>(Clock::now() - killed).count()));
 
   auto equiv = RunSerial(true);
   ASSERT_TRUE(equiv.ok()) << equiv.status().message();
-  const std::string out = first.sched->Stdout() + second.sched->Stdout();
+  const std::string out = first.sched->Stdout() + second.sched->Stdout() + third.sched->Stdout();
   std::vector<double> d = Rmses(out), e = Rmses(equiv->out);
   int lines = 0;
   for (char ch : out) lines += ch == '\n';
@@ -378,8 +403,9 @@ TEST(NetnsTest, AWorkerKilledInItsNamespaceGoesOnFromTheNewestCheckpoint) {
     EXPECT_LE(std::abs(d[ep] - e[ep]), 1e-5 * std::abs(e[ep]))
         << "epoch " << ep << ": after recovery " << d[ep] << ", serial in schedule order " << e[ep];
   }
-  ExpectTornDown(*net, &second);
+  ExpectTornDown(*net, &third);
   first.procs.clear();
+  second.procs.clear();
 }
 
 // dense_lr's allreduce parameter across namespaces: the workers' Gloo
