@@ -236,9 +236,13 @@ TEST(Recovery, WorkersAndAServerKilledInTheMiddleOfA2DHandOffEndAsTheUninterrupt
   const std::string run = tmp.path + "/job";
   // Each worker waits 500 ms after sending its block column to the other,
   // before its next step takes the column the other sent.
-  auto job = Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
-                   {"--set", "EPOCHS=8", "--checkpoint-dir", tmp.path + "/ckpt"},
-                   {{"RIGEL_TEST_HANDOFF_PAUSE_MS", "500"}});
+  // Restarts to spare: under the sanitizers on a loaded machine, a
+  // server's heartbeats were once late by 1.5 s, which the scheduler took
+  // for a death (a restart the test did not cause; the result is the same).
+  auto job =
+      Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
+            {"--set", "EPOCHS=8", "--checkpoint-dir", tmp.path + "/ckpt", "--max-restarts", "6"},
+            {{"RIGEL_TEST_HANDOFF_PAUSE_MS", "500"}});
   std::vector<double> recovery;
   // The sender: worker 1's column is on its way to worker 0.
   recovery.push_back(KillInHandoff(run, "worker-1", 2, {"worker-1"}));
@@ -249,12 +253,10 @@ TEST(Recovery, WorkersAndAServerKilledInTheMiddleOfA2DHandOffEndAsTheUninterrupt
   ASSERT_EQ(job->Wait(seconds(120)), 0) << job->Stderr();
   EXPECT_EQ(job->Stdout(), want) << job->Stderr();
   const std::string err = job->Stderr();
-  EXPECT_NE(err.find("worker-1 was killed (signal 9); restart 1 of 3 from "), std::string::npos)
-      << err;
-  EXPECT_NE(err.find("worker-0 was killed (signal 9); restart 2 of 3 from "), std::string::npos)
-      << err;
-  EXPECT_NE(err.find("server-1 was killed (signal 9); restart 3 of 3 from "), std::string::npos)
-      << err;
+  for (const char* killed : {"worker-1", "worker-0", "server-1"}) {
+    EXPECT_NE(err.find(std::string(killed) + " was killed (signal 9); restart "), std::string::npos)
+        << err;
+  }
   const char* who[] = {"sender", "receiver", "server"};
   for (size_t k = 0; k < recovery.size(); ++k) {
     RecordProperty(std::string("recovery_s_") + who[k], std::to_string(recovery[k]));
