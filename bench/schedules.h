@@ -45,6 +45,7 @@ struct EpochPoint {
   int epoch = 0;
   double test_rmse = NAN, elapsed_s = NAN, epoch_s = NAN;
   double compute_s = NAN, comm_s = NAN, wait_s = NAN, mbytes = NAN;
+  double cpu_s = NAN;  // CPU seconds of the job's processes in the epoch
 };
 
 struct RunResult {

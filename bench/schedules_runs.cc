@@ -137,6 +137,7 @@ RunResult Bench::Cluster(const std::string& name, const fs::path& program, const
     p.compute_s = j.value("compute_s", NAN);
     p.comm_s = j.value("comm_s", NAN);
     p.wait_s = j.value("wait_s", NAN);
+    p.cpu_s = j.value("cpu_s", NAN);
     double b = 0;
     if (j.contains("bytes")) {
       for (const auto& [k, v] : j["bytes"].items()) b += k == "local.kept" ? 0 : v.get<double>();

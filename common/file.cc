@@ -53,13 +53,26 @@ namespace {
 
 enum class Sync { kNone, kData, kDataAndName };
 
-// Writes `contents` to a temporary file beside `path` and renames it over
+// Takes a spare of `dir` (RetireToSpare) as `tmp`; false when none is left.
+bool TakeSpare(const std::filesystem::path& dir, const std::string& tmp) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
+    if (e.path().filename().string().rfind(kSparePrefix, 0) != 0) continue;
+    // Another writer may have taken it since the listing: then the next.
+    if (::rename(e.path().c_str(), tmp.c_str()) == 0) return true;
+  }
+  return false;
+}
+
+// Writes `contents` to a temporary file beside `path` (a spare overwritten
+// in place, with `reuse_spare` and when there is one) and renames it over
 // `path`; fsyncs the file first (kData) and the directory after
 // (kDataAndName).
 Status WriteThroughTemporary(const std::string& path, std::span<const std::string_view> pieces,
-                             Sync sync) {
+                             Sync sync, bool reuse_spare = false) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const bool reused = reuse_spare && TakeSpare(std::filesystem::path(path).parent_path(), tmp);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CLOEXEC | (reused ? 0 : O_CREAT | O_TRUNC), 0644);
   if (fd < 0) return IoError(path + ": cannot create " + tmp + ": " + std::strerror(errno));
   auto fail = [&](const char* what) {
     int err = errno;
@@ -67,6 +80,7 @@ Status WriteThroughTemporary(const std::string& path, std::span<const std::strin
     ::unlink(tmp.c_str());
     return IoError(path + ": " + what + " failed: " + std::strerror(err));
   };
+  off_t size = 0;
   for (std::string_view contents : pieces) {
     size_t done = 0;
     while (done < contents.size()) {
@@ -77,7 +91,10 @@ Status WriteThroughTemporary(const std::string& path, std::span<const std::strin
       }
       done += static_cast<size_t>(n);
     }
+    size += static_cast<off_t>(done);
   }
+  // A spare longer than the new contents keeps none of its old tail.
+  if (reused && ::ftruncate(fd, size) != 0) return fail("truncate");
   // Delayed allocation can report a full disk only here.
   if (sync != Sync::kNone && ::fsync(fd) != 0) return fail("fsync");
   if (::close(fd) != 0) {
@@ -112,8 +129,19 @@ Status WriteFileDataDurably(const std::string& path, const std::string& contents
   return WriteThroughTemporary(path, {&piece, 1}, Sync::kData);
 }
 
-Status WriteFileDataDurably(const std::string& path, std::span<const std::string_view> pieces) {
-  return WriteThroughTemporary(path, pieces, Sync::kData);
+Status WriteFileDataDurably(const std::string& path, std::span<const std::string_view> pieces,
+                            bool reuse_spare) {
+  return WriteThroughTemporary(path, pieces, Sync::kData, reuse_spare);
+}
+
+Status RetireToSpare(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path spare =
+      p.parent_path() / (std::string(kSparePrefix) + p.filename().string());
+  if (::rename(path.c_str(), spare.c_str()) != 0) {
+    return IoError(path + ": cannot rename it to " + spare.string() + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 Status SyncDirectory(const std::string& dir) {

@@ -46,6 +46,35 @@ std::string WidthText(const ir::Program& prog, int expr, int64_t value) {
   return matches == 1 ? name + " = " + number : number;
 }
 
+bool WritesParams(const std::vector<ir::Inst>& body) {
+  for (const ir::Inst& in : body) {
+    if (in.op == ir::Op::kWrite || WritesParams(in.body) || WritesParams(in.else_body)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether running `s` may write a parameter: a loop of its own, or one in
+// its body or else-body, that does.
+bool WritesParams(const ir::Program& prog, const ir::DStmt& s) {
+  if (s.kind == ir::DStmt::kParallel && WritesParams(prog.loops[s.index].body)) return true;
+  for (const auto* body : {&s.body, &s.else_body}) {
+    for (const ir::DStmt& t : *body) {
+      if (WritesParams(prog, t)) return true;
+    }
+  }
+  return false;
+}
+
+// The first statement of `body` from which on none writes a parameter
+// (ExecutorOptions::params_settled).
+size_t SettledFrom(const ir::Program& prog, const std::vector<ir::DStmt>& body) {
+  size_t k = body.size();
+  while (k > 0 && !WritesParams(prog, body[k - 1])) --k;
+  return k;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Program& prog,
@@ -502,8 +531,9 @@ Status SerialExecutor::RunLoop(int loop) {
   return Status::Ok();
 }
 
-Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body) {
-  for (const ir::DStmt& s : body) {
+Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body, size_t from, size_t to) {
+  for (size_t k = from; k < std::min(to, body.size()); ++k) {
+    const ir::DStmt& s = body[k];
     switch (s.kind) {
       case ir::DStmt::kFor:
         // Only the driver's own loops have epochs and checkpoint points.
@@ -578,7 +608,14 @@ Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<
     v.i = i;
     v.f = static_cast<double>(i);
     slots_[s.slot] = v;
-    RIGEL_RETURN_IF_ERROR(Exec(s.body));
+    if (index >= 0 && opts_.params_settled) {
+      const size_t settled = SettledFrom(prog_, s.body);
+      RIGEL_RETURN_IF_ERROR(Exec(s.body, 0, settled));
+      RIGEL_RETURN_IF_ERROR(opts_.params_settled());
+      RIGEL_RETURN_IF_ERROR(Exec(s.body, settled));
+    } else {
+      RIGEL_RETURN_IF_ERROR(Exec(s.body));
+    }
     if (index < 0) continue;
     if (opts_.on_epoch) opts_.on_epoch(i, lo.i, hi.i);
     cursor_stmt_ = index;

@@ -87,6 +87,15 @@ struct ExecutorOptions {
   // Called after on_epoch, at the same points: where checkpoints are taken
   // (State() is the state to save). Its error stops the run.
   std::function<Status()> at_checkpoint_point;
+  // Called once in each iteration of a top-level driver `for`, before
+  // at_checkpoint_point, as soon as no statement left in the iteration can
+  // write a parameter: right after the body's last statement that runs, or
+  // may run (under an `if`, in a nested `for`), a loop writing one; before
+  // the body when no statement does. From there to the iteration's end the
+  // parameters hold what they will hold at at_checkpoint_point, so a
+  // checkpoint due there can copy them while the rest of the iteration (a
+  // test loop that only reads) runs. Its error stops the run.
+  std::function<Status()> params_settled;
   // The first `quiet_prints` lines print() makes (counting from the start of
   // the program, lines before a restored state included) are not written:
   // they were, by a run this one resumes after a failure.
@@ -173,7 +182,8 @@ class SerialExecutor {
   static bool Arithmetic(int fn, const Value& a, const Value& b, Value* v);
   // a fn b for the comparisons and kAnd/kOr.
   static bool Compare(int fn, const Value& a, const Value& b);
-  Status Exec(const std::vector<ir::DStmt>& body);
+  // Statements [from, to) of `body` (to past the end: all from `from`).
+  Status Exec(const std::vector<ir::DStmt>& body, size_t from = 0, size_t to = SIZE_MAX);
   // A `for` from iteration `first` (default: its lower bound). `index` >= 0:
   // it is the driver's top-level statement `index`, whose iterations are
   // epochs (on_epoch) and end at checkpoint points; -1: a nested loop.

@@ -20,9 +20,10 @@
 // the next checkpoint). `restore` reads every file given (every server's
 // files of one checkpoint, so the number of servers may differ), checks them
 // all, and only then assigns the rows this server holds. These run in order
-// on a thread of the service's own; they must come between loop runs (the
-// scheduler's job): rows pushed while a copy is taken may or may not be in
-// it.
+// on a thread of the service's own. A copy must be asked for when no loop
+// run that writes parameters is under way (the scheduler's job: loops that
+// only read may run meanwhile): rows pushed while it is taken may or may not
+// be in it.
 //
 // Thread-safety: Handle() is called from the transport's receive thread;
 // stats() from anywhere.

@@ -61,9 +61,10 @@ void PsService::MarkChanged(int param, std::span<const uint64_t> keys) {
 }
 
 void PsService::Enqueue(const InMessage& msg) {
-  // The job waits for a copy (between two loop runs): it is taken here and
-  // answered at once, rather than after a hand-over to the thread that
-  // writes it. Everything else goes to that thread, in order.
+  // A copy is taken here and answered at once, rather than after a
+  // hand-over to the thread that writes it: the checkpoint point waits for
+  // it, and loops that only read may be waiting behind it on this thread.
+  // Everything else goes to that thread, in order.
   std::unique_ptr<Copy> copy;
   if (msg.type() == transport::MessageType::CHECKPOINT &&
       !msg.header().getBody().getCheckpoint().getConfirm()) {

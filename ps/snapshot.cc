@@ -100,7 +100,10 @@ StatusOr<SnapshotFile> WriteRowsFile(const std::string& dir, const std::string& 
   Put(&trailer, f.checksum);
   trailer.append(kEnd, 8);
   pieces.push_back(trailer);
-  RIGEL_RETURN_IF_ERROR(WriteFileDataDurably(dir + "/" + name, pieces));
+  // Checkpoints retire old rows files as spares (scheduler/checkpoint.h):
+  // overwriting one costs the machine about 40% less CPU time than a new
+  // file (bench/durable_write.cc).
+  RIGEL_RETURN_IF_ERROR(WriteFileDataDurably(dir + "/" + name, pieces, /*reuse_spare=*/true));
   return f;
 }
 

@@ -234,11 +234,24 @@ StatusOr<int> PruneCheckpoints(const std::string& dir, int keep) {
     kept.insert(m.driver.name);
     for (const ps::SnapshotFile& f : m.rows) kept.insert(f.name);
   }
-  int removed = 0;
+  // Spares that no server took since the last pruning are removed; the
+  // rows files pruned now become the next checkpoint's spares, at most one
+  // checkpoint's worth.
+  std::vector<fs::path> doomed, retired;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) != 0 || kept.count(name)) continue;
-    if (fs::remove(e.path(), ec)) ++removed;
+    if (name.rfind(kSparePrefix, 0) == 0) {
+      doomed.push_back(e.path());
+    } else if (name.rfind("ckpt-", 0) == 0 && !kept.count(name)) {
+      (name.size() > 5 && name.compare(name.size() - 5, 5, ".rows") == 0 ? retired : doomed)
+          .push_back(e.path());
+    }
+  }
+  int removed = 0;
+  for (const fs::path& p : doomed) removed += fs::remove(p, ec) ? 1 : 0;
+  for (const fs::path& p : retired) {
+    // A file that cannot be kept as a spare is removed instead.
+    if (RetireToSpare(p.string()).ok() || fs::remove(p, ec)) ++removed;
   }
   return removed;
 }

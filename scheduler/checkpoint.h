@@ -73,8 +73,12 @@ std::string NewestManifest(const std::string& dir);
 Status VerifyCheckpoint(const std::string& path, const CheckpointManifest& m,
                         const std::string& job_key, const std::vector<CheckpointParam>& params);
 
-// Deletes the files in `dir` that none of the newest `keep` manifests lists,
-// older manifests and leftover temporaries included. Returns how many.
+// Removes the files in `dir` that none of the newest `keep` manifests lists,
+// older manifests and leftover temporaries included. Rows files among them
+// become spares (RetireToSpare, common/file.h) that the next checkpoint's
+// rows files overwrite in place; spares left from the last pruning, which no
+// server took, are deleted. Returns how many files went (spares made
+// included).
 StatusOr<int> PruneCheckpoints(const std::string& dir, int keep);
 
 // Makes `dir` (and its parents) and checks that a file can be written there

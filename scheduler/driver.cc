@@ -98,6 +98,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
   eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { self->OnEpoch(i, lo, hi); };
   if (!o.checkpoint_dir.empty() || !o.resume.empty()) {
+    eo.params_settled = [self] { return self->ParamsSettled(); };
     eo.at_checkpoint_point = [self] { return self->AtCheckpointPoint(); };
   }
   if (!o.print_log.empty()) {

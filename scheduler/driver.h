@@ -110,8 +110,11 @@ class Driver {
   Status WaitReady();
   // Checkpoints (scheduler/driver_checkpoint.cc).
   Status SetUpCheckpoints();
+  // When a checkpoint is due at the coming checkpoint point, asks the
+  // servers for their copies now (exec::ExecutorOptions::params_settled).
+  Status ParamsSettled();
   Status AtCheckpointPoint();
-  // Has the servers copy their rows, then writes everything on writing_.
+  // Waits for the servers' copies, then writes everything on writing_.
   Status TakeCheckpoint();
   Status WriteCheckpoint(CheckpointManifest m, const exec::DriverState& state,
                          std::chrono::steady_clock::time_point start, double copy_s);
@@ -154,6 +157,14 @@ class Driver {
   double every_seconds_ = 0;
   int64_t iterations_ = 0;  // top-level loop iterations done, those before a resume included
   std::chrono::steady_clock::time_point last_checkpoint_;
+  // The checkpoint due at the coming checkpoint point, once ParamsSettled
+  // asked the servers for their copies: its number, when it was asked for,
+  // how long the job waited then, and the servers' answers.
+  bool copy_due_ = false;
+  uint64_t copy_seq_ = 0;
+  std::chrono::steady_clock::time_point copy_start_;
+  double copy_waited_ = 0;
+  std::vector<std::future<StatusOr<transport::InMessage>>> copies_;
   std::ofstream print_log_;
   std::atomic<bool> finished_{false};
   std::thread writing_;  // the checkpoint being written

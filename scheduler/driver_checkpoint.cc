@@ -107,17 +107,30 @@ std::string Driver::NewestCheckpoint() const {
   return opts_.checkpoint_dir.empty() ? "" : NewestManifest(opts_.checkpoint_dir);
 }
 
-Status Driver::AtCheckpointPoint() {
-  ++iterations_;
+Status Driver::ParamsSettled() {
   if (opts_.checkpoint_dir.empty()) return Status::Ok();
   const bool due = every_iterations_ > 0
-                       ? iterations_ % every_iterations_ == 0
+                       ? (iterations_ + 1) % every_iterations_ == 0
                        : std::chrono::duration<double>(Clock::now() - last_checkpoint_).count() >=
                              every_seconds_;
   if (!due) return Status::Ok();
-  last_checkpoint_ = Clock::now();
+  copy_start_ = last_checkpoint_ = Clock::now();
   // The previous checkpoint must be complete before the next is taken.
   RIGEL_RETURN_IF_ERROR(FinishCheckpoint());
+  // No loop that writes a parameter runs before the checkpoint point, so the
+  // servers' rows are already the checkpoint's: they copy them while the
+  // rest of the iteration (a test loop, prints) goes on.
+  copy_due_ = true;
+  copy_seq_ = next_seq_++;
+  copies_ = AskServers(copy_seq_, false);
+  copy_waited_ = std::chrono::duration<double>(Clock::now() - copy_start_).count();
+  return Status::Ok();
+}
+
+Status Driver::AtCheckpointPoint() {
+  ++iterations_;
+  if (!copy_due_) return Status::Ok();
+  copy_due_ = false;
   return TakeCheckpoint();
 }
 
@@ -154,12 +167,13 @@ std::vector<std::future<StatusOr<transport::InMessage>>> Driver::AskServers(uint
 }
 
 Status Driver::TakeCheckpoint() {
-  const auto start = Clock::now();
-  const uint64_t seq = next_seq_++;
-  // Between two loop runs the servers hold every row: they copy what changed
-  // and the job goes on while the copies, the driver state and then the
-  // manifest are written (WriteCheckpoint, on a thread of its own).
-  auto copies = AskServers(seq, false);
+  // The servers' copies (asked for by ParamsSettled) are all the job waits
+  // for: the driver state and then the manifest are written while it goes
+  // on (WriteCheckpoint, on a thread of its own).
+  const auto wait_start = Clock::now();
+  const uint64_t seq = copy_seq_;
+  auto copies = std::move(copies_);
+  copies_.clear();
   for (int s = 0; s < opts_.servers; ++s) {
     auto r = Await(copies[s]);
     if (!r.ok()) {
@@ -176,17 +190,19 @@ Status Driver::TakeCheckpoint() {
   m.workers = opts_.workers;
   m.iterations = iterations_;
   m.every = opts_.checkpoint_every;
-  const double copy_s = std::chrono::duration<double>(Clock::now() - start).count();
-  writing_ = std::thread([this, m = std::move(m), state = ex_->State(), start, copy_s]() mutable {
-    // As the servers' writers (ps/service_checkpoint.cc): only the CPU time
-    // the job leaves idle, so the driver's files and the manifest do not
-    // slow the next epoch on a machine the job fills.
-    sched_param idle{};
-    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-    Status st = WriteCheckpoint(std::move(m), state, start, copy_s);
-    std::lock_guard<std::mutex> l(mu_);
-    written_ = st;
-  });
+  const double copy_s =
+      copy_waited_ + std::chrono::duration<double>(Clock::now() - wait_start).count();
+  writing_ = std::thread(
+      [this, m = std::move(m), state = ex_->State(), start = copy_start_, copy_s]() mutable {
+        // As the servers' writers (ps/service_checkpoint.cc): only the CPU time
+        // the job leaves idle, so the driver's files and the manifest do not
+        // slow the next epoch on a machine the job fills.
+        sched_param idle{};
+        (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+        Status st = WriteCheckpoint(std::move(m), state, start, copy_s);
+        std::lock_guard<std::mutex> l(mu_);
+        written_ = st;
+      });
   return Status::Ok();
 }
 
@@ -221,7 +237,7 @@ Status Driver::WriteCheckpoint(CheckpointManifest m, const exec::DriverState& st
   if (opts_.log) {
     *opts_.log << fmt::format(
         "driver: checkpoint {} written to {} after {} iteration(s): {} row(s) in {} file(s) "
-        "({:.1f} MB) in {:.3f} s, of which the job waited {:.3f} s{}\n",
+        "({:.1f} MB) in {:.3f} s, of which the job waited {:.4f} s{}\n",
         m.seq, dir, m.iterations, rows, m.rows.size(), bytes / 1e6,
         std::chrono::duration<double>(Clock::now() - start).count(), copy_s,
         pruned.ok() ? fmt::format("; {} old file(s) removed", *pruned)

@@ -156,5 +156,86 @@ TEST(Resume, AStateOfAnotherProgramIsRefused) {
   EXPECT_TRUE((*ex)->Restore(st).ok());
 }
 
+// A loop that writes, a test loop that reads, a writing loop under an `if`
+// (so the parameters settle only after it), then a second top-level loop
+// that only reads (they settle before its body).
+constexpr const char* kSettleProgram = R"(
+param W: f32[8] = normal(0, 1, seed=3)
+accum s: f32
+for ep in 0..4 {
+  parallel for i in range(8) { W[i] = W[i] * 0.5 + 1 }
+  s = 0
+  parallel for i in range(8) { s += W[i] }
+  print("a", ep, s)
+  if ep < 2 {
+    parallel for i in range(8) { W[i] = W[i] + 0.25 }
+  }
+  s = 0
+  parallel for i in range(8) { s += W[i] }
+  print("b", ep, s)
+}
+for k in 0..2 {
+  s = 0
+  parallel for i in range(8) { s += W[i] * k }
+  print("k", k, s)
+}
+)";
+
+TEST(Resume, ParametersSettleAfterTheLastStatementThatMayWriteOne) {
+  auto p = frontend::CompileText(kSettleProgram, testing::TempDir() + "/settle.rgl", {});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::ostringstream out;
+  SerialExecutor* running = nullptr;
+  // At each hook: what was printed so far, and W.
+  std::vector<std::string> settled_out, point_out;
+  std::vector<std::vector<float>> settled_w, point_w;
+  ExecutorOptions o;
+  o.out = &out;
+  o.params_settled = [&] {
+    EXPECT_EQ(settled_out.size(), point_out.size()) << "settled twice in one iteration";
+    settled_out.push_back(out.str());
+    settled_w.push_back(running->param(0));
+    return Status::Ok();
+  };
+  o.at_checkpoint_point = [&] {
+    point_out.push_back(out.str());
+    point_w.push_back(running->param(0));
+    return Status::Ok();
+  };
+  auto ex = SerialExecutor::Create(*p, o);
+  ASSERT_TRUE(ex.ok());
+  running = ex->get();
+  ASSERT_TRUE((*ex)->Run().ok());
+  ASSERT_EQ(settled_out.size(), 6u);
+  ASSERT_EQ(point_out.size(), 6u);
+  for (size_t k = 0; k < 6; ++k) {
+    // Nothing written between the two points: a copy taken at the first is
+    // the checkpoint's.
+    EXPECT_EQ(settled_w[k], point_w[k]) << k;
+    const std::string before = k == 0 ? "" : point_out[k - 1];
+    const std::string during = point_out[k].substr(before.size());
+    const std::string at_settle = settled_out[k].substr(before.size());
+    if (k < 4) {
+      // After the `if` (it may write), before the last test loop.
+      EXPECT_EQ(at_settle.rfind("a ", 0), 0u) << k << ": " << at_settle;
+      EXPECT_EQ(at_settle.find("b "), std::string::npos) << k << ": " << at_settle;
+      EXPECT_NE(during.find("b "), std::string::npos) << k;
+    } else {
+      // An iteration that writes nothing: settled before its body.
+      EXPECT_EQ(at_settle, "") << k;
+      EXPECT_EQ(during.rfind("k ", 0), 0u) << k << ": " << during;
+    }
+  }
+  // The hook changes nothing the run computes.
+  std::ostringstream plain_out;
+  ExecutorOptions plain;
+  plain.out = &plain_out;
+  auto again = SerialExecutor::Create(*p, plain);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE((*again)->Run().ok());
+  EXPECT_EQ(plain_out.str(), out.str());
+  EXPECT_EQ((*again)->param(0), (*ex)->param(0));
+}
+
 }  // namespace
 }  // namespace rigel::exec

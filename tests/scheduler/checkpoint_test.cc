@@ -164,12 +164,67 @@ TEST(Checkpoint, TheNewestIsFoundAndOnlyTheLastTwoAreKept) {
   auto removed = PruneCheckpoints(d.path, 2);
   ASSERT_TRUE(removed.ok()) << removed.status().message();
   EXPECT_EQ(*removed, 3 * 2 + 2);
-  std::vector<std::string> left;
-  for (const auto& e : fs::directory_iterator(d.path)) left.push_back(e.path().filename());
-  std::sort(left.begin(), left.end());
-  EXPECT_EQ(left, (std::vector<std::string>{"ckpt-000003.driver", "ckpt-000003.manifest",
-                                            "ckpt-000003.server-0.rows", "ckpt-000004.driver",
-                                            "ckpt-000004.manifest", "ckpt-000004.server-0.rows"}));
+  auto listing = [&] {
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(d.path)) left.push_back(e.path().filename());
+    std::sort(left.begin(), left.end());
+    return left;
+  };
+  // The pruned rows files are kept as spares, the rest is gone.
+  EXPECT_EQ(listing(),
+            (std::vector<std::string>{
+                ".spare.ckpt-000001.server-0.rows", ".spare.ckpt-000002.server-0.rows",
+                ".spare.ckpt-000005.server-0.rows", "ckpt-000003.driver", "ckpt-000003.manifest",
+                "ckpt-000003.server-0.rows", "ckpt-000004.driver", "ckpt-000004.manifest",
+                "ckpt-000004.server-0.rows"}));
+
+  // Checkpoint 5's rows file takes a spare over; its contents are its own.
+  ps::SnapshotSection big;
+  big.param = 0;
+  big.width = 4;
+  big.keys = {0, 1, 2};
+  big.values.assign(12, 2.5f);
+  auto f = ps::WriteRowsFile(d.path, ps::RowsFileName(5, 0), 5, 0, {big});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  auto back = ps::ReadRowsFile(d.path, *f);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->size(), 1u);
+  EXPECT_EQ((*back)[0].keys, big.keys);
+  EXPECT_EQ((*back)[0].values, big.values);
+  EXPECT_EQ(fs::file_size(d.path + "/" + f->name), f->bytes);
+  size_t spares = 0;
+  for (const std::string& name : listing()) spares += name.rfind(".spare.", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(spares, 2u);
+  // Checkpoint 6 (its rows file takes the other spare but one) completes:
+  // the spare no one took goes, and the rows files of checkpoint 3 and of
+  // the unfinished 5 become the spares.
+  WriteCheckpoint(d.path, 6);
+  auto again = PruneCheckpoints(d.path, 2);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, 1 + 2 + 2);
+  EXPECT_EQ(listing(),
+            (std::vector<std::string>{
+                ".spare.ckpt-000003.server-0.rows", ".spare.ckpt-000005.server-0.rows",
+                "ckpt-000004.driver", "ckpt-000004.manifest", "ckpt-000004.server-0.rows",
+                "ckpt-000006.driver", "ckpt-000006.manifest", "ckpt-000006.server-0.rows"}));
+}
+
+TEST(Checkpoint, ASpareIsOverwrittenWholeAndNeverTakenTwice) {
+  TempDir d;
+  const std::string big(100000, 'a'), small = "short contents";
+  ASSERT_TRUE(WriteFileAtomically(d.path + "/old", big).ok());
+  ASSERT_TRUE(RetireToSpare(d.path + "/old").ok());
+  EXPECT_TRUE(fs::exists(d.path + "/.spare.old"));
+  const std::string_view whole = small;
+  const std::vector<std::string_view> pieces = {whole.substr(0, 5), whole.substr(5)};
+  // Shorter contents than the spare's: nothing of its tail is left.
+  ASSERT_TRUE(WriteFileDataDurably(d.path + "/first", pieces, true).ok());
+  EXPECT_EQ(*ReadFileToString(d.path + "/first"), small);
+  EXPECT_FALSE(fs::exists(d.path + "/.spare.old"));
+  // No spare left: a new file.
+  ASSERT_TRUE(WriteFileDataDurably(d.path + "/second", pieces, true).ok());
+  EXPECT_EQ(*ReadFileToString(d.path + "/second"), small);
+  EXPECT_EQ(RetireToSpare(d.path + "/nope").code(), StatusCode::kIoError);
 }
 
 // A tmpfs of `options` mounted on a new directory for the test (root only).
