@@ -89,8 +89,8 @@ class PsService {
   void Advance();
   Status CheckKeys(int param, std::span<const uint64_t> keys) const;
   // Checkpoints and restores (ps/service_checkpoint.cc).
-  // A copy of the rows a checkpoint writes, taken between loop runs and
-  // written while the job goes on.
+  // A copy of the rows a checkpoint writes, taken while no loop that writes
+  // parameters runs, and written while the job goes on.
   struct Copy {
     std::string dir;
     uint64_t seq = 0;

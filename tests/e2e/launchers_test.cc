@@ -517,8 +517,9 @@ TEST(Launchers, HostfileOverSshSpreadsTheJobOverTwoHosts) {
   ASSERT_EQ(kill(victim, SIGKILL), 0);
   ASSERT_EQ(recovered.Wait(seconds(180)), 0) << recovered.Stderr();
   EXPECT_EQ(recovered.Stdout(), local.Stdout()) << recovered.Stderr();
-  EXPECT_NE(recovered.Stderr().find("; restart 1 of 3 from " + ckpt + "/ckpt-0000"),
-            std::string::npos)
+  // Not necessarily restart 1: a heartbeat late under the sanitizers can
+  // cost one more (with the same result).
+  EXPECT_NE(recovered.Stderr().find(" of 3 from " + ckpt + "/ckpt-0000"), std::string::npos)
       << recovered.Stderr();
   left = leftovers();
   for (int i = 0; i < 100 && !left.empty(); ++i) {
