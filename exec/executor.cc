@@ -602,6 +602,8 @@ Status SerialExecutor::Print(const ir::DStmt& s) {
 Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first) {
   RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
   RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
+  // Where the parameters settle is the same in every iteration.
+  const size_t settled = index >= 0 && opts_.params_settled ? SettledFrom(prog_, s.body) : 0;
   for (int64_t i = first.value_or(lo.i); i < hi.i; ++i) {
     Value v;
     v.is_int = true;
@@ -609,7 +611,6 @@ Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<
     v.f = static_cast<double>(i);
     slots_[s.slot] = v;
     if (index >= 0 && opts_.params_settled) {
-      const size_t settled = SettledFrom(prog_, s.body);
       RIGEL_RETURN_IF_ERROR(Exec(s.body, 0, settled));
       RIGEL_RETURN_IF_ERROR(opts_.params_settled());
       RIGEL_RETURN_IF_ERROR(Exec(s.body, settled));

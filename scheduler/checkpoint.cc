@@ -243,8 +243,7 @@ StatusOr<int> PruneCheckpoints(const std::string& dir, int keep) {
     if (name.rfind(kSparePrefix, 0) == 0) {
       doomed.push_back(e.path());
     } else if (name.rfind("ckpt-", 0) == 0 && !kept.count(name)) {
-      (name.size() > 5 && name.compare(name.size() - 5, 5, ".rows") == 0 ? retired : doomed)
-          .push_back(e.path());
+      (name.ends_with(".rows") ? retired : doomed).push_back(e.path());
     }
   }
   int removed = 0;
