@@ -9,16 +9,45 @@ namespace {
 constexpr int kMaxStaleness = 1 << 20;
 constexpr int64_t kMaxBatch = int64_t{1} << 30;
 constexpr int64_t kMaxSyncEvery = int64_t{1} << 30;
+constexpr int64_t kMaxPushBound = int64_t{1} << 30;
+constexpr int64_t kMaxCacheMb = int64_t{1} << 24;
 
 }  // namespace
 
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
   std::vector<CLI::Option*> added;
-  added.push_back(app->add_option("--staleness", o->staleness,
-                                  "clocks a relaxed parameter's reads may lag (0: synchronous "
-                                  "per mini-batch)")
-                      ->check(CLI::Range(0, kMaxStaleness))
+  added.push_back(
+      app->add_option_function<std::string>(
+             "--staleness",
+             [o](const std::string& v) {
+               o->staleness = v == "auto" ? kStalenessAuto : std::stoi(v);
+             },
+             "merges by other workers a read of a relaxed row may lack: auto (Rigel's choice, "
+             "stated by explain and the log) or N (0: synchronous per mini-batch, no row cache)")
+          ->check(CLI::IsMember({"auto"}) | CLI::Range(0, kMaxStaleness))
+          ->default_str("auto"));
+  added.push_back(app->add_option("--push-bound", o->push_bound,
+                                  "updates of a cached relaxed row before it is pushed (0: "
+                                  "Rigel's choice)")
+                      ->check(CLI::Range(int64_t{0}, kMaxPushBound))
                       ->capture_default_str());
+  added.push_back(app->add_option("--merge-every", o->merge_every,
+                                  "mini-batches between merges of the hot rows (replicated on "
+                                  "every worker) by the collectives (0: Rigel's choice)")
+                      ->check(CLI::Range(int64_t{0}, kMaxSyncEvery))
+                      ->capture_default_str());
+  added.push_back(app->add_option("--cache-mb", o->cache_mb,
+                                  "memory of each worker's relaxed-row caches, MiB; a parameter "
+                                  "that does not fit is cached in part and rows are evicted")
+                      ->check(CLI::Range(int64_t{1}, kMaxCacheMb))
+                      ->capture_default_str());
+  added.push_back(
+      app->add_option_function<std::string>(
+             "--hot-rows", [o](const std::string& v) { o->hot_rows = v == "on"; },
+             "on: rows most mini-batches touch are replicated and merged by the collectives; "
+             "off: every relaxed row goes through the servers")
+          ->check(CLI::IsMember({"on", "off"}))
+          ->default_str("on"));
   added.push_back(app->add_option("--batch", o->batch,
                                   "elements per mini-batch of data-parallel loops, per worker "
                                   "(0: 32 for loops that update a parameter whole, else 512)")
@@ -45,7 +74,11 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
 }
 
 std::vector<std::string> JobOptionArgs(const JobOptions& o) {
-  return {"--staleness",   std::to_string(o.staleness),
+  return {"--staleness",   o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
+          "--push-bound",  std::to_string(o.push_bound),
+          "--merge-every", std::to_string(o.merge_every),
+          "--cache-mb",    std::to_string(o.cache_mb),
+          "--hot-rows",    o.hot_rows ? "on" : "off",
           "--batch",       std::to_string(o.batch),
           "--sync-every",  std::to_string(o.sync_every),
           "--device",      o.device,
@@ -56,9 +89,21 @@ Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
   auto bad = [&](const std::string& key, const std::string& why) {
     return InvalidArgument(what + ": " + key + ": " + why);
   };
-  if (o.staleness < 0 || o.staleness > kMaxStaleness) {
-    return bad("staleness",
-               std::to_string(o.staleness) + " is outside 0.." + std::to_string(kMaxStaleness));
+  if (o.staleness != kStalenessAuto && (o.staleness < 0 || o.staleness > kMaxStaleness)) {
+    return bad("staleness", std::to_string(o.staleness) + " is outside 0.." +
+                                std::to_string(kMaxStaleness) + " (or auto)");
+  }
+  if (o.push_bound < 0 || o.push_bound > kMaxPushBound) {
+    return bad("push_bound",
+               std::to_string(o.push_bound) + " is outside 0.." + std::to_string(kMaxPushBound));
+  }
+  if (o.merge_every < 0 || o.merge_every > kMaxSyncEvery) {
+    return bad("merge_every",
+               std::to_string(o.merge_every) + " is outside 0.." + std::to_string(kMaxSyncEvery));
+  }
+  if (o.cache_mb < 1 || o.cache_mb > kMaxCacheMb) {
+    return bad("cache_mb",
+               std::to_string(o.cache_mb) + " is outside 1.." + std::to_string(kMaxCacheMb));
   }
   if (o.batch < 0 || o.batch > kMaxBatch) {
     return bad("batch", std::to_string(o.batch) + " is outside 0.." + std::to_string(kMaxBatch));

@@ -14,8 +14,18 @@
 
 namespace rigel::cluster {
 
+// --staleness auto: Rigel chooses the bound per loop (analysis/relaxed.h).
+inline constexpr int kStalenessAuto = -1;
+
 struct JobOptions {
-  int staleness = 0;           // clocks a relaxed read may lag (0: synchronous)
+  // Relaxed parameters (DSL.md version 3): merges by other workers a read of
+  // a row may lack (kStalenessAuto: Rigel's choice; 0: synchronous per
+  // mini-batch through the servers, with no row cache).
+  int staleness = kStalenessAuto;
+  int64_t push_bound = 0;      // a cached row's updates before it is pushed; 0: Rigel chooses
+  int64_t merge_every = 0;     // mini-batches between hot-row merges; 0: Rigel chooses
+  int64_t cache_mb = 1024;     // each worker's row caches, MiB of bases in all
+  bool hot_rows = true;        // replicate rows most mini-batches touch, merged by collectives
   int64_t batch = 0;           // elements per mini-batch of data-parallel loops; 0: Rigel chooses
   int64_t sync_every = 1;      // mini-batches between all-reduces of allreduce parameters' deltas
   std::string device = "cpu";  // where allreduce parameters live: "cpu" (Gloo) or "cuda" (NCCL)
@@ -24,14 +34,18 @@ struct JobOptions {
   std::string collectives = "gloo";
 };
 
-// Adds --staleness, --batch, --sync-every, --device and --collectives to
-// `app`, each checked
+// The clocks a pull of the `ps` strategy may lag (ps/service.h; relaxed rows
+// at --staleness 0, sums): the staleness bound, 0 when Rigel chooses it.
+inline int ClockStaleness(const JobOptions& o) { return o.staleness > 0 ? o.staleness : 0; }
+
+// Adds --staleness, --push-bound, --merge-every, --cache-mb, --hot-rows,
+// --batch, --sync-every, --device and --collectives to `app`, each checked
 // against its range; the parse writes into `*o`, which must outlive `app`.
 // Returns the options added (a caller can ask which were given).
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o);
 
-// The same flags with `o`'s values ("--staleness", "0", ...), for the command
-// line of a child process.
+// The same flags with `o`'s values ("--staleness", "auto", ...), for the
+// command line of a child process.
 std::vector<std::string> JobOptionArgs(const JobOptions& o);
 
 // InvalidArgument naming `what` and the option when a value is outside the

@@ -115,7 +115,12 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   out.setServers(static_cast<uint32_t>(s.servers));
   out.setWorkers(static_cast<uint32_t>(s.workers));
   auto o = out.initOptions();
-  o.setStaleness(static_cast<uint32_t>(s.options.staleness));
+  o.setStalenessAuto(s.options.staleness == kStalenessAuto);
+  o.setStaleness(static_cast<uint32_t>(std::max(s.options.staleness, 0)));
+  o.setPushBound(s.options.push_bound);
+  o.setMergeEvery(s.options.merge_every);
+  o.setCacheMb(s.options.cache_mb);
+  o.setNoHotRows(!s.options.hot_rows);
   o.setBatch(s.options.batch);
   o.setSyncEvery(s.options.sync_every);
   o.setDevice(s.options.device);
@@ -150,7 +155,13 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
   s.servers = static_cast<int>(std::min<uint32_t>(in.getServers(), 1u << 30));
   s.workers = static_cast<int>(std::min<uint32_t>(in.getWorkers(), 1u << 30));
   auto o = in.getOptions();
-  s.options.staleness = static_cast<int>(std::min<uint32_t>(o.getStaleness(), 1u << 30));
+  s.options.staleness = o.getStalenessAuto()
+                            ? kStalenessAuto
+                            : static_cast<int>(std::min<uint32_t>(o.getStaleness(), 1u << 30));
+  s.options.push_bound = o.getPushBound();
+  s.options.merge_every = o.getMergeEvery();
+  s.options.cache_mb = o.getCacheMb() == 0 ? 1024 : o.getCacheMb();
+  s.options.hot_rows = !o.getNoHotRows();
   s.options.batch = o.getBatch();
   s.options.sync_every = o.getSyncEvery();
   s.options.device = o.getDevice();

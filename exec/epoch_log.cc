@@ -23,6 +23,18 @@ std::string EpochJson(const EpochFigures& f) {
   for (const auto& [k, v] : f.bytes) j["bytes"][k] = v;
   j["batch"] = nlohmann::json::object();
   for (const auto& [loop, b] : f.batch) j["batch"][std::to_string(loop)] = b;
+  if (!f.param_bytes.empty()) {
+    j["param_bytes"] = nlohmann::json::object();
+    for (const auto& [k, v] : f.param_bytes) j["param_bytes"][k] = v;
+  }
+  if (!f.relaxed.empty()) {
+    j["relaxed"] = nlohmann::json::object();
+    for (const auto& [loop, values] : f.relaxed) {
+      nlohmann::json& o = j["relaxed"][std::to_string(loop)];
+      o = nlohmann::json::object();
+      for (const auto& [k, v] : values) o[k] = v;
+    }
+  }
   return j.dump();
 }
 
@@ -45,6 +57,14 @@ std::string EpochProgressLine(const EpochFigures& f) {
   // and the cost of a relaxed loop: show it.
   for (const auto& [loop, batch] : f.batch) {
     line += ", loop " + std::to_string(loop) + " mini-batch " + std::to_string(batch);
+    auto r = f.relaxed.find(loop);
+    if (r == f.relaxed.end()) continue;
+    auto get = [&](const char* k) {
+      auto it = r->second.find(k);
+      return it == r->second.end() ? 0.0 : it->second;
+    };
+    line += " staleness " + std::to_string(static_cast<int64_t>(get("staleness"))) +
+            " push bound " + std::to_string(static_cast<int64_t>(get("push_bound")));
   }
   return line + "\n";
 }

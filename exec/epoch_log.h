@@ -35,6 +35,13 @@ struct EpochFigures {
   int64_t replicas_checked = 0;         // allreduce replicas found equal
   std::map<std::string, double> bytes;  // moved, by strategy
   std::map<int, int64_t> batch;         // mini-batch (elements per worker) by loop
+  // Relaxed parameters kept by row caches (DSL.md version 3): bytes moved
+  // by parameter, and per loop the settings its runs used (staleness,
+  // push_bound, merge_every, hot_rows.<param>) and their counters summed
+  // over workers (pushed.<param>, refreshed.<param>, fetched.<param>,
+  // evicted.<param>, audited.<param>) or, for max_lag.<param>, the most.
+  std::map<std::string, double> param_bytes;
+  std::map<int, std::map<std::string, double>> relaxed;
 };
 
 // `f` as one JSON object (no newline).

@@ -34,12 +34,25 @@
 
 namespace rigel::kernel {
 
+// Counts the writes of a parameter's rows during runs (a worker's write-back
+// row cache, ps/cache.h, counts its pending updates this way): each row or
+// element write of row r adds 1 to updates[r], and the write that brings it
+// to `bound` appends r to *due. Not owned; whole-parameter writes are not
+// counted.
+struct RowTracker {
+  uint32_t* updates = nullptr;  // one per row
+  uint32_t bound = UINT32_MAX;
+  std::vector<int64_t>* due = nullptr;
+};
+
 // Where one parameter's values live during a run: `rows` rows of `width`
-// floats (width 1 for 1-D parameters), row-major. Not owned.
+// floats (width 1 for 1-D parameters), row-major; `tracker`, when set,
+// counts the writes. Not owned.
 struct ParamBinding {
   float* data = nullptr;
   int64_t rows = 0;
   int64_t width = 1;
+  const RowTracker* tracker = nullptr;
 };
 
 // One scalar value of a driver expression, as bound into a loop run.

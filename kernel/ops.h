@@ -398,12 +398,19 @@ RIGEL_OP RdWholeCopy(Machine& m, const VOp* o) {
 }
 
 // Parameter writes: element and row updates `op=` (o->fn) a scalar, a
-// vector or a linear combination.
+// vector or a linear combination. Each counts the row when the binding has
+// a tracker (a worker's row cache).
+__attribute__((always_inline)) inline void Track(const ParamBinding& p, int64_t row) {
+  if (p.tracker == nullptr) [[likely]]
+    return;
+  if (++p.tracker->updates[row] == p.tracker->bound) p.tracker->due->push_back(row);
+}
 RIGEL_OP WrElem1(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   p.data[i] = ApplyBin(o->fn, p.data[i], m.S[o->c].f);
+  Track(p, i);
   return o + 1;
 }
 RIGEL_OP WrElem2(Machine& m, const VOp* o) {
@@ -413,6 +420,7 @@ RIGEL_OP WrElem2(Machine& m, const VOp* o) {
   if (OutOfRange(j, p.width)) return m.BadColumn(o, p, j);
   float& x = p.data[i * p.width + j];
   x = ApplyBin(o->fn, x, m.S[o->c].f);
+  Track(p, i);
   return o + 1;
 }
 __attribute__((always_inline)) inline void UpdateWithVector(float* dst, int64_t n, uint8_t fn,
@@ -428,6 +436,7 @@ RIGEL_OP WrRowVec(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   UpdateWithVector(p.data + i * p.width, p.width, o->fn, m.V[o->c]);
+  Track(p, i);
   return o + 1;
 }
 RIGEL_OP WrRowScalar(Machine& m, const VOp* o) {
@@ -435,6 +444,7 @@ RIGEL_OP WrRowScalar(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   UpdateWithScalar(p.data + i * p.width, p.width, o->fn, m.S[o->c].f);
+  Track(p, i);
   return o + 1;
 }
 // The hot case of every SGD update: one fused pass into the row.
@@ -444,6 +454,7 @@ RIGEL_OP WrRowLin(Machine& m, const VOp* o) {
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   float* dst = p.data + i * p.width;
   o->k.lin(dst, m.terms + o->t, m.S, m.V, dst, p.width);
+  Track(p, i);
   return o + 1;
 }
 // Sequentially the first row is written before the second write fails:
@@ -464,6 +475,8 @@ RIGEL_OP WrRowPair(Machine& m, const VOp* o) {
     return m.BadIndex(Fault::kBadRow, o, o->d, o->n, j, p2.rows);
   }
   o->k.pair(p1.data + i * p1.width, p2.data + j * p2.width, m.terms + o->t, m.S, m.V, p1.width);
+  Track(p1, i);
+  Track(p2, j);
   return o + 1;
 }
 RIGEL_OP WrWholeVec(Machine& m, const VOp* o) {

@@ -64,6 +64,9 @@ bool PsService::Handle(const InMessage& msg) {
     case transport::MessageType::CLOCK_TICK:
       Tick(msg);
       return true;
+    case transport::MessageType::ROW_SYNC:
+      ServeRowSync(msg);
+      return true;
     case transport::MessageType::CHECKPOINT:
     case transport::MessageType::RESTORE:
       Enqueue(msg);
@@ -106,8 +109,8 @@ void PsService::ServePull(const InMessage& msg) {
     return fail(InvalidArgument("'" + setup_.params[param].decl.name + "' has rows of width " +
                                 std::to_string(width) + ", not " + std::to_string(req.getWidth())));
   }
-  if (clock > static_cast<uint64_t>(setup_.options.staleness) &&
-      min_clock_ < clock - setup_.options.staleness) {
+  const uint64_t staleness = static_cast<uint64_t>(cluster::ClockStaleness(setup_.options));
+  if (clock > staleness && min_clock_ < clock - staleness) {
     waiting_pulls_.push_back(msg);
     std::lock_guard<std::mutex> l(mu_);
     ++stats_.deferred_pulls;

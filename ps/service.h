@@ -9,6 +9,14 @@
 // finished clock c - s. A key this server does not hold, an unknown parameter
 // or a width mismatch is answered with an error and never applied.
 //
+// rowSync (ps/service_rows.cc) serves the workers' write-back row caches of
+// relaxed parameters (ps/cache.h): it merges the deltas pushed (one merge per
+// row, counted in the row's version, ps/row_versions.h), refuses a
+// non-finite one (FailedPrecondition naming the parameter and row; nothing of
+// that message is applied), and answers the rows fetched plus every row the
+// worker holds that lacks more than the message's staleness bound of merges
+// by other workers.
+//
 // Checkpoints (ps/snapshot.h): the service notes every row a push changed.
 // `checkpoint` copies them — every row changed since the process started
 // the first time, and again whenever the delta files since the last full one
@@ -44,6 +52,7 @@
 #include "cluster/setup.h"
 #include "cluster/shard_map.h"
 #include "ps/row_store.h"
+#include "ps/row_versions.h"
 #include "ps/snapshot.h"
 #include "transport/transport.h"
 
@@ -53,6 +62,7 @@ struct PsStats {
   uint64_t pulls = 0, pushes = 0;  // requests served
   uint64_t rows_pulled = 0, rows_pushed = 0;
   uint64_t deferred_pulls = 0;  // pulls that waited for slower workers
+  uint64_t row_syncs = 0;       // rowSync exchanges served
   uint64_t errors = 0;          // requests answered with an error
 };
 
@@ -85,6 +95,10 @@ class PsService {
   void ServePull(const transport::InMessage& msg);
   void ServePush(const transport::InMessage& msg);
   void Tick(const transport::InMessage& msg);
+  // rowSync (ps/service_rows.cc): a worker's row cache exchange.
+  void ServeRowSync(const transport::InMessage& msg);
+  Status CheckRowSync(const transport::InMessage& msg, int* worker) const;
+  RowVersions& Versions(int param);
   // Applies ticks whose pushes are in, then answers pulls that may now go.
   void Advance();
   Status CheckKeys(int param, std::span<const uint64_t> keys) const;
@@ -127,6 +141,9 @@ class PsService {
   };
   std::vector<WorkerClock> workers_;
   std::vector<transport::InMessage> waiting_pulls_;
+  // Per parameter (made on first use), the row versions and what each
+  // worker's cache lacks; receive thread only.
+  std::vector<std::unique_ptr<RowVersions>> versions_;
   mutable std::mutex mu_;  // stats_ and min_clock_ for readers on other threads
   PsStats stats_;
   uint64_t min_clock_ = 0;

@@ -36,6 +36,8 @@ struct Driver::Epoch {
   double own_cpu_s = ProcessCpuSeconds();  // this process's at the epoch's start
   double servers_cpu_s = 0;                // the servers' at the epoch's start
   std::map<int, int64_t> batch;            // mini-batch by loop
+  std::map<std::string, double> param_bytes;
+  std::map<int, std::map<std::string, double>> relaxed;  // by loop (exec::EpochFigures)
   exec::EpochLog log;
 };
 
@@ -46,6 +48,20 @@ Driver::~Driver() {
 }
 
 namespace {
+
+// A worker's "relaxed.<what>" metric into a loop's epoch figures: counters
+// ("count.X") are summed over workers and runs, "max.X" kept at its most,
+// settings (the same on every worker) set.
+void AddRelaxed(const std::string& what, double v, std::map<std::string, double>* out) {
+  if (what.rfind("count.", 0) == 0) {
+    (*out)[what.substr(6)] += v;
+  } else if (what.rfind("max.", 0) == 0) {
+    double& m = (*out)[what.substr(4)];
+    m = std::max(m, v);
+  } else {
+    (*out)[what] = v;
+  }
+}
 
 std::string Absolute(const std::string& path) {
   std::error_code ec;
@@ -298,6 +314,10 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
         epoch_->batch[run.loop] = static_cast<int64_t>(v);
       } else if (name.rfind("bytes.", 0) == 0) {
         epoch_->bytes[name.substr(6)] += v;
+      } else if (name.rfind("param_bytes.", 0) == 0) {
+        epoch_->param_bytes[name.substr(12)] += v;
+      } else if (name.rfind("relaxed.", 0) == 0) {
+        AddRelaxed(name.substr(8), v, &epoch_->relaxed[run.loop]);
       } else if (name.rfind("replica_hash.", 0) == 0) {
         auto [it, first] = hashes.try_emplace(name.substr(13), rank, v);
         if (first) continue;
@@ -337,6 +357,8 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.replicas_checked = e.replicas_checked;
   f.bytes = e.bytes;
   f.batch = e.batch;
+  f.param_bytes = e.param_bytes;
+  f.relaxed = e.relaxed;
   if (opts_.progress) *opts_.progress << exec::EpochProgressLine(f) << std::flush;
   if (e.log.is_open()) e.log.Write(f);
   e.epoch_start = now;
@@ -345,6 +367,8 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   e.servers_cpu_s = servers;
   e.bytes.clear();
   e.batch.clear();
+  e.param_bytes.clear();
+  e.relaxed.clear();
   e.replicas_checked = 0;
 }
 

@@ -152,6 +152,41 @@ void CheckPush(wire::PushRequest::Reader p, BodyChecker& c) {
   }
 }
 
+void CheckRowSync(wire::RowSync::Reader r, BodyChecker& c) {
+  for (auto sec : r.getSections()) {
+    auto keys = sec.getPushKeys();
+    auto rows = sec.getPushRows();
+    c.Keys(keys, "rowSync.sections.pushKeys");
+    c.Rows(rows, "rowSync.sections.pushRows");
+    if (rows.getRows() != keys.getCount()) {
+      c.Fail(fmt::format("rowSync.sections: {} rows pushed for {} keys", rows.getRows(),
+                         keys.getCount()));
+    }
+    c.Keys(sec.getFetchKeys(), "rowSync.sections.fetchKeys");
+    c.Keys(sec.getDropKeys(), "rowSync.sections.dropKeys");
+  }
+}
+
+void CheckRowSyncReply(wire::RowSyncReply::Reader r, BodyChecker& c) {
+  for (auto sec : r.getSections()) {
+    auto keys = sec.getKeys();
+    auto rows = sec.getRows();
+    c.Keys(keys, "rowSyncReply.sections.keys");
+    c.Rows(rows, "rowSyncReply.sections.rows");
+    c.Bytes(sec.getVersions(), "rowSyncReply.sections.versions");
+    if (rows.getRows() != keys.getCount() || sec.getVersions().getSize() != keys.getCount() * 8) {
+      c.Fail(fmt::format("rowSyncReply.sections: {} rows and {} version bytes for {} keys",
+                         rows.getRows(), sec.getVersions().getSize(), keys.getCount()));
+    }
+    c.Keys(sec.getAuditKeys(), "rowSyncReply.sections.auditKeys");
+    c.Bytes(sec.getAuditVersions(), "rowSyncReply.sections.auditVersions");
+    if (sec.getAuditVersions().getSize() != sec.getAuditKeys().getCount() * 8) {
+      c.Fail(fmt::format("rowSyncReply.sections: {} audit version bytes for {} keys",
+                         sec.getAuditVersions().getSize(), sec.getAuditKeys().getCount()));
+    }
+  }
+}
+
 void CheckHandoff(wire::BlockHandoff::Reader b, BodyChecker& c) {
   auto rows = b.getRows();
   c.Rows(rows, "blockHandoff.rows");
@@ -276,6 +311,12 @@ void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
     case MessageType::RESTORE:
       body.getRestore().getDir();
       for (auto f : body.getRestore().getFiles()) f.getName();
+      break;
+    case MessageType::ROW_SYNC:
+      CheckRowSync(body.getRowSync(), c);
+      break;
+    case MessageType::ROW_SYNC_REPLY:
+      CheckRowSyncReply(body.getRowSyncReply(), c);
       break;
     default:
       c.Fail("unknown body");  // callers check which() first

@@ -123,6 +123,10 @@ const char* MessageTypeName(MessageType type) {
       return "checkpointReply";
     case MessageType::RESTORE:
       return "restore";
+    case MessageType::ROW_SYNC:
+      return "rowSync";
+    case MessageType::ROW_SYNC_REPLY:
+      return "rowSyncReply";
   }
   return "unknown";
 }
@@ -409,6 +413,26 @@ std::string Fields(wire::RestoreRequest::Reader r) {
   return fmt::format(" dir={} files={}", TextSummary(r.getDir()), r.getFiles().size());
 }
 
+std::string Fields(const InMessage& msg, wire::RowSync::Reader r) {
+  std::string out = fmt::format(" staleness={} step={} replica={} audit={}", r.getStaleness(),
+                                r.getStep(), r.getReplica(), r.getAudit());
+  for (auto sec : r.getSections()) {
+    out += fmt::format(" [param={} push {} {} fetch {} drop {}]", sec.getParam(),
+                       KeysText(msg, sec.getPushKeys()), RowsText(msg, sec.getPushRows()),
+                       KeysText(msg, sec.getFetchKeys()), KeysText(msg, sec.getDropKeys()));
+  }
+  return out;
+}
+
+std::string Fields(const InMessage& msg, wire::RowSyncReply::Reader r) {
+  std::string out;
+  for (auto sec : r.getSections()) {
+    out += fmt::format(" [param={} {} {} audit {}]", sec.getParam(), KeysText(msg, sec.getKeys()),
+                       RowsText(msg, sec.getRows()), KeysText(msg, sec.getAuditKeys()));
+  }
+  return out;
+}
+
 std::string BodyFields(const InMessage& msg) {
   auto body = msg.header().getBody();
   switch (body.which()) {
@@ -466,6 +490,10 @@ std::string BodyFields(const InMessage& msg) {
       return Fields(body.getCheckpointReply());
     case MessageType::RESTORE:
       return Fields(body.getRestore());
+    case MessageType::ROW_SYNC:
+      return Fields(msg, body.getRowSync());
+    case MessageType::ROW_SYNC_REPLY:
+      return Fields(msg, body.getRowSyncReply());
   }
   return "";
 }

@@ -62,7 +62,7 @@ struct PeerIdHash {
 using MessageType = wire::Envelope::Body::Which;
 // The last body member this build knows; update it when appending one (the
 // decoder drops anything beyond it as "unknown type").
-inline constexpr MessageType kLastMessageType = MessageType::RESTORE;
+inline constexpr MessageType kLastMessageType = MessageType::ROW_SYNC_REPLY;
 
 // The body member's schema name ("pullRequest", ...), or "unknown".
 const char* MessageTypeName(MessageType type);

@@ -51,7 +51,7 @@ Status Report(transport::Transport* t, uint32_t loop, uint64_t launch, const Tas
 Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport* t,
               const cluster::Member& member, TaskQueue& tasks, collectives::Store* store,
               std::atomic<Runner*>& runner, std::unique_ptr<Runner>* owned, std::ostream& log,
-              std::chrono::milliseconds handoff_pause) {
+              std::chrono::milliseconds handoff_pause, bool audit_staleness) {
   if (setup.options.collectives == "mpi") {
     // Every process of the MPI job takes part in this split, whether or not
     // the program has allreduce parameters (mpi/world.h).
@@ -68,6 +68,7 @@ Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport
   ro.log = &log;
   ro.store = store;
   ro.handoff_pause = handoff_pause;
+  ro.audit_staleness = audit_staleness;
   auto made = map.ok() ? Runner::Create(*setup.job, t, std::move(map).value(), ro)
                        : StatusOr<std::unique_ptr<Runner>>(map.status());
   if (!made.ok()) {

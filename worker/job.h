@@ -45,11 +45,12 @@ class TaskQueue {
 // which must outlive the transport's receive thread; `runner` is what that
 // thread sees. Errors go to `log` with `rank` and are returned: the runner's
 // Create errors (program, plan, data) or a task's failure. `handoff_pause`
-// is RunnerOptions::handoff_pause (a testing hook).
+// and `audit_staleness` are RunnerOptions' testing hooks.
 Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport* t,
               const cluster::Member& member, TaskQueue& tasks, collectives::Store* store,
               std::atomic<Runner*>& runner, std::unique_ptr<Runner>* owned, std::ostream& log,
-              std::chrono::milliseconds handoff_pause = std::chrono::milliseconds(0));
+              std::chrono::milliseconds handoff_pause = std::chrono::milliseconds(0),
+              bool audit_staleness = false);
 
 // Tells the scheduler this worker finished (step{finished}) and waits for the
 // job's end: OK, or why it failed.

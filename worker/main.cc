@@ -41,7 +41,7 @@ Status SelfTest(const cluster::ClusterSetup& setup, int rank, transport::Transpo
   auto map = setup.MakeShardMap();
   if (!map.ok()) return map.status();
   ps::PsClientOptions co;
-  co.staleness = setup.options.staleness;
+  co.staleness = cluster::ClockStaleness(setup.options);
   ps::PsClient client(t, std::move(map).value(), co);
   int64_t width = setup.Width(0);
   rows = std::min(rows, setup.params[0].rows);
@@ -135,8 +135,11 @@ int main(int argc, char** argv) {
     if (const char* pause = std::getenv("RIGEL_TEST_HANDOFF_PAUSE_MS")) {
       handoff_pause = std::chrono::milliseconds(std::atoi(pause));
     }
+    // A testing hook: relaxed rows' exchanges audit the staleness bound
+    // against the servers' versions (ps::RowExchange::set_audit).
+    const char* audit = std::getenv("RIGEL_TEST_AUDIT_STALENESS");
     result = worker::RunJob(*setup, rank, t->get(), *joined, tasks, &store, runner, &owned,
-                            std::cerr, handoff_pause);
+                            std::cerr, handoff_pause, audit != nullptr && audit[0] == '1');
   } else if (pushes > 0) {
     if (!setup->MakeShardMap().ok() || setup->params.empty()) {
       std::cerr << "rigel-worker " << rank << ": the self-test needs a parameter\n";

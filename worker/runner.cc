@@ -90,9 +90,13 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
                            " parameters; the program has " + std::to_string(np));
   }
   ps::PsClientOptions po;
-  po.staleness = options.job.staleness;
+  // The clocks' bound, for the `ps` strategy (relaxed rows at --staleness 0,
+  // sums); relaxed rows otherwise go through the row caches.
+  po.staleness = cluster::ClockStaleness(options.job);
   po.cache = false;  // the local parameter copies are the cache
   r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
+  r->exchange_ = std::make_unique<ps::RowExchange>(transport, r->client_->map().servers(), po.call);
+  r->SizeCaches();
   r->io_ = std::make_unique<sync::RowIo>(&r->ex_->bindings(), r->client_.get());
   r->handoffs_ =
       std::make_unique<sync::Handoffs>(transport, r->io_.get(), options.rank, options.workers);
@@ -163,19 +167,55 @@ PlanInput Runner::PlanFor(int loop) const {
   in.rank = opts_.rank;
   in.workers = opts_.workers;
   in.batch = opts_.job.batch;
-  in.staleness = opts_.job.staleness;
+  in.staleness = cluster::ClockStaleness(opts_.job);
   in.params = static_cast<int>(prog_.params.size());
   for (const analysis::ParamPlan& pp : lp.params) {
     if (pp.is_accum) continue;
     // A sum (reduce) is never read in the loop: its pulls may lag like a
     // relaxed parameter's, and its merged deltas are its exact value.
     const bool sum = pp.strategy == analysis::Strategy::kReduce;
-    in.loop_params.push_back(
-        PlanParam{pp.index, analysis::Mechanism(pp), pp.written,
-                  sum || static_cast<bool>(prog_.loops[loop].relaxed[pp.index]),
-                  slices_[loop].whole(pp.index), sum});
+    const bool relaxed = static_cast<bool>(prog_.loops[loop].relaxed[pp.index]);
+    PlanParam p{pp.index,       analysis::Mechanism(pp),       pp.written,
+                sum || relaxed, slices_[loop].whole(pp.index), sum};
+    p.cached = relaxed && !sum && p.strategy == analysis::Strategy::kPs && !p.whole &&
+               opts_.job.staleness != 0;
+    p.partial = p.cached && capacity_[pp.index] < ex_->bindings()[pp.index].rows;
+    in.loop_params.push_back(p);
   }
   return in;
+}
+
+void Runner::SizeCaches() {
+  const size_t np = prog_.params.size();
+  capacity_.assign(np, 0);
+  std::vector<bool> cached(np, false);
+  for (size_t l = 0; l < plan_.loops.size(); ++l) {
+    for (const analysis::ParamPlan& pp : plan_.loops[l].params) {
+      if (pp.is_accum) continue;
+      cached[pp.index] =
+          cached[pp.index] || (pp.strategy == analysis::Strategy::kPs &&
+                               prog_.loops[l].relaxed[pp.index] && !slices_[l].whole(pp.index));
+    }
+  }
+  // A row costs its base and ps::RowCache's bookkeeping. If every cached
+  // parameter fits, each is held whole; otherwise each gets a share of the
+  // memory in proportion to its size.
+  auto row_bytes = [&](size_t p) { return ex_->bindings()[p].width * 4.0 + 24.0; };
+  double total = 0;
+  for (size_t p = 0; p < np; ++p) {
+    if (cached[p]) total += row_bytes(p) * static_cast<double>(ex_->bindings()[p].rows);
+  }
+  const double budget = static_cast<double>(opts_.job.cache_mb) * 1048576.0;
+  for (size_t p = 0; p < np; ++p) {
+    const int64_t rows = ex_->bindings()[p].rows;
+    if (!cached[p]) continue;
+    if (total <= budget) {
+      capacity_[p] = rows;
+    } else {
+      const double share = budget * row_bytes(p) * static_cast<double>(rows) / total;
+      capacity_[p] = std::max<int64_t>(1, static_cast<int64_t>(share / row_bytes(p)));
+    }
+  }
 }
 
 Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
@@ -226,14 +266,17 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
   const kernel::Kernel& kernel = ex_->kernel(loop);
   RowLists cur(rows.params.size()), next;
   bool have_next = false;
+  // Strategies that work a step ahead (pulls ahead, row cache exchanges)
+  // get the next step's rows too.
+  const bool ahead = rows.prefetch || (rows.step_keys && !rows.step_sync);
   for (int64_t s = 0; s < n; ++s) {
-    if (rows.step_sync) {
+    if (rows.step_keys) {
       if (have_next) {
         cur = std::move(next);
       } else {
         RIGEL_ASSIGN_OR_RETURN(cur, server_rows(s));
       }
-      have_next = rows.prefetch && s + 1 < n;
+      have_next = ahead && s + 1 < n;
       if (have_next) {
         RIGEL_ASSIGN_OR_RETURN(next, server_rows(s + 1));
       }
@@ -254,7 +297,8 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
 }
 
 Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowPlan& rows,
-                         const kernel::RunContext& ctx, sync::SyncMetrics* m) {
+                         const kernel::RunContext& ctx, std::vector<kernel::ParamBinding>* bindings,
+                         const sync::RelaxedRun& relaxed, sync::SyncMetrics* m) {
   sync::SyncEnv env;
   env.prog = &prog_;
   env.loop = task.loop;
@@ -268,6 +312,10 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowP
   env.dense = dense_.get();
   env.state = &state_;
   env.metrics = m;
+  env.exchange = exchange_.get();
+  env.map = &client_->map();
+  env.bindings = bindings;
+  env.relaxed = &relaxed;
   RIGEL_ASSIGN_OR_RETURN(auto strategies, sync::CreateStrategies(env));
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->Begin());
   RIGEL_RETURN_IF_ERROR(RunSteps(task.loop, ctx, steps, rows, strategies, m));
@@ -290,8 +338,10 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks, Blocks(task, cuts_key));
   TaskResult out;
   out.accums.assign(ir::AccumSlots(prog_.accums), 0.0);
+  // The run's own bindings: the cache strategy counts writes through them.
+  std::vector<kernel::ParamBinding> bindings = ex_->bindings();
   kernel::RunContext ctx;
-  ctx.params = &ex_->bindings();
+  ctx.params = &bindings;
   ctx.data = &ex_->data_ptrs();
   ctx.accums = out.accums.data();
   ctx.seed = job_.seed;
@@ -305,6 +355,8 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   };
   PlanInput in = PlanFor(task.loop);
   RIGEL_RETURN_IF_ERROR(MeasureHotShare(task, cuts_key, *blocks, ctx, &in));
+  sync::RelaxedRun relaxed;
+  RIGEL_RETURN_IF_ERROR(Relaxed(task, *blocks, ctx, in, &relaxed));
   const RowLists steps = PlanSteps(in, *blocks);
   auto t_keys = Clock::now();
   RIGEL_ASSIGN_OR_RETURN(auto rows, Rows(task, cuts_key, in, *blocks, steps, ctx));
@@ -313,7 +365,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   if (int64_t batch = StepBatch(in); batch > 0) {
     m.values.emplace_back("batch", static_cast<double>(batch));
   }
-  RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &m));
+  RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &bindings, relaxed, &m));
   m.values.emplace_back("cpu_s", ProcessCpuSeconds() - cpu_start);
   Report(task, steps, keys_s, SecondsSince(run_start), m, &out);
   return out;

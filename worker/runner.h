@@ -73,6 +73,10 @@ struct RunnerOptions {
   // A testing hook: the pause after each 2-D hand-off is sent
   // (sync::Handoffs::set_test_pause, with `log`); zero: none.
   std::chrono::milliseconds handoff_pause{0};
+  // A testing hook: relaxed rows' exchanges also bring every held row's
+  // version, and each run reports the most merges any read lacked
+  // ("cache.max_lag.<param>", ps::RowExchange::set_audit).
+  bool audit_staleness = false;
 };
 
 class Runner {
@@ -112,6 +116,11 @@ class Runner {
   StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const kernel::RunContext& ctx,
                                                    std::span<const int64_t> elements) const;
   PlanInput PlanFor(int loop) const;
+  // How the run keeps its relaxed rows (sync::RelaxedRun): the job's
+  // options, or Rigel's choice from a sample of the loop's rows, measured on
+  // the loop's first run and kept.
+  Status Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
+                 const kernel::RunContext& ctx, const PlanInput& in, sync::RelaxedRun* out);
   // in.hot_share when Rigel chooses the loop's mini-batch (analysis/batch.h).
   Status MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
                          const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,
@@ -131,12 +140,18 @@ class Runner {
   // The strategies around the steps: Begin, the steps, the generations of
   // the written parameters, End, and the flush of every push.
   Status RunSynced(const TaskSpec& task, const std::vector<std::vector<int64_t>>& steps,
-                   const RowPlan& rows, const kernel::RunContext& ctx, sync::SyncMetrics* m);
+                   const RowPlan& rows, const kernel::RunContext& ctx,
+                   std::vector<kernel::ParamBinding>* bindings, const sync::RelaxedRun& relaxed,
+                   sync::SyncMetrics* m);
   // The run's counters into out->metrics, and its log line.
   void Report(const TaskSpec& task, const std::vector<std::vector<int64_t>>& steps, double keys_s,
               double total, const sync::SyncMetrics& m, TaskResult* out) const;
-  // Joins the workers' communicator when some loop has allreduce parameters.
+  // Joins the workers' communicator when some loop has allreduce parameters
+  // or relaxed parameters with hot rows.
   Status StartCollectives();
+  // Each cached parameter's row cache capacity (capacity_), from
+  // --cache-mb.
+  void SizeCaches();
 
   cluster::JobSpec job_;
   transport::Transport* transport_;
@@ -147,6 +162,8 @@ class Runner {
   std::vector<kernel::KeySlice> slices_;
   std::vector<bool> static_keys_;  // per loop: touched rows depend only on the elements
   std::unique_ptr<ps::PsClient> client_;
+  std::unique_ptr<ps::RowExchange> exchange_;  // the cache strategy's
+  std::vector<int64_t> capacity_;              // per parameter: its row cache's, in rows
   std::unique_ptr<sync::RowIo> io_;
   std::unique_ptr<sync::Handoffs> handoffs_;
   std::unique_ptr<DenseSync> dense_;     // null: no allreduce parameters
@@ -155,6 +172,8 @@ class Runner {
   std::map<std::pair<int, std::string>, std::unique_ptr<analysis::StepBlocks>> blocks_;
   std::map<std::pair<int, std::string>, std::shared_ptr<const RowPlan>> rows_;
   std::map<std::pair<int, std::string>, double> hot_share_;  // when static_keys_
+  // Per loop: the sample of rows its first run measured, for hot rows.
+  std::map<int, RowSample> samples_;
 };
 
 }  // namespace rigel::worker

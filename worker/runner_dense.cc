@@ -1,5 +1,6 @@
-// Joining the workers' communicator for the allreduce parameters
-// (worker/dense_sync.h; the strategy is worker/sync/allreduce.cc).
+// Joining the workers' communicator for the allreduce parameters and the
+// relaxed parameters' hot rows (worker/dense_sync.h; the strategies are
+// worker/sync/allreduce.cc and worker/sync/cached_rows.cc).
 #include "collectives/communicator.h"
 #include "collectives/nccl/communicator.h"
 #include "worker/runner.h"
@@ -10,9 +11,14 @@ using analysis::Strategy;
 
 Status Runner::StartCollectives() {
   bool any = false;
-  for (const analysis::LoopPlan& lp : plan_.loops) {
-    for (const analysis::ParamPlan& pp : lp.params) {
+  for (size_t l = 0; l < plan_.loops.size(); ++l) {
+    for (const analysis::ParamPlan& pp : plan_.loops[l].params) {
       any |= !pp.is_accum && analysis::Mechanism(pp) == Strategy::kAllreduce;
+    }
+    // Hot rows of relaxed parameters are merged by the collectives too.
+    const PlanInput in = PlanFor(static_cast<int>(l));
+    for (const PlanParam& pp : in.loop_params) {
+      any |= pp.cached && opts_.job.hot_rows && opts_.workers > 1;
     }
   }
   if (!any) return Status::Ok();
@@ -27,7 +33,7 @@ Status Runner::StartCollectives() {
   }
   if (!opts_.store) {
     return FailedPrecondition(
-        "the program has allreduce parameters but the worker has no "
+        "the program has allreduce parameters or hot rows but the worker has no "
         "rendezvous store for its collectives");
   }
   coll::CommunicatorOptions co;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analysis/batch.h"
+#include "analysis/relaxed.h"
 #include "common/key_sort.h"
 
 namespace rigel::worker {
@@ -186,45 +187,67 @@ int64_t StepBatch(const PlanInput& in) {
   const bool batched = std::any_of(in.loop_params.begin(), in.loop_params.end(), SyncedPerStep);
   if (in.kind != ScheduleKind::kDataParallel || !batched) return 0;
   if (in.batch > 0) return in.batch;
+  const bool cached = std::any_of(in.loop_params.begin(), in.loop_params.end(),
+                                  [](const PlanParam& pp) { return pp.cached; });
+  if (cached) return analysis::ChooseRelaxed(in.workers, in.hot_share).batch;
   // Every element of a dense update conflicts with every other: the merged
   // deltas of a mini-batch act as one step batch * workers times as long.
   return DenseLoop(in) ? analysis::kDenseBatch : analysis::SparseBatch(in.workers, in.hot_share);
 }
 
-StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
-                          const RowsFn& rows) {
+StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
+                               const RowsFn& rows, int64_t limit, const std::vector<bool>& want) {
+  RowSample out;
+  out.counts.resize(static_cast<size_t>(in.params));
+  std::vector<bool> shares(static_cast<size_t>(in.params), false);  // counted in `most`
   std::vector<int> params;
   for (const PlanParam& pp : in.loop_params) {
+    const size_t p = static_cast<size_t>(pp.index);
     // A sum is never read: how often elements share its rows cannot make
-    // an update stale, so it does not shrink the mini-batch.
-    if (pp.strategy == Strategy::kPs && pp.written && !pp.sum) params.push_back(pp.index);
+    // an update stale, so it does not count towards the hot share.
+    shares[p] = pp.strategy == Strategy::kPs && pp.written && !pp.sum;
+    if (shares[p] || (p < want.size() && want[p])) params.push_back(pp.index);
   }
-  if (params.empty()) return 0.0;
+  if (params.empty()) return out;
   size_t total = 0;
   for (const auto& step : blocks.blocks) {
     for (const auto& block : step) total += block.size();
   }
-  if (total == 0) return 0.0;
+  if (total == 0) return out;
   // Every stride-th element in (step, worker) order, walked in place: the
   // blocks can hold every element of a large data set.
-  const size_t stride = std::max<size_t>(1, total / analysis::kBatchSample);
+  const size_t stride = std::max<size_t>(1, total / static_cast<size_t>(limit));
   std::vector<std::unordered_map<int64_t, int64_t>> count(params.size());
-  int64_t sampled = 0, most = 0;
   size_t position = 0;
   for (const auto& step : blocks.blocks) {
     for (const auto& block : step) {
       size_t k = (stride - position % stride) % stride;  // the first sampled index in block
-      for (; k < block.size() && sampled < analysis::kBatchSample; k += stride, ++sampled) {
+      for (; k < block.size() && out.sampled < limit; k += stride, ++out.sampled) {
         RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&block[k], 1)));
-        for (size_t p = 0; p < params.size(); ++p) {
-          if (static_cast<size_t>(params[p]) >= touched.size()) continue;
-          for (int64_t row : touched[params[p]]) most = std::max(most, ++count[p][row]);
+        for (size_t i = 0; i < params.size(); ++i) {
+          const size_t p = static_cast<size_t>(params[i]);
+          if (p >= touched.size()) continue;
+          for (int64_t row : touched[p]) {
+            const int64_t n = ++count[i][row];
+            if (shares[p]) out.most = std::max(out.most, n);
+          }
         }
       }
       position += block.size();
     }
   }
-  return static_cast<double>(most) / static_cast<double>(sampled);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const size_t p = static_cast<size_t>(params[i]);
+    if (p < want.size() && want[p]) out.counts[p].assign(count[i].begin(), count[i].end());
+  }
+  return out;
+}
+
+StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
+                          const RowsFn& rows) {
+  RIGEL_ASSIGN_OR_RETURN(RowSample s, SampleRows(in, blocks, rows, analysis::kBatchSample, {}));
+  if (s.sampled == 0) return 0.0;
+  return static_cast<double>(s.most) / static_cast<double>(s.sampled);
 }
 
 std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
@@ -240,9 +263,18 @@ std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
 
 StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& blocks,
                            const std::vector<std::vector<int64_t>>& steps, const RowsFn& rows) {
-  std::vector<int64_t> mine;
-  for (const auto& s : steps) mine.insert(mine.end(), s.begin(), s.end());
-  RIGEL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> my_rows, rows(mine));
+  // This worker's rows are sliced only when a strategy lists them: slicing
+  // every element of a large loop costs about as much as running it.
+  const bool need_mine =
+      std::any_of(in.loop_params.begin(), in.loop_params.end(), [](const PlanParam& pp) {
+        return pp.strategy == Strategy::kLocal || pp.strategy == Strategy::kReplicated;
+      });
+  std::vector<std::vector<int64_t>> my_rows;
+  if (need_mine) {
+    std::vector<int64_t> mine;
+    for (const auto& s : steps) mine.insert(mine.end(), s.begin(), s.end());
+    RIGEL_ASSIGN_OR_RETURN(my_rows, rows(mine));
+  }
   my_rows.resize(static_cast<size_t>(in.params));
   OtherRows others(in, blocks, rows);
   RowPlan out;
@@ -253,12 +285,18 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
     r.used = true;
     r.param = pp;
     RIGEL_RETURN_IF_ERROR(PlanParamRows(in, my_rows[pp.index], others, &r));
+    if (pp.cached) {
+      // Its cache exchanges with the servers on its own, with no clocks.
+      out.step_keys |= pp.partial;
+      continue;
+    }
     bool ps = pp.strategy == Strategy::kPs;
     if (ps || !r.shared.empty()) {
       out.step_sync = true;
       synchronous |= !ps || !pp.relaxed;
     }
   }
+  out.step_keys |= out.step_sync;
   out.prefetch = out.step_sync && !synchronous && in.staleness >= 1;
   return out;
 }

@@ -35,6 +35,11 @@ struct PlanParam {
   bool relaxed = false;  // the loop relaxes it: its pulls may lag (staleness)
   bool whole = false;    // read or written whole
   bool sum = false;      // a reduction (plan strategy `reduce`): never read in the loop
+  // A relaxed `ps` parameter kept by a write-back row cache (the `cache`
+  // sync strategy; not at --staleness 0), and whether that cache holds the
+  // parameter only in part (it then needs the rows of every step).
+  bool cached = false;
+  bool partial = false;
 };
 
 struct PlanInput {
@@ -64,6 +69,9 @@ struct RowPlan {
   // Some rows go through the servers at every step (a ps parameter, or
   // shared local rows): every worker ticks its clock after each step.
   bool step_sync = false;
+  // Some strategy needs the rows each step touches (step_sync, or a cache
+  // that holds its parameter in part).
+  bool step_keys = false;
   // The next step's rows may be pulled while this one computes: a staleness
   // bound of at least 1, and every row synced per step relaxed.
   bool prefetch = false;
@@ -81,6 +89,19 @@ int64_t StepBatch(const PlanInput& in);
 // parameter or has no elements. Errors: the loop body's, from `rows`.
 StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
                           const RowsFn& rows);
+
+// The rows of the loop's parameters touched in a sample of its elements:
+// up to `limit` elements spread evenly over every worker's blocks (the same
+// on every worker). counts[p] lists (row, elements of the sample touching
+// it) for the parameters `want` selects; `most` is the largest such count of
+// a written, non-sum `ps` parameter (the hot share is most / sampled).
+struct RowSample {
+  int64_t sampled = 0;
+  int64_t most = 0;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> counts;  // by parameter index
+};
+StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
+                               const RowsFn& rows, int64_t limit, const std::vector<bool>& want);
 
 // The elements this worker runs at each step (at least one step).
 // Requires blocks for in.workers workers and 0 <= in.rank < in.workers.

@@ -164,14 +164,18 @@ TEST(SetupJson, ErrorsNameTheFileAndKey) {
 TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   CLI::App app;
   JobOptions o;
+  EXPECT_EQ(o.staleness, kStalenessAuto);  // DSL.md version 3: Rigel chooses
   std::vector<CLI::Option*> flags = AddJobOptionFlags(&app, &o);
-  ASSERT_EQ(flags.size(), 5u);
-  app.parse(std::vector<std::string>{"cuda", "--device", "7", "--sync-every", "3", "--staleness"});
+  ASSERT_EQ(flags.size(), 9u);
+  app.parse(std::vector<std::string>{"cuda", "--device", "7", "--sync-every", "3", "--staleness",
+                                     "off", "--hot-rows", "64", "--push-bound"});
   EXPECT_EQ(o.staleness, 3);
+  EXPECT_EQ(o.push_bound, 64);
+  EXPECT_FALSE(o.hot_rows);
   EXPECT_EQ(o.sync_every, 7);
   EXPECT_EQ(o.device, "cuda");
   EXPECT_EQ(flags[0]->count(), 1u);
-  EXPECT_EQ(flags[1]->count(), 0u);  // --batch not given
+  EXPECT_EQ(flags[2]->count(), 0u);  // --merge-every not given
 
   // What JobOptionArgs writes, parsed again, is the same options.
   std::vector<std::string> args = JobOptionArgs(o);
@@ -181,11 +185,29 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   AddJobOptionFlags(&again, &p);
   again.parse(args);
   EXPECT_EQ(p.staleness, o.staleness);
+  EXPECT_EQ(p.push_bound, o.push_bound);
+  EXPECT_EQ(p.merge_every, o.merge_every);
+  EXPECT_EQ(p.cache_mb, o.cache_mb);
+  EXPECT_EQ(p.hot_rows, o.hot_rows);
   EXPECT_EQ(p.batch, o.batch);
   EXPECT_EQ(p.sync_every, o.sync_every);
   EXPECT_EQ(p.device, o.device);
   EXPECT_EQ(p.collectives, o.collectives);
   EXPECT_TRUE(ValidateJobOptions(p, "x").ok());
+
+  // auto travels as itself.
+  CLI::App a3;
+  JobOptions q, r;
+  AddJobOptionFlags(&a3, &q);
+  a3.parse(std::vector<std::string>{"auto", "--staleness"});
+  EXPECT_EQ(q.staleness, kStalenessAuto);
+  args = JobOptionArgs(q);
+  EXPECT_EQ(args[1], "auto");
+  std::reverse(args.begin(), args.end());
+  CLI::App a4;
+  AddJobOptionFlags(&a4, &r);
+  a4.parse(args);
+  EXPECT_EQ(r.staleness, kStalenessAuto);
 }
 
 TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
@@ -193,7 +215,11 @@ TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
                                               {"-1", "--batch"},
                                               {"tpu", "--device"},
                                               {"nccl", "--collectives"},
-                                              {"2000000", "--staleness"}}) {
+                                              {"2000000", "--staleness"},
+                                              {"often", "--staleness"},
+                                              {"0", "--cache-mb"},
+                                              {"maybe", "--hot-rows"},
+                                              {"-2", "--push-bound"}}) {
     CLI::App app;
     JobOptions o;
     AddJobOptionFlags(&app, &o);
@@ -201,7 +227,10 @@ TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
   }
   JobOptions o;
   o.staleness = 2000000;
-  EXPECT_EQ(ValidateJobOptions(o, "x").message(), "x: staleness: 2000000 is outside 0..1048576");
+  EXPECT_EQ(ValidateJobOptions(o, "x").message(),
+            "x: staleness: 2000000 is outside 0..1048576 (or auto)");
+  o.staleness = kStalenessAuto;
+  EXPECT_TRUE(ValidateJobOptions(o, "x").ok());
 }
 
 }  // namespace

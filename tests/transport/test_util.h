@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <mutex>
@@ -234,6 +235,31 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       }
       break;
     }
+    case MessageType::ROW_SYNC: {
+      auto r = b.initRowSync();
+      r.setStaleness(static_cast<uint32_t>(seed) % 4);
+      r.setStep(seed + 9);
+      auto sec = r.initSections(1)[0];
+      sec.setParam(static_cast<uint32_t>(seed));
+      sec.setReset(seed % 2 == 0);
+      m.SetKeys(sec.initPushKeys(), Buffer::FromVector(SampleKeys(seed, nkeys)));
+      m.SetRows(sec.initPushRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
+      m.SetKeys(sec.initFetchKeys(), Buffer::FromVector(SampleKeys(seed + 1, 3)));
+      m.SetKeys(sec.initDropKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
+      break;
+    }
+    case MessageType::ROW_SYNC_REPLY: {
+      auto sec = b.initRowSyncReply().initSections(1)[0];
+      sec.setParam(static_cast<uint32_t>(seed));
+      m.SetKeys(sec.initKeys(), Buffer::FromVector(SampleKeys(seed, nkeys)));
+      m.SetRows(sec.initRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
+      std::vector<uint64_t> versions(nkeys);
+      for (size_t k = 0; k < nkeys; ++k) versions[k] = seed + k;
+      m.SetBytes(sec.initVersions(), Buffer::FromVector(std::move(versions)));
+      m.SetKeys(sec.initAuditKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
+      m.SetBytes(sec.initAuditVersions(), Buffer::FromVector(std::vector<uint64_t>{}));
+      break;
+    }
   }
   return m;
 }
@@ -392,6 +418,31 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(files[1].getBytes(), 101u);
       EXPECT_EQ(files[1].getChecksum(), 0xabcdef01u);
       EXPECT_EQ(files[1].getRows(), 8u);
+      break;
+    }
+    case MessageType::ROW_SYNC: {
+      auto r = b.getRowSync();
+      EXPECT_EQ(r.getStep(), uint64_t(seed + 9));
+      ASSERT_EQ(r.getSections().size(), 1u);
+      auto sec = r.getSections()[0];
+      EXPECT_EQ(sec.getParam(), uint32_t(seed));
+      EXPECT_EQ(sec.getReset(), seed % 2 == 0);
+      expect_keys(sec.getPushKeys());
+      expect_rows(sec.getPushRows());
+      EXPECT_EQ(in.Keys(sec.getFetchKeys()).size(), 3u);
+      EXPECT_TRUE(in.Keys(sec.getDropKeys()).empty());
+      break;
+    }
+    case MessageType::ROW_SYNC_REPLY: {
+      auto sec = b.getRowSyncReply().getSections()[0];
+      EXPECT_EQ(sec.getParam(), uint32_t(seed));
+      expect_keys(sec.getKeys());
+      expect_rows(sec.getRows());
+      transport::Buffer v = in.Bytes(sec.getVersions());
+      ASSERT_EQ(v.size(), nkeys * 8);
+      uint64_t last;
+      std::memcpy(&last, v.data() + (nkeys - 1) * 8, 8);
+      EXPECT_EQ(last, uint64_t(seed + nkeys - 1));
       break;
     }
   }

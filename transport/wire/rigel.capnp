@@ -113,6 +113,11 @@ struct JobOptions {
   syncEvery @2 :Int64;
   device @3 :Text;          # "cpu" or "cuda"
   collectives @4 :Text;     # "gloo" or "mpi" (empty from an older sender: gloo)
+  stalenessAuto @5 :Bool;   # Rigel chooses the staleness bound (`staleness` unused)
+  pushBound @6 :Int64;
+  mergeEvery @7 :Int64;
+  cacheMb @8 :Int64;        # 0 from an older sender: 1024
+  noHotRows @9 :Bool;
 }
 
 # A parameter the servers hold: its rows, width (0: 1-D), sharding and
@@ -336,6 +341,55 @@ struct RestoreRequest {
   files @1 :List(CheckpointFile);
 }
 
+# worker -> server (request): one mini-batch's exchange of relaxed rows
+# between a worker's write-back row cache (ps/cache.h) and one server (DSL.md
+# version 3, "bounded staleness per row"). Each section is one parameter:
+#   push*   rows whose summed local deltas the worker merges now; each row is
+#           one merge, which adds 1 to the row's version on the server;
+#   fetch*  rows the worker does not hold: sent back whatever their version,
+#           and from then on held (the server counts what they lack);
+#   drop*   rows the worker no longer holds (evicted);
+#   reset   the worker holds none of its rows (a new or emptied cache).
+# Pushes are applied first, so the answer holds them. With `replica` set the
+# pushes are of rows replicated on every worker and already merged into each
+# replica (hot rows, merged by a collective): they count as a merge no holder
+# lacks. A push with a non-finite value is refused (an error naming the
+# parameter and row) and nothing of the message is applied.
+struct RowSync {
+  sections @0 :List(RowSyncSection);
+  staleness @1 :UInt32;  # N: rows lacking more merges by other workers come back
+  step @2 :UInt64;       # the worker's mini-batch, for logs
+  replica @3 :Bool;
+  audit @4 :Bool;        # testing: also answer every held row's version (auditKeys)
+}
+
+struct RowSyncSection {
+  param @0 :UInt32;
+  pushKeys @1 :KeysRef;
+  pushRows @2 :RowsRef;  # rows == pushKeys.count
+  fetchKeys @3 :KeysRef;
+  dropKeys @4 :KeysRef;
+  reset @5 :Bool;        # the worker held no row of it before this message's fetches
+}
+
+# server -> worker: the answer to `rowSync`, one section per section asked.
+# `keys`/`rows`: the rows fetched and every row the worker holds that lacked
+# more than `staleness` merges by other workers, ascending, and the server's
+# version of each (`versions`: keys.count uint64). With `audit`: every row the
+# worker holds on this server (`auditKeys`) and its version (`auditVersions`).
+struct RowSyncReply {
+  sections @0 :List(RowSyncReplySection);
+}
+
+struct RowSyncReplySection {
+  param @0 :UInt32;
+  keys @1 :KeysRef;
+  rows @2 :RowsRef;
+  versions @3 :BytesRef;
+  auditKeys @4 :KeysRef;
+  auditVersions @5 :BytesRef;
+}
+
 struct Envelope {
   version @0 :UInt16;      # wireVersion
   kind @1 :Kind;
@@ -368,6 +422,8 @@ struct Envelope {
     checkpoint @28 :CheckpointRequest;
     checkpointReply @29 :CheckpointReply;
     restore @30 :RestoreRequest;
+    rowSync @31 :RowSync;
+    rowSyncReply @32 :RowSyncReply;
   }
   # Set by the transport, never by callers: the sizes of payload frames
   # 0..n-1 when they travel inside the header frame, right after this message,

@@ -14,10 +14,14 @@ StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const Sync
                                  Strategy::kRotate, Strategy::kReplicated};
   std::vector<std::unique_ptr<SyncStrategy>> out;
   for (Strategy s : kOrder) {
-    std::vector<int> params;
+    std::vector<int> params, cached;
     for (const ParamRows& r : env.rows->params) {
-      if (r.used && r.param.strategy == s) params.push_back(r.param.index);
+      if (!r.used || r.param.strategy != s) continue;
+      (r.param.cached ? cached : params).push_back(r.param.index);
     }
+    // Relaxed rows kept by write-back caches: before the other ps rows, as
+    // their exchanges are under way while the step computes.
+    if (!cached.empty()) out.push_back(CreateCachedRows(env, std::move(cached)));
     if (params.empty()) continue;
     switch (s) {
       case Strategy::kAllreduce:

@@ -18,9 +18,11 @@
 #include "analysis/plan.h"
 #include "common/status.h"
 #include "ir/ir.h"
+#include "ps/cache.h"
 #include "worker/dense_sync.h"
 #include "worker/step_plan.h"
 #include "worker/sync/handoff.h"
+#include "worker/sync/hot_rows.h"
 #include "worker/sync/row_io.h"
 
 namespace rigel::worker::sync {
@@ -53,6 +55,27 @@ struct ParamState {
   HeldRows local;           // the local strategy's rows
   HeldRows replicated;      // the replicated strategy's rows
   DenseReplica dense;       // the allreduce strategy's replica
+  // The cache strategy's row cache and its write counter (null until a
+  // relaxed loop first runs), the generation it was last in step with the
+  // servers, and the hot rows.
+  std::unique_ptr<ps::RowCache> cache;
+  kernel::RowTracker tracker;
+  uint64_t cache_generation = 0;
+  HotRows hot;
+};
+
+// How one run keeps its relaxed parameters' rows (the cache strategy),
+// resolved by the runner from the job options and what the workers measured
+// (analysis/relaxed.h, worker/runner_relaxed.cc).
+struct RelaxedRun {
+  uint32_t staleness = 1;   // N: merges by other workers a read may lack
+  uint32_t push_bound = 1;  // a cached row's updates before it is pushed
+  int64_t merge_every = 1;  // steps between hot-row merges
+  bool audit = false;       // testing: check the bound against the servers' versions
+  // By parameter index: the cache's capacity in rows, and the rows that are
+  // hot when the parameter is first cached (empty: none).
+  std::vector<int64_t> capacity;
+  std::vector<std::vector<int64_t>> hot;
 };
 
 // What the strategies of one run work with; owned by the runner, outliving
@@ -70,6 +93,13 @@ struct SyncEnv {
   DenseSync* dense = nullptr;                // null: the job has no allreduce parameters
   std::vector<ParamState>* state = nullptr;  // by parameter index
   SyncMetrics* metrics = nullptr;
+  // The cache strategy: the row exchange with the servers, the shard map,
+  // the run's bindings (the kernel's; the strategy sets their trackers) and
+  // the run's settings.
+  ps::RowExchange* exchange = nullptr;
+  const cluster::ShardMap* map = nullptr;
+  std::vector<kernel::ParamBinding>* bindings = nullptr;
+  const RelaxedRun* relaxed = nullptr;
 };
 
 // One planned step, as the strategies see it.
@@ -106,6 +136,7 @@ StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const Sync
 
 // One strategy over `params` (parameter indices); used by CreateStrategies.
 std::unique_ptr<SyncStrategy> CreatePsPullPush(const SyncEnv& env, std::vector<int> params);
+std::unique_ptr<SyncStrategy> CreateCachedRows(const SyncEnv& env, std::vector<int> params);
 std::unique_ptr<SyncStrategy> CreateLocalRows(const SyncEnv& env, std::vector<int> params);
 std::unique_ptr<SyncStrategy> CreateRotation(const SyncEnv& env, std::vector<int> params);
 std::unique_ptr<SyncStrategy> CreateAllreduce(const SyncEnv& env, std::vector<int> params);

@@ -1,0 +1,71 @@
+#include "analysis/relaxed.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/batch.h"
+
+namespace rigel::analysis {
+
+RelaxedChoice ChooseRelaxed(int workers, double hot_share) {
+  RelaxedChoice c;
+  const int w = std::max(workers, 2);
+  const double updates =
+      w == 2 ? kRowUpdatesTwoWorkers
+             : kRowUpdatesPerWorker * std::log(static_cast<double>(w) / static_cast<double>(w - 2));
+  c.batch = kMaxCachedBatch;
+  while (c.batch > kMinBatch && hot_share * static_cast<double>(c.batch) > updates) c.batch /= 2;
+  c.staleness = 1;
+  c.push_bound = kPushBound;
+  c.merge_every = 1;
+  return c;
+}
+
+std::vector<int64_t> ChooseHotRows(const std::vector<std::pair<int64_t, int64_t>>& count,
+                                   int64_t sampled, int64_t width, int workers,
+                                   const RelaxedChoice& c) {
+  std::vector<int64_t> hot;
+  if (sampled <= 0 || workers < 2) return hot;
+  const double w = static_cast<double>(width);
+  const double others = static_cast<double>(workers - 1) / static_cast<double>(c.staleness + 1);
+  const double ps_per_push = (8 + 4 * w) + others * (16 + 4 * w);
+  const double collective = 4 * w / static_cast<double>(std::max<int64_t>(c.merge_every, 1));
+  double all = 0, chosen = 0;
+  for (const auto& [row, n] : count) {
+    // Elements of one step touching the row, and its bytes through the servers.
+    const double touches =
+        static_cast<double>(n) * static_cast<double>(c.batch) / static_cast<double>(sampled);
+    const double ps =
+        std::min(1.0, touches / static_cast<double>(std::max<int64_t>(c.push_bound, 1))) *
+        ps_per_push;
+    all += ps;
+    if (ps > collective) {
+      hot.push_back(row);
+      chosen += ps;
+    }
+  }
+  if (chosen < all / 2) hot.clear();
+  std::sort(hot.begin(), hot.end());
+  return hot;
+}
+
+std::string RelaxedRule() {
+  return "relaxed rows (DSL.md v3): a write-back row cache per worker, exchanged with the "
+         "servers once per mini-batch; a read lacks at most N = 1 merges of its row by other "
+         "workers; mini-batches: the largest power of two <= U / s, between " +
+         std::to_string(kMinBatch) + " and " + std::to_string(kMaxCachedBatch) +
+         " elements per worker, where s is the largest share of elements that write one row "
+         "and U = " +
+         std::to_string(static_cast<int>(kRowUpdatesTwoWorkers)) + " on 2 workers, " +
+         std::to_string(static_cast<int>(kRowUpdatesPerWorker)) +
+         " x ln(W / (W - 2)) on W >= 3; a row is pushed after " + std::to_string(kPushBound) +
+         " updates; rows the collectives merge in fewer bytes than the servers (and that carry "
+         "at least half of a parameter's bytes) are replicated and merged every mini-batch "
+         "when a collective costs at most a quarter of a mini-batch's compute (all measured on "
+         "the loop's first run, on " +
+         std::to_string(kHotSample) +
+         " elements); --staleness, --push-bound, --merge-every, --batch and --hot-rows set "
+         "them";
+}
+
+}  // namespace rigel::analysis

@@ -1,0 +1,387 @@
+#include "ps/cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "common/key_sort.h"
+
+namespace rigel::ps {
+
+using transport::Buffer;
+using transport::InMessage;
+using transport::OutMessage;
+
+// One exchange's part of one cache for one server.
+struct RowCache::Out {
+  std::vector<uint64_t> push_keys;
+  std::vector<float> push_rows;
+  std::vector<uint64_t> fetch_keys, drop_keys;
+  bool reset = false;
+};
+
+namespace {
+
+bool Contains(std::span<const int64_t> sorted, int64_t row) {
+  return std::binary_search(sorted.begin(), sorted.end(), row);
+}
+
+// Sorts keys ascending (the wire wants them so), moving each pushed row with
+// its key.
+void SortOut(int64_t width, std::vector<uint64_t>* push_keys, std::vector<float>* push_rows,
+             std::vector<uint64_t>* fetch, std::vector<uint64_t>* drop) {
+  std::sort(fetch->begin(), fetch->end());
+  std::sort(drop->begin(), drop->end());
+  if (std::is_sorted(push_keys->begin(), push_keys->end())) return;
+  std::vector<uint32_t> order(push_keys->size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return (*push_keys)[a] < (*push_keys)[b]; });
+  std::vector<uint64_t> keys(order.size());
+  std::vector<float> rows(push_rows->size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    keys[k] = (*push_keys)[order[k]];
+    std::memcpy(rows.data() + k * width, push_rows->data() + order[k] * width,
+                sizeof(float) * width);
+  }
+  push_keys->swap(keys);
+  push_rows->swap(rows);
+}
+
+// BytesRef frames carry no alignment promise: copied out.
+template <typename T>
+std::vector<T> FromBytes(const Buffer& bytes) {
+  std::vector<T> out(bytes.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+}  // namespace
+
+RowCache::RowCache(int param, const cluster::ShardMap& map, float* values, int64_t capacity,
+                   uint32_t push_bound)
+    : param_(param),
+      map_(map),
+      values_(values),
+      rows_(map.params()[param].rows),
+      width_(map.params()[param].width),
+      capacity_(std::max<int64_t>(capacity, 1)),
+      whole_(capacity_ >= rows_),
+      push_bound_(std::max<uint32_t>(push_bound, 1)) {
+  const size_t n = static_cast<size_t>(rows_);
+  slot_.assign(n, -1);
+  updates_.assign(n, 0);
+  excluded_.assign(n, 0);
+  asked_.assign(n, 0);
+}
+
+void RowCache::Exclude(std::span<const int64_t> rows) {
+  for (int64_t r : rows) {
+    excluded_[static_cast<size_t>(r)] = 1;
+    updates_[static_cast<size_t>(r)] = 0;
+    int32_t s = slot_[static_cast<size_t>(r)];
+    if (s < 0) continue;
+    drops_.push_back(r);
+    slot_[static_cast<size_t>(r)] = -1;
+    row_[s] = -1;
+    free_.push_back(s);
+  }
+}
+
+void RowCache::Reset() {
+  std::fill(slot_.begin(), slot_.end(), -1);
+  std::fill(updates_.begin(), updates_.end(), 0);
+  std::fill(asked_.begin(), asked_.end(), 0);
+  row_.clear(), base_.clear(), version_.clear(), own_.clear(), used_.clear(), free_.clear();
+  due_.clear(), drops_.clear(), last_next_.clear();
+  hand_ = 0;
+  loaded_ = false;
+  reset_ = true;
+}
+
+void RowCache::RestoreLocal() {
+  for (size_t s = 0; s < row_.size(); ++s) {
+    if (row_[s] < 0) continue;
+    std::memcpy(values_ + row_[s] * width_, base_.data() + s * width_, sizeof(float) * width_);
+  }
+}
+
+int32_t RowCache::NewSlot(int64_t row) {
+  int32_t s;
+  if (!free_.empty()) {
+    s = free_.back();
+    free_.pop_back();
+  } else {
+    s = static_cast<int32_t>(row_.size());
+    row_.push_back(-1);
+    base_.resize(base_.size() + static_cast<size_t>(width_));
+    version_.push_back(0);
+    own_.push_back(0);
+    used_.push_back(0);
+  }
+  row_[s] = row;
+  slot_[static_cast<size_t>(row)] = s;
+  return s;
+}
+
+// One merge: the delta since the base goes out, and the base moves exactly
+// as the server's row will, so the next delta is taken against that.
+void RowCache::PushRow(int64_t row, std::vector<Out>* out) {
+  updates_[static_cast<size_t>(row)] = 0;
+  const int32_t s = slot_[static_cast<size_t>(row)];
+  float* local = values_ + row * width_;
+  float* base = base_.data() + static_cast<size_t>(s) * width_;
+  Out& o = (*out)[static_cast<size_t>(map_.ServerOf(param_, row))];
+  const size_t at = o.push_rows.size();
+  o.push_rows.resize(at + static_cast<size_t>(width_));
+  float* d = o.push_rows.data() + at;
+  bool any = false;
+  for (int64_t c = 0; c < width_; ++c) {
+    d[c] = local[c] - base[c];
+    any |= d[c] != 0.0f;
+  }
+  if (!any) {
+    o.push_rows.resize(at);
+    return;
+  }
+  for (int64_t c = 0; c < width_; ++c) base[c] += d[c];
+  o.push_keys.push_back(static_cast<uint64_t>(row));
+  ++own_[s];
+  ++stats_.pushed;
+}
+
+void RowCache::Prepare(std::span<const int64_t> next, bool flush, std::vector<Out>* out) {
+  if (reset_) {
+    for (Out& o : *out) o.reset = true;
+    reset_ = false;
+  }
+  for (int64_t r : drops_) {
+    (*out)[static_cast<size_t>(map_.ServerOf(param_, r))].drop_keys.push_back(
+        static_cast<uint64_t>(r));
+  }
+  drops_.clear();
+  if (flush) {
+    for (int64_t r : row_) {
+      if (r >= 0 && updates_[static_cast<size_t>(r)] > 0) PushRow(r, out);
+    }
+  } else {
+    for (int64_t r : due_) {
+      // Listed once per crossing; pushed (count reset) since, or excluded.
+      if (updates_[static_cast<size_t>(r)] >= push_bound_ && holds(r)) PushRow(r, out);
+    }
+  }
+  due_.clear();
+  Fetch(next, out);
+  for (Out& o : *out) SortOut(width_, &o.push_keys, &o.push_rows, &o.fetch_keys, &o.drop_keys);
+}
+
+void RowCache::Fetch(std::span<const int64_t> next, std::vector<Out>* out) {
+  std::vector<int64_t> want;
+  if (whole_) {
+    if (loaded_) return;
+    loaded_ = true;
+    for (int64_t r = 0; r < rows_; ++r) {
+      if (!holds(r) && !excluded(r)) want.push_back(r);
+    }
+  } else {
+    for (int64_t r : next) {
+      if (excluded(r)) continue;
+      if (holds(r)) {
+        used_[slot_[static_cast<size_t>(r)]] = 1;
+      } else if (!asked_[static_cast<size_t>(r)]) {
+        want.push_back(r);
+      }
+    }
+    int64_t asked = 0;
+    for (uint8_t a : asked_) asked += a;
+    const int64_t need = held() + asked + static_cast<int64_t>(want.size()) - capacity_;
+    if (need > 0) Evict(need, next, out);
+    last_next_.assign(next.begin(), next.end());
+  }
+  for (int64_t r : want) {
+    asked_[static_cast<size_t>(r)] = 1;
+    (*out)[static_cast<size_t>(map_.ServerOf(param_, r))].fetch_keys.push_back(
+        static_cast<uint64_t>(r));
+  }
+}
+
+// Clock: a row used since the hand last passed is spared once; rows the
+// mini-batch under way or the coming one touches are never taken. Gives up
+// after two turns (the capacity is then smaller than two mini-batches' rows,
+// and the cache holds more than it for a while).
+void RowCache::Evict(int64_t need, std::span<const int64_t> next, std::vector<Out>* out) {
+  const size_t slots = row_.size();
+  for (size_t seen = 0; need > 0 && seen < 2 * slots; ++seen) {
+    const size_t s = hand_;
+    hand_ = (hand_ + 1) % slots;
+    const int64_t r = row_[s];
+    if (r < 0 || Contains(next, r) || Contains(last_next_, r)) continue;
+    if (used_[s]) {
+      used_[s] = 0;
+      continue;
+    }
+    if (updates_[static_cast<size_t>(r)] > 0) PushRow(r, out);
+    (*out)[static_cast<size_t>(map_.ServerOf(param_, r))].drop_keys.push_back(
+        static_cast<uint64_t>(r));
+    slot_[static_cast<size_t>(r)] = -1;
+    row_[s] = -1;
+    free_.push_back(static_cast<int32_t>(s));
+    ++stats_.evicted;
+    --need;
+  }
+}
+
+Status RowCache::Apply(const InMessage& msg, wire::RowSyncReplySection::Reader sec) {
+  std::span<const uint64_t> keys = msg.Keys(sec.getKeys());
+  transport::RowsView rows = msg.Rows(sec.getRows());
+  if (!keys.empty() && rows.width != width_) {
+    return Internal("a rowSync answer has rows of width " + std::to_string(rows.width) + " for '" +
+                    map_.params()[param_].name + "' (width " + std::to_string(width_) + ")");
+  }
+  const std::vector<uint64_t> versions = FromBytes<uint64_t>(msg.Bytes(sec.getVersions()));
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const int64_t r = static_cast<int64_t>(keys[k]);
+    if (r >= rows_ || excluded(r)) continue;  // a drop is on its way
+    std::span<const float> v = rows.row(k);
+    float* local = values_ + r * width_;
+    int32_t s = slot_[static_cast<size_t>(r)];
+    if (s < 0) {
+      s = NewSlot(r);
+      asked_[static_cast<size_t>(r)] = 0;
+      std::memcpy(local, v.data(), sizeof(float) * width_);
+      ++stats_.fetched;
+    } else {
+      // The server's value plus what this worker has not merged yet.
+      float* base = base_.data() + static_cast<size_t>(s) * width_;
+      for (int64_t c = 0; c < width_; ++c) local[c] = v[c] + (local[c] - base[c]);
+      ++stats_.refreshed;
+    }
+    std::memcpy(base_.data() + static_cast<size_t>(s) * width_, v.data(), sizeof(float) * width_);
+    version_[s] = versions[k];
+    own_[s] = 0;
+  }
+  stats_.bytes_in += keys.size() * (8 + 8 + sizeof(float) * width_);
+  std::span<const uint64_t> audit = msg.Keys(sec.getAuditKeys());
+  const std::vector<uint64_t> audit_versions =
+      FromBytes<uint64_t>(msg.Bytes(sec.getAuditVersions()));
+  for (size_t k = 0; k < audit.size(); ++k) {
+    const int64_t r = static_cast<int64_t>(audit[k]);
+    if (r >= rows_ || !holds(r)) continue;
+    const int32_t s = slot_[static_cast<size_t>(r)];
+    const int64_t lag = static_cast<int64_t>(audit_versions[k]) -
+                        static_cast<int64_t>(version_[s]) - static_cast<int64_t>(own_[s]);
+    stats_.max_lag = std::max(stats_.max_lag, lag);
+    ++stats_.audited;
+  }
+  return Status::Ok();
+}
+
+RowExchange::RowExchange(transport::Transport* transport, int servers, transport::CallOptions call)
+    : transport_(transport), servers_(servers), call_(call) {}
+
+Status RowExchange::Send(std::span<RowCache* const> caches,
+                         const std::vector<std::span<const int64_t>>& next, bool flush,
+                         uint32_t staleness, uint64_t step) {
+  if (!replies_.empty()) return Internal("a row exchange is already in flight");
+  std::vector<OutMessage> msgs(static_cast<size_t>(servers_));
+  std::vector<wire::RowSync::Builder> req;
+  for (OutMessage& m : msgs) {
+    auto r = m.header().getBody().initRowSync();
+    r.setStaleness(staleness);
+    r.setStep(step);
+    r.setAudit(audit_);
+    r.initSections(static_cast<unsigned>(caches.size()));
+    req.push_back(r);
+  }
+  for (size_t i = 0; i < caches.size(); ++i) {
+    RowCache& c = *caches[i];
+    std::vector<RowCache::Out> out(static_cast<size_t>(servers_));
+    c.Prepare(i < next.size() ? next[i] : std::span<const int64_t>{}, flush, &out);
+    for (int s = 0; s < servers_; ++s) {
+      RowCache::Out& o = out[static_cast<size_t>(s)];
+      c.stats_.bytes_out += (o.push_keys.size() + o.fetch_keys.size() + o.drop_keys.size()) * 8 +
+                            o.push_rows.size() * sizeof(float);
+      auto sec = req[static_cast<size_t>(s)].getSections()[static_cast<unsigned>(i)];
+      sec.setParam(static_cast<uint32_t>(c.param()));
+      sec.setReset(o.reset);
+      OutMessage& m = msgs[static_cast<size_t>(s)];
+      m.SetKeys(sec.initPushKeys(), Buffer::FromVector(std::move(o.push_keys)));
+      m.SetRows(sec.initPushRows(), Buffer::FromVector(std::move(o.push_rows)),
+                static_cast<uint32_t>(c.width_));
+      m.SetKeys(sec.initFetchKeys(), Buffer::FromVector(std::move(o.fetch_keys)));
+      m.SetKeys(sec.initDropKeys(), Buffer::FromVector(std::move(o.drop_keys)));
+    }
+  }
+  caches_.assign(caches.begin(), caches.end());
+  for (int s = 0; s < servers_; ++s) {
+    replies_.push_back(transport_->RequestAsync(transport::PeerId{transport::Role::kServer, s},
+                                                std::move(msgs[static_cast<size_t>(s)]), call_));
+  }
+  return Status::Ok();
+}
+
+Status RowExchange::Receive() {
+  Status first;
+  for (size_t s = 0; s < replies_.size(); ++s) {
+    StatusOr<InMessage> r = replies_[s].get();
+    if (!first.ok()) continue;
+    if (!r.ok()) {
+      first = r.status();
+      continue;
+    }
+    if (r->type() != transport::MessageType::ROW_SYNC_REPLY) {
+      first = Internal(std::string("a rowSync was answered with ") +
+                       transport::MessageTypeName(r->type()));
+      continue;
+    }
+    auto sections = r->header().getBody().getRowSyncReply().getSections();
+    if (sections.size() != caches_.size()) {
+      first = Internal("a rowSync answer has " + std::to_string(sections.size()) +
+                       " sections for " + std::to_string(caches_.size()) + " parameters");
+      continue;
+    }
+    for (size_t i = 0; i < caches_.size() && first.ok(); ++i) {
+      first = caches_[i]->Apply(*r, sections[static_cast<unsigned>(i)]);
+    }
+  }
+  replies_.clear();
+  caches_.clear();
+  return first;
+}
+
+Status RowExchange::PushReplicated(int param, int64_t width, const cluster::ShardMap& map,
+                                   std::span<const int64_t> keys, std::span<const float> deltas) {
+  if (!replies_.empty()) return Internal("a row exchange is already in flight");
+  std::vector<std::vector<uint64_t>> k(static_cast<size_t>(servers_));
+  std::vector<std::vector<float>> v(static_cast<size_t>(servers_));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t s = static_cast<size_t>(map.ServerOf(param, keys[i]));
+    k[s].push_back(static_cast<uint64_t>(keys[i]));
+    v[s].insert(v[s].end(), deltas.begin() + static_cast<ptrdiff_t>(i * width),
+                deltas.begin() + static_cast<ptrdiff_t>((i + 1) * width));
+  }
+  std::vector<std::future<StatusOr<InMessage>>> replies;
+  for (int s = 0; s < servers_; ++s) {
+    if (k[static_cast<size_t>(s)].empty()) continue;
+    OutMessage m;
+    auto r = m.header().getBody().initRowSync();
+    r.setReplica(true);
+    auto sec = r.initSections(1)[0];
+    sec.setParam(static_cast<uint32_t>(param));
+    m.SetKeys(sec.initPushKeys(), Buffer::FromVector(std::move(k[static_cast<size_t>(s)])));
+    m.SetRows(sec.initPushRows(), Buffer::FromVector(std::move(v[static_cast<size_t>(s)])),
+              static_cast<uint32_t>(width));
+    m.SetKeys(sec.initFetchKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
+    m.SetKeys(sec.initDropKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
+    replies.push_back(transport_->RequestAsync(transport::PeerId{transport::Role::kServer, s},
+                                               std::move(m), call_));
+  }
+  Status first;
+  for (auto& f : replies) {
+    StatusOr<InMessage> r = f.get();
+    if (first.ok() && !r.ok()) first = r.status();
+  }
+  return first;
+}
+
+}  // namespace rigel::ps

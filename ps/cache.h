@@ -1,0 +1,190 @@
+// A worker's write-back cache of relaxed parameters' rows (DSL.md version 3,
+// "bounded staleness per row"; the servers' side is ps/row_versions.h, the
+// exchange `rowSync` in transport/wire/rigel.capnp, the design in
+// docs/parameter_servers.md).
+//
+// RowCache is one parameter. Its values live in the caller's array (the
+// worker's local copy, which the kernel reads and writes in place); the cache
+// keeps, per row it holds, the base the next delta is taken against (the
+// servers' value when the row came, plus this worker's deltas merged since),
+// the server version it came at and the merges this worker made since (to
+// audit the bound), and counts each row's writes: the caller's kernel adds 1
+// to updates()[r] per write of row r and appends r to *due() when that count
+// reaches push_bound() (kernel::RowTracker does exactly this).
+//
+// RowExchange sends, per mini-batch, one rowSync per server for a set of
+// caches and applies the answers:
+//  - rows whose counted updates reached the push bound are pushed (one merge
+//    each: delta = local - base, then base += delta), as is every row with
+//    updates at the end of a loop (flush) and every row evicted;
+//  - rows the coming mini-batch touches that the cache does not hold are
+//    fetched (a miss always fetches);
+//  - the servers answer those, and every held row that lacks more than N
+//    merges by other workers; such a row becomes server value + this
+//    worker's pending delta (a worker reads its own writes), its base the
+//    server value.
+// So what a worker reads of a cached row lacks at most N merges by other
+// workers that the servers had applied when they answered the exchange
+// before the mini-batch (the audit, RowExchange::set_audit, checks this
+// against the servers' versions of every held row).
+//
+// Memory bound: at most `capacity` rows are held (a base of width floats and
+// 24 bytes each; 9 bytes per row of the parameter besides). A parameter with
+// no more rows than that is held whole (`whole()`: every row fetched at the
+// first exchange, none evicted, so the caller need not list the rows each
+// mini-batch touches). Otherwise, when fetches would exceed the capacity,
+// held rows that neither the last nor the coming mini-batch touches are
+// evicted in clock order (a row used since the hand last passed is spared
+// once); an evicted row with updates is pushed in the same exchange.
+//
+// Rows can be excluded (hot rows, replicated and merged by a collective):
+// the cache never holds, fetches or pushes them, and ignores their counts.
+//
+// Errors: the transport's, and the servers' (FailedPrecondition for a
+// non-finite merged delta, naming the parameter and row). Thread-compatible:
+// one thread (the worker's runner) at a time; the transport's callbacks only
+// fill promises.
+#ifndef RIGEL_PS_CACHE_H_
+#define RIGEL_PS_CACHE_H_
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cluster/shard_map.h"
+#include "common/status.h"
+#include "transport/transport.h"
+
+namespace rigel::ps {
+
+struct RowCacheStats {
+  uint64_t pushed = 0;     // rows merged (one merge each)
+  uint64_t fetched = 0;    // rows received that were not held (misses)
+  uint64_t refreshed = 0;  // held rows received because they lacked > N merges
+  uint64_t evicted = 0;
+  uint64_t bytes_out = 0, bytes_in = 0;  // keys and rows sent and received
+  // Audit (RowExchange::set_audit): held rows checked, and the most merges
+  // by other workers any of them lacked when an answer came.
+  uint64_t audited = 0;
+  int64_t max_lag = 0;
+};
+
+class RowCache {
+ public:
+  // Parameter `param` of `map` (its rows and width), whose local copy is
+  // `values` (rows x width floats, owned by the caller and outliving the
+  // cache). `capacity` rows at most are held; `push_bound` updates of a row
+  // make it due for a push (at least 1).
+  RowCache(int param, const cluster::ShardMap& map, float* values, int64_t capacity,
+           uint32_t push_bound);
+
+  int param() const { return param_; }
+  bool whole() const { return whole_; }
+  int64_t capacity() const { return capacity_; }
+  uint32_t push_bound() const { return push_bound_; }
+  // Rows counted from now on are due at `bound` updates (at least 1).
+  void set_push_bound(uint32_t bound) { push_bound_ = bound < 1 ? 1 : bound; }
+  int64_t held() const { return static_cast<int64_t>(row_.size() - free_.size()); }
+  bool holds(int64_t row) const { return slot_[static_cast<size_t>(row)] >= 0; }
+  // The write counts, one per row, and the rows whose count reached the push
+  // bound since the last exchange (see above).
+  uint32_t* updates() { return updates_.data(); }
+  std::vector<int64_t>* due() { return &due_; }
+  // Makes `rows` (sorted, distinct) excluded: they are dropped if held (their
+  // pending deltas are left in the local copy for the caller) and their
+  // counts ignored from now on.
+  void Exclude(std::span<const int64_t> rows);
+  bool excluded(int64_t row) const { return excluded_[static_cast<size_t>(row)] != 0; }
+  // Forgets every row (the servers' values changed behind the cache: another
+  // loop wrote the parameter). The next exchange fetches afresh.
+  void Reset();
+  // Puts every held row's base back into the local copy. After a flush a
+  // held row has no pending delta, so its local value is its base; another
+  // loop's strategy may have written the local copy since (a replicated
+  // read pulls the servers' newer rows into it), which would otherwise be
+  // taken for this worker's own updates and merged a second time.
+  void RestoreLocal();
+  const RowCacheStats& stats() const { return stats_; }
+
+ private:
+  friend class RowExchange;
+  struct Out;  // one exchange's section for one server
+
+  // Adds this cache's pushes, fetches and drops to out[server].
+  void Prepare(std::span<const int64_t> next, bool flush, std::vector<Out>* out);
+  void PushRow(int64_t row, std::vector<Out>* out);
+  void Fetch(std::span<const int64_t> next, std::vector<Out>* out);
+  void Evict(int64_t need, std::span<const int64_t> next, std::vector<Out>* out);
+  // One server's answer: rows received (fetched or refreshed) and the audit.
+  Status Apply(const transport::InMessage& msg, wire::RowSyncReplySection::Reader sec);
+  int32_t NewSlot(int64_t row);
+
+  int param_;
+  const cluster::ShardMap& map_;
+  float* values_;
+  int64_t rows_, width_, capacity_;
+  bool whole_;
+  bool loaded_ = false;            // whole: every row fetched once
+  bool reset_ = true;              // the servers must forget what they think this worker holds
+  std::vector<int32_t> slot_;      // per row: its slot, or -1
+  std::vector<uint32_t> updates_;  // per row: writes not yet pushed (the tracker's)
+  std::vector<uint8_t> excluded_;  // per row
+  std::vector<uint8_t> asked_;     // per row: fetched, answer not yet applied
+  std::vector<int64_t> due_;       // rows whose count reached the bound
+  uint32_t push_bound_;
+  // Per slot.
+  std::vector<int64_t> row_;  // -1: free
+  std::vector<float> base_;
+  std::vector<uint64_t> version_;  // the server's version when the row came
+  std::vector<uint32_t> own_;      // merges this worker made since
+  std::vector<uint8_t> used_;      // clock bit
+  std::vector<int32_t> free_;
+  std::vector<int64_t> drops_;      // held rows excluded since the last exchange
+  size_t hand_ = 0;                 // clock hand, over slots
+  std::vector<int64_t> last_next_;  // the rows the mini-batch under way touches
+  RowCacheStats stats_;
+};
+
+// One exchange per mini-batch between a set of caches (one per relaxed
+// parameter of a loop) and every server, pipelined: Send while the previous
+// mini-batch computes, Receive once it is done.
+class RowExchange {
+ public:
+  // `transport` (servers are PeerId{kServer, s}) must outlive the exchange.
+  RowExchange(transport::Transport* transport, int servers, transport::CallOptions call);
+
+  // Sends one rowSync to every server: per cache (caches[i]), the pushes due
+  // (every row with updates when `flush`), and when next[i] is given (the
+  // sorted, distinct rows the coming mini-batch touches; ignored for a whole
+  // cache) the fetches it needs. Requires no exchange in flight.
+  Status Send(std::span<RowCache* const> caches, const std::vector<std::span<const int64_t>>& next,
+              bool flush, uint32_t staleness, uint64_t step);
+  // Waits for the answers of the last Send and applies them. The kernel may
+  // have written the rows since the Send: a received row becomes the server's
+  // value plus the pending delta (local - base) it has now.
+  Status Receive();
+  bool in_flight() const { return !replies_.empty(); }
+  // Merges the rows `keys` (sorted, distinct) of parameter `param` by
+  // `deltas` (keys.size() x width floats): rows replicated on every worker
+  // and already summed into each replica by a collective, so no holder lacks
+  // the merge (rowSync's `replica`). Waits for the servers' answers; requires
+  // no exchange in flight.
+  Status PushReplicated(int param, int64_t width, const cluster::ShardMap& map,
+                        std::span<const int64_t> keys, std::span<const float> deltas);
+  void set_audit(bool on) { audit_ = on; }
+
+ private:
+  transport::Transport* transport_;
+  int servers_;
+  transport::CallOptions call_;
+  bool audit_ = false;
+  std::vector<RowCache*> caches_;  // of the exchange in flight
+  std::vector<std::future<StatusOr<transport::InMessage>>> replies_;
+};
+
+}  // namespace rigel::ps
+
+#endif  // RIGEL_PS_CACHE_H_
