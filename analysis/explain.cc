@@ -4,6 +4,7 @@
 
 #include "analysis/batch.h"
 #include "analysis/plan.h"
+#include "analysis/relaxed.h"
 
 namespace rigel::analysis {
 
@@ -185,7 +186,7 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
 // mini-batches (analysis/batch.h).
 void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
   if (lp.schedule.kind != ScheduleKind::kDataParallel) return;
-  std::string sparse, dense;
+  std::string sparse, dense, cached;
   bool synced = false, sums = false;
   auto add = [](std::string* list, const std::string& name) {
     *list += (list->empty() ? "" : ", ") + name;
@@ -202,9 +203,18 @@ void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
       sums = true;
     } else if (pp.written && pp.strategy == Strategy::kPs) {
       add(&sparse, pp.name);
+      const bool relaxed =
+          std::find(lp.relaxed.begin(), lp.relaxed.end(), pp.name) != lp.relaxed.end();
+      if (relaxed) add(&cached, pp.name);
     }
   }
   if (!synced) return;
+  if (dense.empty() && !cached.empty()) {
+    // DSL.md version 3: the row caches and Rigel's choice of their settings.
+    o << "    relaxed rows of " << cached << ": " << RelaxedRule() << "\n";
+    o << "    at --staleness 0: " << BatchRule(sparse) << "\n";
+    return;
+  }
   if (!dense.empty()) {
     o << "    mini-batches: " << kDenseBatch << " elements per worker (" << dense
       << " read or written whole); --batch N sets it\n";

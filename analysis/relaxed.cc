@@ -50,7 +50,7 @@ std::vector<int64_t> ChooseHotRows(const std::vector<std::pair<int64_t, int64_t>
 }
 
 std::string RelaxedRule() {
-  return "relaxed rows (DSL.md v3): a write-back row cache per worker, exchanged with the "
+  return "a write-back row cache per worker (DSL.md v3), exchanged with the "
          "servers once per mini-batch; a read lacks at most N = 1 merges of its row by other "
          "workers; mini-batches: the largest power of two <= U / s, between " +
          std::to_string(kMinBatch) + " and " + std::to_string(kMaxCachedBatch) +

@@ -467,7 +467,10 @@ void Strategies(const Program& prog, const LoopAccesses& acc, const Choice& c,
                         : "rows touched one at a time (sparse): sharded on the parameter "
                           "servers by " +
                               rows) +
-               (relaxed[p] && written ? "; workers' updates are merged there as deltas" : "");
+               (relaxed[p] && written
+                    ? "; workers' updates are merged there as deltas, each worker keeping a "
+                      "write-back cache of the rows (bounded staleness per row, above)"
+                    : "");
     }
     out->params.push_back(std::move(pp));
   }

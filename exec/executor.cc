@@ -461,6 +461,7 @@ Status SerialExecutor::RunLoop(int loop) {
     RemoteRun run;
     run.loop = loop;
     run.launch = ctx.launch;
+    run.epoch = epoch_;
     for (int id : OuterExprs(loop)) {
       RIGEL_ASSIGN_OR_RETURN(kernel::OuterValue v, ctx.outer(id));
       run.outer.emplace_back(id, v);
@@ -517,6 +518,7 @@ Status SerialExecutor::RunLoop(int loop) {
     }
     if (shown) *opts_.progress << "\r" << std::string(72, ' ') << "\r" << std::flush;
   }
+  RIGEL_RETURN_IF_ERROR(CheckRelaxedFinite(loop));
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   elements_run_ += count;
@@ -529,6 +531,37 @@ Status SerialExecutor::RunLoop(int loop) {
     *opts_.log << buf;
   }
   return Status::Ok();
+}
+
+// DSL.md version 3: a relaxed parameter's row that becomes non-finite stops
+// the job, naming the parameter, the row, the loop's line and the epoch.
+// Serially every relaxed parameter the loop touches is scanned once per run
+// (a distributed run checks each merged delta instead, worker/sync/).
+Status SerialExecutor::CheckRelaxedFinite(int loop) const {
+  const ir::Loop& l = prog_.loops[loop];
+  for (size_t p = 0; p < prog_.params.size(); ++p) {
+    if (p >= l.relaxed.size() || !l.relaxed[p] || prog_.params[p].is_int) continue;
+    const kernel::ParamBinding& b = bindings_[p];
+    const int64_t n = b.rows * b.width;
+    for (int64_t k = 0; k < n; ++k) {
+      if (std::isfinite(b.data[k])) continue;
+      return FailedPrecondition(ir::FormatDiagnostic(
+          *prog_.source, l.loc,
+          "relaxed parameter '" + prog_.params[p].name + "' diverged: row " +
+              std::to_string(k / b.width) + " is not finite (" + std::to_string(b.data[k]) +
+              " at column " + std::to_string(k % b.width) + ") after " + RunName(loop) +
+              "; the job stops here (a smaller learning rate keeps the updates "
+              "smaller)"));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string SerialExecutor::RunName(int loop) const {
+  const uint64_t run = launches_[loop] - 1;
+  return epoch_ >= 0
+             ? "epoch " + std::to_string(epoch_) + " (run " + std::to_string(run) + " of this loop)"
+             : "run " + std::to_string(run) + " of this loop";
 }
 
 Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body, size_t from, size_t to) {
@@ -610,6 +643,7 @@ Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<
     v.i = i;
     v.f = static_cast<double>(i);
     slots_[s.slot] = v;
+    if (index >= 0) epoch_ = i;
     if (index >= 0 && opts_.params_settled) {
       RIGEL_RETURN_IF_ERROR(Exec(s.body, 0, settled));
       RIGEL_RETURN_IF_ERROR(opts_.params_settled());

@@ -34,6 +34,7 @@ namespace rigel::exec {
 struct RemoteRun {
   int loop = -1;
   uint64_t launch = 0;  // earlier runs of the same loop
+  int64_t epoch = -1;   // the top-level driver loop's iteration; -1 outside one
   // The value of every driver expression the loop body reads (kOuter), by id.
   std::vector<std::pair<int, kernel::OuterValue>> outer;
   const data::Dataset* space = nullptr;  // the iterated data set, sized
@@ -190,6 +191,11 @@ class SerialExecutor {
   Status ExecFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first);
   Status Print(const ir::DStmt& s);
   Status ErrorAt(ir::Loc loc, const std::string& msg) const;
+  // FailedPrecondition when a relaxed parameter of loop `loop` holds a
+  // non-finite value (the run just made it diverge).
+  Status CheckRelaxedFinite(int loop) const;
+  // "epoch E (run R of this loop)" for the run of `loop` just made.
+  std::string RunName(int loop) const;
 
   const ir::Program& prog_;
   ExecutorOptions opts_;
@@ -206,6 +212,7 @@ class SerialExecutor {
   int64_t prints_ = 0;                         // lines print() made, quiet ones included
   std::optional<DriverState> resume_;          // set by Restore, taken by Run
   int64_t cursor_stmt_ = 0, cursor_next_ = 0;  // State()'s position
+  int64_t epoch_ = -1;  // the top-level driver loop's iteration under way (-1: none)
   // Per data set an ordered loop ran over: its lexicographic order
   // (data::OrderedElements; empty when the file is in that order).
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;

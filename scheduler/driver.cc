@@ -232,6 +232,7 @@ void FillTask(const exec::RemoteRun& run, const analysis::Cuts& cuts, const Task
   r.setSized(size.sized);
   r.setSpaceN(size.n);
   r.setSpaceM(size.m);
+  r.setEpoch(run.epoch);
 }
 
 }  // namespace

@@ -303,6 +303,7 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowP
   env.prog = &prog_;
   env.loop = task.loop;
   env.launch = task.launch;
+  env.epoch = task.epoch;
   env.rank = opts_.rank;
   env.workers = opts_.workers;
   env.sync_every = std::max<int64_t>(1, opts_.job.sync_every);

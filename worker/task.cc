@@ -57,6 +57,7 @@ StatusOr<TaskSpec> Read(wire::Task::Reader task) {
   TaskSpec spec;
   spec.loop = static_cast<int>(task.getLoop());
   spec.launch = task.getLaunch();
+  spec.epoch = task.getRun().getEpoch();
   RIGEL_ASSIGN_OR_RETURN(spec.cuts, ReadCuts(run.getCuts()));
   auto outer = run.getOuter();
   for (unsigned k = 0; k < outer.size(); ++k) {

@@ -26,6 +26,7 @@ namespace rigel::worker {
 struct TaskSpec {
   int loop = 0;
   uint64_t launch = 0;
+  int64_t epoch = -1;  // the driver's top-level loop iteration (-1: none), for messages
   analysis::Cuts cuts;
   std::map<int, kernel::OuterValue> outer;  // the driver values the body reads, by id
   bool sized = false;                       // the space is sized at launch: grid(space_n, space_m)

@@ -39,8 +39,10 @@ TEST(ExplainCli, GivesTheExpectedAnalysisOfEveryExample) {
       {"bias", {"schedule: model_parallel_1d", "b  local       keyed by i"}},
       {"sparse_lr",
        {"schedule: data_parallel", "w     ps",
-        "mini-batches: the largest power of two <= 64 / (workers x s), between 16 and 512 "
-        "elements per worker, where s is the largest share of elements that write one row of w"}},
+        "relaxed rows of w: a write-back row cache per worker (DSL.md v3)",
+        "at --staleness 0: mini-batches: the largest power of two <= 64 / (workers x s), between "
+        "16 and 512 elements per worker, where s is the largest share of elements that write one "
+        "row of w"}},
       {"word2vec",
        {"schedule: data_parallel", "emb    ps", "ctx    ps", "write one row of emb, ctx"}},
       {"dense_lr",

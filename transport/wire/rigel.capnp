@@ -442,6 +442,7 @@ struct TaskRun {
   sized @2 :Bool;
   spaceN @3 :Int64;
   spaceM @4 :Int64;
+  epoch @5 :Int64 = -1;  # the top-level driver loop's iteration (-1: outside one), for messages
 }
 
 # analysis::Cuts: a schedule's blocks on `workers` workers, one CutAxis per

@@ -169,8 +169,11 @@ class CachedRows : public SyncStrategy {
     const ir::Loop& loop = env_.prog->loops[env_.loop];
     return FailedPrecondition(ir::FormatDiagnostic(
         *env_.prog->source, loop.loc,
-        "a relaxed parameter diverged in run " + std::to_string(env_.launch) +
-            " of this loop: " + st.message() +
+        "a relaxed parameter diverged in " +
+            (env_.epoch >= 0 ? "epoch " + std::to_string(env_.epoch) + " (run " +
+                                   std::to_string(env_.launch) + " of this loop)"
+                             : "run " + std::to_string(env_.launch) + " of this loop") +
+            ": " + st.message() +
             "; the job stops here (a smaller learning rate, or a smaller --staleness, "
             "--push-bound or --merge-every, keeps the merged updates smaller)"));
   }

@@ -84,6 +84,7 @@ struct SyncEnv {
   const ir::Program* prog = nullptr;
   int loop = 0;
   uint64_t launch = 0;
+  int64_t epoch = -1;  // the driver's top-level loop iteration (-1: none), for messages
   int rank = 0;
   int workers = 1;
   int64_t sync_every = 1;  // allreduce: steps between collective sums

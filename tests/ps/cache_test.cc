@@ -1,0 +1,249 @@
+// The relaxed rows' write-back caches (ps/cache.h) against real parameter
+// servers in this process (ps/row_versions.h, ps/service_rows.cc): what a
+// worker reads lacks at most N merges by other workers, it reads its own
+// writes, every delta is merged exactly by a flush, partial caches evict and
+// stay exact, and a non-finite delta is refused with nothing applied.
+#include "ps/cache.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "ir/param_init.h"
+#include "ps/row_versions.h"
+#include "tests/ps/ps_test_util.h"
+
+namespace rigel::ps {
+namespace {
+
+using testing::Cluster;
+
+// One parameter "w" of `rows` rows of width 4, hash-sharded, zeros; and a
+// range-sharded 1-D "b" of 1 row, which only the last server holds.
+cluster::ClusterSetup CacheSetup(int servers, int workers, int64_t rows) {
+  cluster::ClusterSetup s;
+  s.servers = servers;
+  s.workers = workers;
+  cluster::ParamSpec w;
+  w.decl.name = "w";
+  w.decl.width = 4;
+  w.rows = rows;
+  w.hash = true;
+  cluster::ParamSpec b;
+  b.decl.name = "b";
+  b.rows = 1;
+  s.params = {w, b};
+  return s;
+}
+
+// A worker: its local copy of "w", its cache, its exchange.
+struct Worker {
+  Worker(Cluster& c, const cluster::ClusterSetup& s, int rank, int64_t capacity, uint32_t bound)
+      : map(s.MakeShardMap().value()),
+        values(static_cast<size_t>(s.params[0].rows * 4), 0.0f),
+        cache(0, map, values.data(), capacity, bound),
+        exchange(c.worker_transports[rank].get(), s.servers, {}) {}
+
+  // What the kernel does for a write of `delta` to every column of `row`.
+  void Write(int64_t row, float delta) {
+    for (int c = 0; c < 4; ++c) values[row * 4 + c] += delta;
+    if (++cache.updates()[row] == cache.push_bound()) cache.due()->push_back(row);
+  }
+  float At(int64_t row) const { return values[row * 4]; }
+  Status Exchange(uint32_t staleness, std::vector<int64_t> next = {}, bool flush = false) {
+    RowCache* c = &cache;
+    std::vector<std::span<const int64_t>> rows = {next};
+    RIGEL_RETURN_IF_ERROR(
+        exchange.Send(std::span<RowCache* const>(&c, 1), rows, flush, staleness, 0));
+    return exchange.Receive();
+  }
+
+  cluster::ShardMap map;
+  std::vector<float> values;
+  RowCache cache;
+  RowExchange exchange;
+};
+
+TEST(RowVersions, HoldersLackOtherWorkersMergesAndAreDueOncePastTheBound) {
+  RowVersions v(3);
+  v.Hold(5, 1);
+  v.Hold(5, 2);
+  v.Merge(5, 0, false, 1);
+  EXPECT_EQ(v.version(5), 1u);
+  EXPECT_EQ(v.lacks(5, 1), 1);
+  EXPECT_EQ(v.lacks(5, 0), -1);  // not a holder
+  EXPECT_TRUE(v.TakeDue(1, 1).empty());
+  v.Merge(5, 2, false, 1);  // worker 2's own merge: it lacks nothing more
+  EXPECT_EQ(v.lacks(5, 2), 1);
+  EXPECT_EQ(v.TakeDue(1, 1), std::vector<int64_t>{5});  // lacks 2 > 1
+  EXPECT_EQ(v.lacks(5, 1), 0);                          // sent: lacks none
+  EXPECT_TRUE(v.TakeDue(1, 1).empty());                 // listed once
+  // A replica merge (hot rows, summed by a collective) is lacked by no one.
+  v.Merge(5, 0, true, 1);
+  EXPECT_EQ(v.version(5), 3u);
+  EXPECT_EQ(v.lacks(5, 1), 0);
+  // Another bound: the rows are scanned again.
+  v.Merge(5, 0, false, 1);
+  EXPECT_EQ(v.TakeDue(2, 0), std::vector<int64_t>{5});
+  v.Drop(5, 1);
+  v.Merge(5, 0, false, 0);
+  EXPECT_TRUE(v.TakeDue(1, 0).empty());
+  EXPECT_EQ(v.Held(2), std::vector<int64_t>{5});
+  v.DropAll(2);
+  EXPECT_TRUE(v.Held(2).empty());
+}
+
+TEST(RowCache, AReadLacksAtMostNMergesAndKeepsItsOwnWrites) {
+  const cluster::ClusterSetup s = CacheSetup(2, 2, 50);
+  Cluster c(s);
+  for (uint32_t n : {1u, 3u}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    Worker a(c, s, 0, 50, 1), b(c, s, 1, 50, 1);
+    ASSERT_TRUE(a.Exchange(n).ok());  // whole: every row fetched
+    ASSERT_TRUE(b.Exchange(n).ok());
+    ASSERT_EQ(a.cache.held(), 50);
+    const float start = b.At(7);
+    b.cache.set_push_bound(1000);
+    b.Write(7, 100);  // b's own write: pending until the flush
+    int lacked_most = 0;
+    for (int merge = 1; merge <= 12; ++merge) {
+      a.Write(7, 1);  // push bound 1: one merge per exchange
+      ASSERT_TRUE(a.Exchange(n).ok());
+      ASSERT_TRUE(b.Exchange(n).ok());
+      // b reads start + 100 (its own) + the merges it has of a's.
+      const int has = static_cast<int>(b.At(7) - start - 100);
+      EXPECT_GE(has, merge - static_cast<int>(n)) << "merge " << merge;
+      EXPECT_LE(has, merge);
+      lacked_most = std::max(lacked_most, merge - has);
+    }
+    EXPECT_EQ(lacked_most, static_cast<int>(n));  // the bound is reached, not exceeded
+    EXPECT_GT(b.cache.stats().refreshed, 0u);
+    // The flush merges b's own write; a then sees all of it.
+    ASSERT_TRUE(b.Exchange(n, {}, /*flush=*/true).ok());
+    a.Write(8, 1);
+    ASSERT_TRUE(a.Exchange(0).ok());  // N = 0 from here: everything comes
+    EXPECT_EQ(a.At(7), start + 100 + 12);
+  }
+}
+
+TEST(RowCache, EveryDeltaIsMergedExactlyAndTheAuditFindsTheBound) {
+  const cluster::ClusterSetup s = CacheSetup(2, 3, 200);
+  Cluster c(s);
+  for (uint32_t n : {1u, 4u}) {
+    SCOPED_TRACE("N = " + std::to_string(n));
+    std::vector<std::unique_ptr<Worker>> w;
+    for (int r = 0; r < 3; ++r) {
+      w.push_back(std::make_unique<Worker>(c, s, r, 200, 1 + 3 * r));
+      w.back()->exchange.set_audit(true);
+    }
+    for (auto& x : w) ASSERT_TRUE(x->Exchange(n).ok());
+    std::vector<float> start(200);
+    for (int64_t r = 0; r < 200; ++r) start[r] = w[0]->At(r);
+    std::vector<double> added(200, 0);
+    std::mt19937 rng(42 + n);
+    for (int step = 0; step < 300; ++step) {
+      Worker& x = *w[rng() % 3];
+      for (int k = 0; k < 20; ++k) {
+        // Hot rows (0..9) and cold ones, integer deltas: sums are exact.
+        const int64_t row = rng() % 4 ? rng() % 10 : rng() % 200;
+        const float d = static_cast<float>(static_cast<int>(rng() % 7) - 3);
+        x.Write(row, d);
+        added[row] += d;
+      }
+      ASSERT_TRUE(x.Exchange(n).ok());
+    }
+    for (auto& x : w) ASSERT_TRUE(x->Exchange(n, {}, /*flush=*/true).ok());
+    for (auto& x : w) {
+      EXPECT_LE(x->cache.stats().max_lag, static_cast<int64_t>(n));
+      EXPECT_GT(x->cache.stats().audited, 0u);
+    }
+    // Some read did lag (the audit measures something), and the servers hold
+    // start + every delta, exactly.
+    int64_t most = 0;
+    for (auto& x : w) most = std::max(most, x->cache.stats().max_lag);
+    EXPECT_GT(most, 0);
+    Worker check(c, s, 0, 200, 1);
+    ASSERT_TRUE(check.Exchange(n).ok());  // fetches every row afresh
+    for (int64_t r = 0; r < 200; ++r) {
+      ASSERT_EQ(check.At(r), start[r] + static_cast<float>(added[r])) << "row " << r;
+    }
+  }
+}
+
+TEST(RowCache, APartialCacheEvictsAndStaysExact) {
+  const cluster::ClusterSetup s = CacheSetup(2, 2, 64);
+  Cluster c(s);
+  Worker a(c, s, 0, 8, 3), b(c, s, 1, 64, 3);
+  EXPECT_FALSE(a.cache.whole());
+  ASSERT_TRUE(b.Exchange(1).ok());
+  std::vector<double> added(64, 0);
+  std::mt19937 rng(7);
+  std::vector<int64_t> next;
+  for (int step = 0; step < 200; ++step) {
+    next.clear();
+    for (int k = 0; k < 4; ++k) next.push_back(rng() % 64);
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    ASSERT_TRUE(a.Exchange(1, next).ok());  // fetches what it lacks
+    for (int64_t row : next) {
+      ASSERT_TRUE(a.cache.holds(row));
+      a.Write(row, 1);
+      added[row] += 1;
+    }
+    b.Write(step % 64, 2);
+    added[step % 64] += 2;
+    ASSERT_TRUE(b.Exchange(1).ok());
+    EXPECT_LE(a.cache.held(), 8 + 4);
+  }
+  ASSERT_TRUE(a.Exchange(1, {}, true).ok());
+  ASSERT_TRUE(b.Exchange(1, {}, true).ok());
+  EXPECT_GT(a.cache.stats().evicted, 0u);
+  Worker check(c, s, 0, 64, 1);
+  ASSERT_TRUE(check.Exchange(1).ok());
+  for (int64_t r = 0; r < 64; ++r) EXPECT_EQ(check.At(r), static_cast<float>(added[r])) << r;
+}
+
+TEST(RowCache, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
+  const cluster::ClusterSetup s = CacheSetup(1, 1, 10);
+  Cluster c(s);
+  Worker a(c, s, 0, 10, 1);
+  ASSERT_TRUE(a.Exchange(1).ok());
+  a.Write(2, 5);
+  a.Write(3, std::numeric_limits<float>::infinity());
+  Status st = a.Exchange(1);
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("'w' row 3 is not finite"), std::string::npos) << st.message();
+  Worker check(c, s, 0, 10, 1);
+  ASSERT_TRUE(check.Exchange(1).ok());
+  EXPECT_EQ(check.At(2), 0.0f);  // row 2's delta travelled in the same message
+}
+
+TEST(RowCache, ReplicatedMergesReachTheServersAndNoHolderLacksThem) {
+  const cluster::ClusterSetup s = CacheSetup(2, 2, 10);
+  Cluster c(s);
+  Worker a(c, s, 0, 10, 1), b(c, s, 1, 10, 1);
+  ASSERT_TRUE(a.Exchange(0).ok());
+  ASSERT_TRUE(b.Exchange(0).ok());
+  {
+    // "b" has its one row on server 1: server 0 answers its section empty.
+    float value = 0;
+    RowCache bias(1, a.map, &value, 1, 1);
+    RowCache* both[] = {&a.cache, &bias};
+    std::vector<std::span<const int64_t>> none(2);
+    ASSERT_TRUE(a.exchange.Send(both, none, false, 0, 1).ok());
+    ASSERT_TRUE(a.exchange.Receive().ok());
+    EXPECT_TRUE(bias.holds(0));
+  }
+  const std::vector<int64_t> rows = {1, 4};
+  const std::vector<float> deltas(8, 2.5f);
+  ASSERT_TRUE(a.exchange.PushReplicated(0, 4, a.map, rows, deltas).ok());
+  ASSERT_TRUE(b.Exchange(0).ok());
+  EXPECT_EQ(b.cache.stats().refreshed, 0u);  // N = 0, yet nothing was due
+  Worker check(c, s, 0, 10, 1);
+  ASSERT_TRUE(check.Exchange(0).ok());
+  EXPECT_EQ(check.At(4), 2.5f);
+}
+
+}  // namespace
+}  // namespace rigel::ps
