@@ -15,8 +15,10 @@
 //               which can exceed 1 in size (diverge) only from 3 workers on,
 //               and stays below it while c > (W - 2) / W, i.e. while the
 //               updates per stretch stay below ln(W / (W - 2)) over the
-//               row's curvature. sparse_lr on a9a oscillated on 3 workers at
-//               B = 128 and not at 64; on 2 workers B = 512 holds on a9a
+//               row's curvature. On 3 workers sparse_lr on a9a oscillated
+//               at B = 128, and the fm of tests/e2e/programs at 64 (test
+//               accuracy 0.814 in one of two runs; 0.838-0.841 at 32; serial
+//               0.843); on 2 workers B = 512 holds on a9a
 //               (sparse_lr, fm) and for word2vec's held-out loss. The cap
 //               matters where no row is hot but every row is shared: a
 //               DeepWalk on a 2000-node graph ended its held-out loss 6.3%
@@ -52,7 +54,7 @@
 namespace rigel::analysis {
 
 inline constexpr double kRowUpdatesTwoWorkers = 512;
-inline constexpr double kRowUpdatesPerWorker = 64;
+inline constexpr double kRowUpdatesPerWorker = 32;
 inline constexpr int64_t kMaxCachedBatch = 512;
 inline constexpr int64_t kPushBound = 128;
 // Elements each worker samples on a loop's first run to count its rows.

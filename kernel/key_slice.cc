@@ -286,19 +286,36 @@ class Slicer {
 }  // namespace
 
 KeySlice::KeySlice(Kernel kernel, std::vector<bool> exact, std::vector<bool> whole,
-                   std::vector<bool> touches, bool empty)
+                   std::vector<bool> touches, bool empty, bool depends_on_run)
     : kernel_(std::move(kernel)),
       exact_(std::move(exact)),
       whole_(std::move(whole)),
       touches_(std::move(touches)),
-      empty_(empty) {}
+      empty_(empty),
+      depends_on_run_(depends_on_run) {}
+
+namespace {
+
+// Whether the reduced body draws or reads a driver value: only then can two
+// runs over the same elements record other rows.
+bool DependsOnRun(const std::vector<Inst>& body) {
+  for (const Inst& in : body) {
+    if (IsDraw(in) || in.op == Op::kOuter || DependsOnRun(in.body) || DependsOnRun(in.else_body)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 StatusOr<KeySlice> KeySlice::Compile(const ir::Program& prog, int loop, const WidthFn& widths) {
   Slicer s(prog, prog.loops[loop]);
   ir::Loop body = s.Run();
+  const bool depends = DependsOnRun(body.body);
   RIGEL_ASSIGN_OR_RETURN(
       Kernel k, Kernel::CompileBody(prog, loop, std::move(body), /*key_slice=*/true, widths, {}));
-  return KeySlice(std::move(k), s.exact(), s.whole(), s.touches(), s.empty());
+  return KeySlice(std::move(k), s.exact(), s.whole(), s.touches(), s.empty(), depends);
 }
 
 Status KeySlice::Run(const RunContext& ctx, std::span<const int64_t> elements,

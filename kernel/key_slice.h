@@ -79,17 +79,22 @@ class KeySlice {
   bool whole(int param) const { return whole_[param]; }
   // true when the loop touches parameter p at all.
   bool touches(int param) const { return touches_[param]; }
+  // true when the rows recorded depend on more than the elements: the slice
+  // keeps a random draw or reads a driver value, so another run (another
+  // seed position, other driver values) may touch other rows.
+  bool depends_on_run() const { return depends_on_run_; }
 
   // The slice's bytecode as text (Kernel::Disassemble), for tests and dumps.
   std::string Disassemble() const { return kernel_.Disassemble(); }
 
  private:
   KeySlice(Kernel kernel, std::vector<bool> exact, std::vector<bool> whole,
-           std::vector<bool> touches, bool empty);
+           std::vector<bool> touches, bool empty, bool depends_on_run);
 
   Kernel kernel_;
   std::vector<bool> exact_, whole_, touches_;
   bool empty_;  // nothing to record: Run only checks the elements
+  bool depends_on_run_;
 };
 
 }  // namespace rigel::kernel

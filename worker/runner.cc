@@ -17,18 +17,6 @@ using RowLists = std::vector<std::vector<int64_t>>;
 
 namespace {
 
-// Whether a loop body draws random numbers or reads driver values: then the
-// rows a block touches may change from run to run.
-bool UsesRunValues(const std::vector<ir::Inst>& body) {
-  for (const ir::Inst& in : body) {
-    if (in.op == ir::Op::kRand || in.op == ir::Op::kRandInt || in.op == ir::Op::kNegative ||
-        in.op == ir::Op::kOuter || UsesRunValues(in.body) || UsesRunValues(in.else_body)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // The scheduler cut the data into blocks from its own copy and names
 // elements by number: a worker that read different data would run other
 // elements than the plan says, and nothing else would notice.
@@ -81,8 +69,11 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   for (size_t l = 0; l < r->prog_.loops.size(); ++l) {
     RIGEL_ASSIGN_OR_RETURN(kernel::KeySlice slice,
                            kernel::KeySlice::Compile(r->prog_, static_cast<int>(l), widths));
+    // The rows a block touches depend only on its elements unless the slice
+    // itself draws or reads driver values (a draw only the computation
+    // uses, as LDA's sample(), does not count).
+    r->static_keys_.push_back(!slice.depends_on_run());
     r->slices_.push_back(std::move(slice));
-    r->static_keys_.push_back(!UsesRunValues(r->prog_.loops[l].body));
   }
   const size_t np = r->prog_.params.size();
   if (map.params().size() != np) {
@@ -283,9 +274,18 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
     }
     const sync::Step step{s, n, &cur, have_next ? &next : nullptr};
     for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->BeforeStep(step));
-    auto tc = Clock::now();
-    RIGEL_RETURN_IF_ERROR(kernel.RunElements(ctx, steps[s]));
-    m->compute_s += SecondsSince(tc);
+    const std::span<const int64_t> all(steps[s]);
+    const size_t part = rows.part > 0 ? static_cast<size_t>(rows.part) : all.size();
+    for (size_t at = 0; at < all.size() || at == 0; at += part) {
+      if (at > 0) {
+        for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->WithinStep(step));
+      }
+      auto tc = Clock::now();
+      RIGEL_RETURN_IF_ERROR(
+          kernel.RunElements(ctx, all.subspan(at, std::min(part, all.size() - at))));
+      m->compute_s += SecondsSince(tc);
+      if (all.empty()) break;
+    }
     for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->AfterStep(step));
     if (rows.step_sync) {
       auto t = Clock::now();

@@ -72,6 +72,10 @@ struct RowPlan {
   // Some strategy needs the rows each step touches (step_sync, or a cache
   // that holds its parameter in part).
   bool step_keys = false;
+  // Elements per part of a step (0: steps are not cut): a schedule other
+  // than data-parallel whose relaxed rows are all cached whole exchanges
+  // them within its long steps too (SyncStrategy::WithinStep).
+  int64_t part = 0;
   // The next step's rows may be pulled while this one computes: a staleness
   // bound of at least 1, and every row synced per step relaxed.
   bool prefetch = false;

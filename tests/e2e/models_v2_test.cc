@@ -187,7 +187,17 @@ TEST(ModelsV2, LdaKeepsItsCountsExactAndRecoversThePlantedTopics) {
   std::vector<double> best = TopicMatches(ReadVectors(dir + "/serial.vec"), topics);
   ASSERT_EQ(best.size(), planted_topics);
   EXPECT_EQ(Matched(best), 20) << serial.out;
+  // The per-token log-likelihood (DSL.md version 3's measure) of serial
+  // chains: the sampler ends in different local optima by seed (here -4.109,
+  // -4.167 and -4.223 for seeds 0, 5 and 9: 2.8% apart), so a distributed
+  // chain is held to what serial chains reach, not to one of them.
   const double serial_ll = Last(serial);
+  double worst_serial = serial_ll;
+  for (const char* seed : {"5", "9"}) {
+    RigelResult other = RunProgram(kExamples + "lda.rgl", 0, dir, {"--seed", seed});
+    ASSERT_EQ(other.rc, 0) << other.err;
+    worst_serial = std::min(worst_serial, Last(other));
+  }
 
   for (int workers : {2, 3}) {
     SCOPED_TRACE(std::to_string(workers) + " workers");
@@ -208,13 +218,16 @@ TEST(ModelsV2, LdaKeepsItsCountsExactAndRecoversThePlantedTopics) {
     EXPECT_GE(Matched(got), 10) << r.out;
     ::testing::Test::RecordProperty("lda_topics_matched_" + std::to_string(workers),
                                     std::to_string(Matched(got)));
-    ::testing::Test::RecordProperty("lda_mean_log_p_" + std::to_string(workers),
+    ::testing::Test::RecordProperty("lda_loglik_" + std::to_string(workers),
                                     std::to_string(Last(r)) + " vs " + std::to_string(serial_ll));
-    // mean_log_p rises from about -2.7 to near 0 on every chain.
+    // "iter I mean_log_p M loglik L": mean_log_p (of the sampled draws)
+    // rises from about -2.7 to near 0 on every chain; the log-likelihood
+    // ends no more than 1% below the worst of the serial chains.
     std::vector<double> n = PrintedNumbers(r.out);
-    ASSERT_EQ(n.size(), 60u) << r.out;
+    ASSERT_EQ(n.size(), 90u) << r.out;
     EXPECT_LT(n[1], -2.0);
-    EXPECT_GT(n.back(), -0.2);
+    EXPECT_GT(n[n.size() - 2], -0.2);
+    EXPECT_GE(Last(r), worst_serial - 0.01 * std::fabs(worst_serial)) << r.out << serial.out;
   }
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());
@@ -394,7 +407,7 @@ TEST(ModelsV2, LdaSoftmaxAndFmRunOnAFewRowsSeriallyAndOnTwoWorkers) {
         {"--set", "ITERS=2", "--set", "corpus.path=" + dir + "/docs.txt", "--save-params", p});
     ASSERT_EQ(r.rc, 0) << r.err << (workers ? Logs(dir, workers) : "");
     ExpectCountsMatchZ(p, *corpus);
-    EXPECT_EQ(PrintedNumbers(r.out).size(), 4u) << r.out;
+    EXPECT_EQ(PrintedNumbers(r.out).size(), 6u) << r.out;
   }
   struct Model {
     std::string program, train, base;

@@ -68,6 +68,15 @@ class CachedRows : public SyncStrategy {
     return Diverged(st);
   }
 
+  Status WithinStep(const Step& step) override {
+    // Only whole caches are cut into parts: the rows of a part need no list.
+    auto t = Clock::now();
+    Status st = env_.exchange->Receive();
+    if (st.ok()) st = Send(nullptr, step.index);
+    env_.metrics->comm_s += SecondsSince(t);
+    return Diverged(st);
+  }
+
   Status AfterStep(const Step& step) override {
     step_count_ = step.count;
     if (!hot_ || ((step.index + 1) % env_.relaxed->merge_every != 0 && !step.last())) {

@@ -5,7 +5,8 @@
 // loop run on a worker") says what each does per step.
 //
 // Call order (worker/runner.cc): Begin on each, then per planned step
-// BeforeStep on each, the kernel, AfterStep on each; then End on each.
+// BeforeStep on each, the kernel (in parts with WithinStep on each between
+// them, when the step is cut), AfterStep on each; then End on each.
 // Errors: those of the pulls, pushes, hand-offs and collectives; the first
 // one ends the run. Thread-safety: one run at a time, on one thread.
 #ifndef RIGEL_WORKER_SYNC_STRATEGY_H_
@@ -122,6 +123,10 @@ class SyncStrategy {
   virtual Status Begin() { return Status::Ok(); }
   // Before the kernel runs `step`: the rows it needs.
   virtual Status BeforeStep(const Step& step) { return Status::Ok(); }
+  // Between two parts of a long step (RowPlan::part; the runner cuts a step
+  // of a schedule other than data-parallel into parts when relaxed rows are
+  // cached): an exchange of the relaxed rows, so they stay fresh within it.
+  virtual Status WithinStep(const Step& step) { return Status::Ok(); }
   // After the kernel ran `step`: deltas out, hand-offs, collective sums.
   virtual Status AfterStep(const Step& step) { return Status::Ok(); }
   // End of the run, after the written parameters' generations advanced:
