@@ -286,23 +286,22 @@ class Slicer {
 }  // namespace
 
 KeySlice::KeySlice(Kernel kernel, std::vector<bool> exact, std::vector<bool> whole,
-                   std::vector<bool> touches, bool empty, bool depends_on_run)
+                   std::vector<bool> touches, bool empty, bool draws, bool reads_outer)
     : kernel_(std::move(kernel)),
       exact_(std::move(exact)),
       whole_(std::move(whole)),
       touches_(std::move(touches)),
       empty_(empty),
-      depends_on_run_(depends_on_run) {}
+      draws_(draws),
+      reads_outer_(reads_outer) {}
 
 namespace {
 
-// Whether the reduced body draws or reads a driver value: only then can two
-// runs over the same elements record other rows.
-bool DependsOnRun(const std::vector<Inst>& body) {
+// Whether the reduced body has an instruction `pick` selects.
+template <typename Pick>
+bool Has(const std::vector<Inst>& body, const Pick& pick) {
   for (const Inst& in : body) {
-    if (IsDraw(in) || in.op == Op::kOuter || DependsOnRun(in.body) || DependsOnRun(in.else_body)) {
-      return true;
-    }
+    if (pick(in) || Has(in.body, pick) || Has(in.else_body, pick)) return true;
   }
   return false;
 }
@@ -312,10 +311,11 @@ bool DependsOnRun(const std::vector<Inst>& body) {
 StatusOr<KeySlice> KeySlice::Compile(const ir::Program& prog, int loop, const WidthFn& widths) {
   Slicer s(prog, prog.loops[loop]);
   ir::Loop body = s.Run();
-  const bool depends = DependsOnRun(body.body);
+  const bool draws = Has(body.body, IsDraw);
+  const bool outer = Has(body.body, [](const Inst& in) { return in.op == Op::kOuter; });
   RIGEL_ASSIGN_OR_RETURN(
       Kernel k, Kernel::CompileBody(prog, loop, std::move(body), /*key_slice=*/true, widths, {}));
-  return KeySlice(std::move(k), s.exact(), s.whole(), s.touches(), s.empty(), depends);
+  return KeySlice(std::move(k), s.exact(), s.whole(), s.touches(), s.empty(), draws, outer);
 }
 
 Status KeySlice::Run(const RunContext& ctx, std::span<const int64_t> elements,

@@ -79,22 +79,25 @@ class KeySlice {
   bool whole(int param) const { return whole_[param]; }
   // true when the loop touches parameter p at all.
   bool touches(int param) const { return touches_[param]; }
-  // true when the rows recorded depend on more than the elements: the slice
-  // keeps a random draw or reads a driver value, so another run (another
-  // seed position, other driver values) may touch other rows.
-  bool depends_on_run() const { return depends_on_run_; }
+  // true when the rows recorded depend on the run, not only on the elements
+  // and the driver values: the slice keeps a random draw (whose stream moves
+  // with every run).
+  bool draws() const { return draws_; }
+  // true when the slice reads a driver value: runs with other values may
+  // touch other rows.
+  bool reads_outer() const { return reads_outer_; }
 
   // The slice's bytecode as text (Kernel::Disassemble), for tests and dumps.
   std::string Disassemble() const { return kernel_.Disassemble(); }
 
  private:
   KeySlice(Kernel kernel, std::vector<bool> exact, std::vector<bool> whole,
-           std::vector<bool> touches, bool empty, bool depends_on_run);
+           std::vector<bool> touches, bool empty, bool draws, bool reads_outer);
 
   Kernel kernel_;
   std::vector<bool> exact_, whole_, touches_;
   bool empty_;  // nothing to record: Run only checks the elements
-  bool depends_on_run_;
+  bool draws_, reads_outer_;
 };
 
 }  // namespace rigel::kernel

@@ -73,6 +73,7 @@ RowCache::RowCache(int param, const cluster::ShardMap& map, float* values, int64
   updates_.assign(n, 0);
   excluded_.assign(n, 0);
   asked_.assign(n, 0);
+  single_bit_.assign(n, 0);
 }
 
 void RowCache::Exclude(std::span<const int64_t> rows) {
@@ -86,6 +87,12 @@ void RowCache::Exclude(std::span<const int64_t> rows) {
     row_[s] = -1;
     free_.push_back(s);
   }
+}
+
+void RowCache::SetSingleWriter(std::span<const int64_t> rows) {
+  for (int64_t r : single_) single_bit_[static_cast<size_t>(r)] = 0;
+  single_.assign(rows.begin(), rows.end());
+  for (int64_t r : single_) single_bit_[static_cast<size_t>(r)] = 1;
 }
 
 void RowCache::Reset() {
@@ -167,7 +174,9 @@ void RowCache::Prepare(std::span<const int64_t> next, bool flush, std::vector<Ou
   } else {
     for (int64_t r : due_) {
       // Listed once per crossing; pushed (count reset) since, or excluded.
-      if (updates_[static_cast<size_t>(r)] >= push_bound_ && holds(r)) PushRow(r, out);
+      // A row with one writer waits for the flush.
+      const size_t i = static_cast<size_t>(r);
+      if (updates_[i] >= push_bound_ && holds(r) && !single_bit_[i]) PushRow(r, out);
     }
   }
   due_.clear();

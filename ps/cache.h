@@ -98,6 +98,10 @@ class RowCache {
   // counts ignored from now on.
   void Exclude(std::span<const int64_t> rows);
   bool excluded(int64_t row) const { return excluded_[static_cast<size_t>(row)] != 0; }
+  // Rows only this worker writes in the coming run (`rows` sorted): no other
+  // worker needs their updates before the run's end, so they are pushed only
+  // by the flush (or when evicted). Replaces the earlier set.
+  void SetSingleWriter(std::span<const int64_t> rows);
   // Forgets every row (the servers' values changed behind the cache: another
   // loop wrote the parameter). The next exchange fetches afresh.
   void Reset();
@@ -127,13 +131,15 @@ class RowCache {
   float* values_;
   int64_t rows_, width_, capacity_;
   bool whole_;
-  bool loaded_ = false;            // whole: every row fetched once
-  bool reset_ = true;              // the servers must forget what they think this worker holds
-  std::vector<int32_t> slot_;      // per row: its slot, or -1
-  std::vector<uint32_t> updates_;  // per row: writes not yet pushed (the tracker's)
-  std::vector<uint8_t> excluded_;  // per row
-  std::vector<uint8_t> asked_;     // per row: fetched, answer not yet applied
-  std::vector<int64_t> due_;       // rows whose count reached the bound
+  bool loaded_ = false;              // whole: every row fetched once
+  bool reset_ = true;                // the servers must forget what they think this worker holds
+  std::vector<int32_t> slot_;        // per row: its slot, or -1
+  std::vector<uint32_t> updates_;    // per row: writes not yet pushed (the tracker's)
+  std::vector<uint8_t> excluded_;    // per row
+  std::vector<uint8_t> asked_;       // per row: fetched, answer not yet applied
+  std::vector<int64_t> single_;      // rows with one writer (SetSingleWriter), sorted
+  std::vector<uint8_t> single_bit_;  // per row
+  std::vector<int64_t> due_;         // rows whose count reached the bound
   uint32_t push_bound_;
   // Per slot.
   std::vector<int64_t> row_;  // -1: free

@@ -69,10 +69,11 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   for (size_t l = 0; l < r->prog_.loops.size(); ++l) {
     RIGEL_ASSIGN_OR_RETURN(kernel::KeySlice slice,
                            kernel::KeySlice::Compile(r->prog_, static_cast<int>(l), widths));
-    // The rows a block touches depend only on its elements unless the slice
-    // itself draws or reads driver values (a draw only the computation
-    // uses, as LDA's sample(), does not count).
-    r->static_keys_.push_back(!slice.depends_on_run());
+    // The rows a block touches depend only on its elements (and the driver
+    // values the slice reads, which key the kept plans) unless the slice
+    // itself draws (a draw only the computation uses, as LDA's sample(),
+    // does not count).
+    r->static_keys_.push_back(!slice.draws());
     r->slices_.push_back(std::move(slice));
   }
   const size_t np = r->prog_.params.size();
@@ -100,6 +101,19 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
 bool Runner::Handle(const transport::InMessage& msg) { return handoffs_->Put(msg); }
 
 void Runner::Abort(const Status& why) { handoffs_->Abort(why); }
+
+std::string Runner::PlanKey(const TaskSpec& task) const {
+  std::string key = analysis::CutsToJson(task.cuts);
+  // A slice that reads driver values may touch other rows when they change
+  // (`if f < train.dim` keeps train.dim): they are part of the key.
+  if (slices_[task.loop].reads_outer()) {
+    for (const auto& [id, v] : task.outer) {
+      key +=
+          "|" + std::to_string(id) + "=" + (v.is_int ? std::to_string(v.i) : std::to_string(v.f));
+    }
+  }
+  return key;
+}
 
 Status Runner::Prepare(const TaskSpec& task) {
   if (task.loop < 0 || task.loop >= static_cast<int>(prog_.loops.size())) {
@@ -159,6 +173,7 @@ PlanInput Runner::PlanFor(int loop) const {
   in.workers = opts_.workers;
   in.batch = opts_.job.batch;
   in.staleness = cluster::ClockStaleness(opts_.job);
+  in.static_keys = static_keys_[loop];
   in.params = static_cast<int>(prog_.params.size());
   for (const analysis::ParamPlan& pp : lp.params) {
     if (pp.is_accum) continue;
@@ -224,7 +239,11 @@ Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key
   }
   RowsFn rows = [&](std::span<const int64_t> elements) { return Keys(task.loop, ctx, elements); };
   RIGEL_ASSIGN_OR_RETURN(in->hot_share, HotShare(*in, blocks, rows));
-  if (cacheable) hot_share_[key] = in->hot_share;
+  if (cacheable) {
+    // One kept per loop: driver values in the key may change every run.
+    std::erase_if(hot_share_, [&](const auto& e) { return e.first.first == task.loop; });
+    hot_share_[key] = in->hot_share;
+  }
   return Status::Ok();
 }
 
@@ -240,7 +259,10 @@ StatusOr<std::shared_ptr<const RowPlan>> Runner::Rows(
   RowsFn rows = [&](std::span<const int64_t> elements) { return Keys(task.loop, ctx, elements); };
   RIGEL_ASSIGN_OR_RETURN(RowPlan plan, PlanRows(in, blocks, steps, rows));
   auto out = std::make_shared<const RowPlan>(std::move(plan));
-  if (cacheable) rows_[key] = out;
+  if (cacheable) {
+    std::erase_if(rows_, [&](const auto& e) { return e.first.first == task.loop; });
+    rows_[key] = out;
+  }
   return out;
 }
 
@@ -335,8 +357,9 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   // The whole process's CPU: the transport's threads work for the run too.
   const double cpu_start = ProcessCpuSeconds();
   RIGEL_RETURN_IF_ERROR(Prepare(task));
-  const std::string cuts_key = analysis::CutsToJson(task.cuts);
-  RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks, Blocks(task, cuts_key));
+  const std::string cuts_key = PlanKey(task);
+  RIGEL_ASSIGN_OR_RETURN(const analysis::StepBlocks* blocks,
+                         Blocks(task, analysis::CutsToJson(task.cuts)));
   TaskResult out;
   out.accums.assign(ir::AccumSlots(prog_.accums), 0.0);
   // The run's own bindings: the cache strategy counts writes through them.

@@ -109,6 +109,9 @@ class Runner {
 
  private:
   Runner(cluster::JobSpec job, transport::Transport* transport, RunnerOptions options);
+  // What keys the row plans and hot shares kept per loop (the latest one
+  // each): the cuts, and the driver values when the loop's slice reads them.
+  std::string PlanKey(const TaskSpec& task) const;
   // Checks the task against the program and sizes a space sized at launch.
   Status Prepare(const TaskSpec& task);
   StatusOr<const analysis::StepBlocks*> Blocks(const TaskSpec& task, const std::string& cuts_key);

@@ -268,9 +268,13 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
                            const std::vector<std::vector<int64_t>>& steps, const RowsFn& rows) {
   // This worker's rows are sliced only when a strategy lists them: slicing
   // every element of a large loop costs about as much as running it.
+  auto single_writer = [&](const PlanParam& pp) {
+    return pp.cached && pp.written && in.static_keys && in.workers > 1;
+  };
   const bool need_mine =
-      std::any_of(in.loop_params.begin(), in.loop_params.end(), [](const PlanParam& pp) {
-        return pp.strategy == Strategy::kLocal || pp.strategy == Strategy::kReplicated;
+      std::any_of(in.loop_params.begin(), in.loop_params.end(), [&](const PlanParam& pp) {
+        return pp.strategy == Strategy::kLocal || pp.strategy == Strategy::kReplicated ||
+               single_writer(pp);
       });
   std::vector<std::vector<int64_t>> my_rows;
   if (need_mine) {
@@ -291,6 +295,10 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
     if (pp.cached) {
       // Its cache exchanges with the servers on its own, with no clocks.
       out.step_keys |= pp.partial;
+      if (single_writer(pp)) {
+        RIGEL_ASSIGN_OR_RETURN(const auto* theirs, others.Theirs());
+        r.single = Minus(my_rows[pp.index], (*theirs)[pp.index]);
+      }
       continue;
     }
     bool ps = pp.strategy == Strategy::kPs;

@@ -46,9 +46,13 @@ struct PlanInput {
   analysis::ScheduleKind kind = analysis::ScheduleKind::kSerial;
   int rank = 0;  // this worker
   int workers = 1;
-  int64_t batch = 0;                   // elements per mini-batch and worker; 0: Rigel's choice
-  double hot_share = 0;                // for Rigel's choice (analysis/batch.h; HotShare)
-  int staleness = 0;                   // the job's bound: >= 1 allows pulling a step ahead
+  int64_t batch = 0;     // elements per mini-batch and worker; 0: Rigel's choice
+  double hot_share = 0;  // for Rigel's choice (analysis/batch.h; HotShare)
+  int staleness = 0;     // the job's bound: >= 1 allows pulling a step ahead
+  // The rows a set of elements touches depend only on the elements (the
+  // row plan is kept across runs): cached parameters then learn which rows
+  // only this worker writes.
+  bool static_keys = false;
   int params = 0;                      // parameters of the program
   std::vector<PlanParam> loop_params;  // the loop's parameters (no accumulators)
 };
@@ -62,6 +66,10 @@ struct ParamRows {
   std::vector<int64_t> shared;  // local: rows other workers touch too (wavefront boundaries)
   std::vector<std::vector<int64_t>> columns;  // rotate: [q] the rows blocks (*, q) touch
   std::vector<int64_t> read;                  // replicated: rows this worker's elements read
+  // cached, with static keys on several workers: the rows only this
+  // worker's elements touch (one writer: they need no exchange until the
+  // run's end).
+  std::vector<int64_t> single;
 };
 
 struct RowPlan {

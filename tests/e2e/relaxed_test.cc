@@ -5,11 +5,15 @@
 // and a DeepWalk-style program stays within 2% of serial at the defaults.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -130,6 +134,53 @@ TEST(Relaxed, IntegerUpdatesAreMergedExactlyWholeAndInPart) {
     } else {
       EXPECT_EQ(evicted, 0);
     }
+  }
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
+}
+
+// Relaxed MF on ratings sorted by user: the data-parallel cut then gives
+// nearly every row of W one writer, which is merged once per run (by the
+// flush) instead of every push bound's worth of updates.
+TEST(Relaxed, RowsWithOneWriterAreMergedOncePerRun) {
+  const std::string dir = TempDir();
+  std::vector<std::array<double, 3>> rows;
+  {
+    std::ifstream in(kData + "ratings.csv");
+    for (std::string line; std::getline(in, line);) {
+      std::array<double, 3> r{};
+      ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%lf,%lf", &r[0], &r[1], &r[2]), 3) << line;
+      rows.push_back(r);
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a[0] < b[0]; });
+  std::set<int64_t> users;
+  {
+    std::ofstream out(dir + "/sorted.csv");
+    for (const auto& r : rows) {
+      out << static_cast<int64_t>(r[0]) << "," << static_cast<int64_t>(r[1]) << "," << r[2] << "\n";
+      users.insert(static_cast<int64_t>(r[0]));
+    }
+  }
+  std::string text = Slurp(kExamples + "mf.rgl");
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  };
+  replace("parallel for (i, j, v) in train {", "parallel for (i, j, v) in train relax W, H {");
+  replace("\"data/ratings.csv\"", "\"" + dir + "/sorted.csv\"");
+  std::ofstream(dir + "/mf.rgl") << text;
+  RigelResult r =
+      RunProgram(dir + "/mf.rgl", 2, dir, {"--set", "EPOCHS=3", "--log-json", dir + "/log.json"});
+  ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
+  for (const nlohmann::json& e : JsonLines(dir + "/log.json")) {
+    const double pushed = e["relaxed"]["0"].value("pushed.W", 0.0);
+    // Every user's row once, and the one or two rows at the cut more often.
+    EXPECT_GT(pushed, 0.9 * static_cast<double>(users.size())) << e;
+    EXPECT_LE(pushed, static_cast<double>(users.size()) + 20) << e;
+    EXPECT_GT(e["relaxed"]["0"].value("pushed.H", 0.0), static_cast<double>(users.size())) << e;
   }
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());

@@ -42,6 +42,7 @@ class CachedRows : public SyncStrategy {
         st.cache->RestoreLocal();
       }
       st.cache->set_push_bound(rr.push_bound);
+      st.cache->SetSingleWriter(env_.rows->params[p].single);
       // Hot rows are decided after the first run (HotRowsPay); until then
       // every row goes through the cache.
       decide_ = decide_ || (!st.hot.chosen() && !rr.hot[p].empty() && env_.dense);
