@@ -80,6 +80,10 @@ void RowCache::Exclude(std::span<const int64_t> rows) {
   for (int64_t r : rows) {
     excluded_[static_cast<size_t>(r)] = 1;
     updates_[static_cast<size_t>(r)] = 0;
+    if (asked_[static_cast<size_t>(r)]) {
+      asked_[static_cast<size_t>(r)] = 0;  // its answer is ignored (Apply)
+      --asked_count_;
+    }
     int32_t s = slot_[static_cast<size_t>(r)];
     if (s < 0) continue;
     drops_.push_back(r);
@@ -99,6 +103,7 @@ void RowCache::Reset() {
   std::fill(slot_.begin(), slot_.end(), -1);
   std::fill(updates_.begin(), updates_.end(), 0);
   std::fill(asked_.begin(), asked_.end(), 0);
+  asked_count_ = 0;
   row_.clear(), base_.clear(), version_.clear(), own_.clear(), used_.clear(), free_.clear();
   due_.clear(), drops_.clear(), last_next_.clear();
   hand_ = 0;
@@ -201,12 +206,11 @@ void RowCache::Fetch(std::span<const int64_t> next, std::vector<Out>* out) {
         want.push_back(r);
       }
     }
-    int64_t asked = 0;
-    for (uint8_t a : asked_) asked += a;
-    const int64_t need = held() + asked + static_cast<int64_t>(want.size()) - capacity_;
+    const int64_t need = held() + asked_count_ + static_cast<int64_t>(want.size()) - capacity_;
     if (need > 0) Evict(need, next, out);
     last_next_.assign(next.begin(), next.end());
   }
+  asked_count_ += static_cast<int64_t>(want.size());
   for (int64_t r : want) {
     asked_[static_cast<size_t>(r)] = 1;
     (*out)[static_cast<size_t>(map_.ServerOf(param_, r))].fetch_keys.push_back(
@@ -256,6 +260,7 @@ Status RowCache::Apply(const InMessage& msg, wire::RowSyncReplySection::Reader s
     int32_t s = slot_[static_cast<size_t>(r)];
     if (s < 0) {
       s = NewSlot(r);
+      if (asked_[static_cast<size_t>(r)]) --asked_count_;
       asked_[static_cast<size_t>(r)] = 0;
       std::memcpy(local, v.data(), sizeof(float) * width_);
       ++stats_.fetched;

@@ -137,6 +137,7 @@ class RowCache {
   std::vector<uint32_t> updates_;    // per row: writes not yet pushed (the tracker's)
   std::vector<uint8_t> excluded_;    // per row
   std::vector<uint8_t> asked_;       // per row: fetched, answer not yet applied
+  int64_t asked_count_ = 0;          // rows set in asked_
   std::vector<int64_t> single_;      // rows with one writer (SetSingleWriter), sorted
   std::vector<uint8_t> single_bit_;  // per row
   std::vector<int64_t> due_;         // rows whose count reached the bound

@@ -43,7 +43,7 @@ class CachedRows : public SyncStrategy {
       }
       st.cache->set_push_bound(rr.push_bound);
       st.cache->SetSingleWriter(env_.rows->params[p].single);
-      // Hot rows are decided after the first run (HotRowsPay); until then
+      // Hot rows are decided after the first run (DecideHotRows); until then
       // every row goes through the cache.
       decide_ = decide_ || (!st.hot.chosen() && !rr.hot[p].empty() && env_.dense);
       RIGEL_RETURN_IF_ERROR(st.hot.Load(*env_.io, p, env_.metrics));
