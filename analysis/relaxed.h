@@ -2,8 +2,10 @@
 // to Rigel (`--staleness auto`, `--push-bound 0`, `--merge-every 0`,
 // `--batch 0`; DSL.md version 3, "bounded staleness per row"), from what
 // each worker measures of the loop on its first run: the hot share s
-// (analysis/batch.h), and how many sampled elements touch each row. With W
-// workers:
+// (analysis/batch.h, the share of a scalar row counted twice: every update
+// of a width-1 row moves it along one axis, so summed stale deltas overshoot
+// it sooner than a vector row's), and how many sampled elements touch each
+// row. With W workers:
 //
 //   mini-batch  B = the largest power of two <= U(W) / s, between kMinBatch
 //               and kMaxCachedBatch, where U(2) = kRowUpdatesTwoWorkers and
@@ -18,8 +20,12 @@
 //               row's curvature. On 3 workers sparse_lr on a9a oscillated
 //               at B = 128, and the fm of tests/e2e/programs at 64 (test
 //               accuracy 0.814 in one of two runs; 0.838-0.841 at 32; serial
-//               0.843); on 2 workers B = 512 holds on a9a
-//               (sparse_lr, fm) and for word2vec's held-out loss. The cap
+//               0.843). On 2 workers sparse_lr on a9a (scalar rows) at
+//               B = 512 dipped to 0.837-0.839 in some epochs of runs under
+//               load (serial 0.849; once 0.827 in CI), at 256 no lower than
+//               0.845 in six runs; word2vec's vector rows keep its held-out
+//               loss at 512, where 256 cost 0.83x instead of 0.68x of the
+//               serial epoch and 1.56x its CPU. The cap
 //               matters where no row is hot but every row is shared: a
 //               DeepWalk on a 2000-node graph ended its held-out loss 6.3%
 //               above serial at B = 4096 and 1.6% at 512.

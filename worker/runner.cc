@@ -186,6 +186,7 @@ PlanInput Runner::PlanFor(int loop) const {
     p.cached = relaxed && !sum && p.strategy == analysis::Strategy::kPs && !p.whole &&
                opts_.job.staleness != 0;
     p.partial = p.cached && capacity_[pp.index] < ex_->bindings()[pp.index].rows;
+    p.scalar = ex_->bindings()[pp.index].width == 1;
     in.loop_params.push_back(p);
   }
   return in;

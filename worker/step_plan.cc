@@ -203,12 +203,14 @@ StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& 
   RowSample out;
   out.counts.resize(static_cast<size_t>(in.params));
   std::vector<bool> shares(static_cast<size_t>(in.params), false);  // counted in `most`
+  std::vector<int64_t> weight(static_cast<size_t>(in.params), 1);
   std::vector<int> params;
   for (const PlanParam& pp : in.loop_params) {
     const size_t p = static_cast<size_t>(pp.index);
     // A sum is never read: how often elements share its rows cannot make
     // an update stale, so it does not count towards the hot share.
     shares[p] = pp.strategy == Strategy::kPs && pp.written && !pp.sum;
+    if (pp.cached && pp.scalar) weight[p] = 2;
     if (shares[p] || (p < want.size() && want[p])) params.push_back(pp.index);
   }
   if (params.empty()) return out;
@@ -232,7 +234,7 @@ StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& 
           if (p >= touched.size()) continue;
           for (int64_t row : touched[p]) {
             const int64_t n = ++count[i][row];
-            if (shares[p]) out.most = std::max(out.most, n);
+            if (shares[p]) out.most = std::max(out.most, n * weight[p]);
           }
         }
       }

@@ -40,6 +40,7 @@ struct PlanParam {
   // parameter only in part (it then needs the rows of every step).
   bool cached = false;
   bool partial = false;
+  bool scalar = false;  // rows of width 1 (analysis/relaxed.h weighs their share twice)
 };
 
 struct PlanInput {
@@ -106,7 +107,8 @@ StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& block
 // up to `limit` elements spread evenly over every worker's blocks (the same
 // on every worker). counts[p] lists (row, elements of the sample touching
 // it) for the parameters `want` selects; `most` is the largest such count of
-// a written, non-sum `ps` parameter (the hot share is most / sampled).
+// a written, non-sum `ps` parameter, doubled for a cached scalar one (the
+// hot share is most / sampled; analysis/relaxed.h).
 struct RowSample {
   int64_t sampled = 0;
   int64_t most = 0;
