@@ -18,8 +18,11 @@ std::string Trim(std::string_view s) {
   return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
 }
 
+// `s` padded to a column of `n` characters; a longer `s` (an access such as
+// `wout[negative(...)]`) still gets one space, so the next column's word does
+// not run into it.
 std::string Pad(std::string s, size_t n) {
-  if (s.size() < n) s.append(n - s.size(), ' ');
+  s.append(s.size() < n ? n - s.size() : 1, ' ');
   return s;
 }
 

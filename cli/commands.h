@@ -16,6 +16,7 @@ void AddGenCommand(CLI::App& app, int* exit_code);
 void AddKeygenCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
 void AddPlanCommand(CLI::App& app, int* exit_code);
+void AddPlotCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rigel::cli
 

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   rigel::cli::AddRunCommand(app, &exit_code);
   rigel::cli::AddGenCommand(app, &exit_code);
   rigel::cli::AddKeygenCommand(app, &exit_code);
+  rigel::cli::AddPlotCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,11 +1,13 @@
 // `rigel check`, `rigel dump-ir` and `rigel run`: the commands that take a
 // program file. Errors go to stderr exactly as the frontend renders them.
-#include <spawn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -18,6 +20,7 @@
 #include "common/cpu_time.h"
 #include "exec/epoch_log.h"
 #include "exec/executor.h"
+#include "exec/output_check.h"
 #include "exec/param_file.h"
 #include "exec/vectors_file.h"
 #include "frontend/compile.h"
@@ -39,7 +42,7 @@ class SerialEpochs {
     start_ = epoch_start_ = Clock::now();
     cpu_s_ = ProcessCpuSeconds();
   }
-  void Write(const exec::SerialExecutor& ex, int64_t i, int64_t lo, int64_t hi) {
+  void Write(exec::SerialExecutor& ex, int64_t i, int64_t lo, int64_t hi) {
     auto now = Clock::now();
     exec::EpochFigures f;
     f.epoch = i;
@@ -53,6 +56,7 @@ class SerialEpochs {
     f.cpu_s = cpu - cpu_s_;
     f.workers = 1;
     f.servers = 0;
+    f.printed = ex.TakePrinted();
     log_.Write(f);
     epoch_start_ = now;
     elements_ = ex.elements_run();
@@ -93,7 +97,8 @@ struct ProgramArgs {
   bool insecure_plain = false;
   // Checkpoints and recovery (docs/operations.md).
   std::string checkpoint_dir, checkpoint_every, resume;
-  int max_restarts = -1;  // -1: the launcher's default
+  int max_restarts = -1;           // -1: the launcher's default
+  double heartbeat_timeout_s = 0;  // 0: the launcher's default
 };
 
 // The script `name` next to this binary (build tree: bin/../../scripts) or in
@@ -109,6 +114,59 @@ std::string FindLauncher(const std::string& name, std::string* bin_dir) {
     if (access(c.c_str(), X_OK) == 0) return c;
   }
   return "";
+}
+
+// The signal `rigel run` got while its launcher ran (0: none yet).
+volatile sig_atomic_t g_signal = 0;
+pid_t g_launcher = 0;
+
+// Passes SIGTERM, SIGINT and SIGHUP on to the launcher, which stops every
+// process of the job; `rigel run` then exits as the launcher did. (A
+// handler, not a signal thread: kill() is async-signal-safe and the main
+// thread only waits.)
+void ForwardSignal(int sig) {
+  g_signal = sig;
+  if (g_launcher > 0) kill(g_launcher, sig);
+}
+
+// Starts the launcher and waits for it; returns its exit status (128 + N
+// when it died of signal N). The launcher gets SIGTERM when this process
+// dies in any way (even SIGKILL, through PR_SET_PDEATHSIG), so no job
+// outlives the command that started it.
+int SpawnAndWait(const std::vector<char*>& argv, const std::string& launcher) {
+  struct sigaction sa = {};
+  sa.sa_handler = ForwardSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::cerr << "rigel: cannot start " << launcher << ": " << std::strerror(errno) << "\n";
+    return 1;
+  }
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // The parent may have died before prctl: then nobody would signal us.
+    if (getppid() != parent) _exit(143);
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &dfl, nullptr);
+    execve(argv[0], argv.data(), environ);
+    _exit(127);
+  }
+  g_launcher = pid;
+  // A signal that came between fork() and the store above.
+  if (g_signal != 0) kill(pid, g_signal);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_launcher = 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    std::cerr << "rigel: cannot start " << launcher << "\n";
+    return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 // Runs the program on a local cluster through scripts/rigel-launch, or with
@@ -164,20 +222,20 @@ int RunDistributed(const ProgramArgs& a) {
   if (!a.checkpoint_dir.empty()) own("--checkpoint-dir", a.checkpoint_dir);
   if (!a.resume.empty()) own("--resume", a.resume);
   if (a.max_restarts >= 0) own("--max-restarts", std::to_string(a.max_restarts));
+  if (a.heartbeat_timeout_s > 0) {
+    // rigel-launch gives it to every process; rigel-ssh to every rigel-node.
+    const std::string s = std::to_string(a.heartbeat_timeout_s);
+    if (ssh) {
+      args.insert(args.end(), {"--heartbeat-timeout-s", s});
+    } else {
+      own("--heartbeat-timeout-s", s);
+    }
+  }
   std::vector<char*> argv;
   for (std::string& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   std::cout.flush();
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
-    std::cerr << "rigel: cannot start " << launcher << "\n";
-    return 1;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return SpawnAndWait(argv, launcher);
 }
 
 // "  PASS: COUNTER N, COUNTER N" per pass of each loop, "no change" for a
@@ -314,10 +372,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   AddProgramArgs(cmd, args.get());
   cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")->default_val(0);
   cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
-  cmd->add_option("--save-params", args->save_params, "write the trained parameters to this file");
+  cmd->add_option("--save-params", args->save_params,
+                  "write the trained parameters to this file (NumPy .npz)");
   cmd->add_option("--save-vectors", args->save_vectors,
-                  "PARAM=FILE: write a parameter with one row per word (CORPUS.vocab rows) in "
-                  "word2vec's text format; repeatable")
+                  "PARAM=FILE: write a 2-D parameter in word2vec's text format, one line per "
+                  "row named by its word (CORPUS.vocab rows) or else its id; repeatable")
       ->take_all()
       ->allow_extra_args(false);
   cmd->add_option("--workers", args->workers,
@@ -346,6 +405,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "restart a job whose process died from its newest checkpoint at most this "
                   "many times (default 3 with --checkpoint-dir or --resume, else 0)")
       ->check(CLI::Range(0, 1000));
+  cmd->add_option("--heartbeat-timeout-s", args->heartbeat_timeout_s,
+                  "a process of the job silent this long is gone (default 10; time a process "
+                  "itself was not running does not count)")
+      ->check(CLI::Range(0.05, 86400.0));
   cmd->add_flag("--insecure-plain", args->insecure_plain,
                 "with --hostfile and no --key-file: plain mode across hosts (no authentication "
                 "nor encryption)");
@@ -360,10 +423,17 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       return;
     }
     const bool distributed = args->workers > 0;
-    std::vector<std::string> only = {
-        "--servers",  "--plan",           "--run-dir",        "--key-file",
-        "--hostfile", "--insecure-plain", "--checkpoint-dir", "--checkpoint-every",
-        "--resume",   "--max-restarts"};
+    std::vector<std::string> only = {"--servers",
+                                     "--plan",
+                                     "--run-dir",
+                                     "--key-file",
+                                     "--hostfile",
+                                     "--insecure-plain",
+                                     "--checkpoint-dir",
+                                     "--checkpoint-every",
+                                     "--resume",
+                                     "--max-restarts",
+                                     "--heartbeat-timeout-s"};
     for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
     for (const std::string& flag : only) {
       if (!distributed && cmd->count(flag) > 0) {
@@ -390,6 +460,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     exec::ExecutorOptions opts;
     opts.seed = args->seed;
     opts.log = args->verbose ? &std::cerr : nullptr;
+    opts.warnings = &std::cerr;
     // Progress lines rewrite themselves with '\r': only on a terminal.
     if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
     SerialEpochs epochs;
@@ -397,8 +468,15 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     if (!args->log_json.empty()) {
       opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) { epochs.Write(*running, i, lo, hi); };
     }
-    // An unwritable log fails the run before the data are loaded.
+    // An unwritable log or model file fails the run before the data are
+    // loaded, so that no training is lost.
     Status st = epochs.Open(args->log_json);
+    if (st.ok() && !args->save_params.empty()) {
+      st = exec::CheckOutputFile("--save-params", args->save_params);
+    }
+    for (const exec::VectorsRequest& r : *vectors) {
+      if (st.ok()) st = exec::CheckOutputFile("--save-vectors", r.path);
+    }
     using Executor = StatusOr<std::unique_ptr<exec::SerialExecutor>>;
     Executor ex = st.ok() ? exec::SerialExecutor::Create(*prog, opts) : Executor(st);
     if (ex.ok()) running = ex->get();
@@ -408,10 +486,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       std::vector<exec::SavedParam> out;
       for (size_t p = 0; p < prog->params.size(); ++p) {
         const auto& b = (*ex)->bindings()[p];
-        out.push_back({prog->params[p].name, b.rows, b.width, (*ex)->param(static_cast<int>(p))});
+        const ir::ParamDecl& decl = prog->params[p];
+        out.push_back({decl.name, b.rows, b.width, (*ex)->param(static_cast<int>(p)), decl.is_int,
+                       decl.width > 0});
       }
       for (const exec::VectorsRequest& r : *vectors) {
-        if (st.ok()) st = exec::WriteVectors(r.path, (*ex)->data(r.data), out[r.param]);
+        const data::Dataset* words = r.data >= 0 ? &(*ex)->data(r.data) : nullptr;
+        if (st.ok()) st = exec::WriteVectors(r.path, words, out[r.param]);
       }
       if (st.ok() && !args->save_params.empty()) st = exec::WriteParams(args->save_params, out);
     }

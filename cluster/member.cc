@@ -64,6 +64,10 @@ Status Member::Join() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    heard_ = std::chrono::steady_clock::now();
+  }
   heartbeat_ = std::thread([this] { Beat(); });
   return Status::Ok();
 }
@@ -78,9 +82,25 @@ Member::~Member() {
 }
 
 void Member::Beat() {
+  using Clock = std::chrono::steady_clock;
   uint64_t seq = 0;
+  auto last_wake = Clock::now();
   std::unique_lock<std::mutex> l(mu_);
   while (!stop_ && !end_) {
+    // Woken far later than asked: this process did not run, and the
+    // scheduler's messages of that time may still be unread.
+    const auto now = Clock::now();
+    const auto late = now - last_wake - opts_.heartbeat;
+    last_wake = now;
+    if (late > opts_.heartbeat) heard_ += late;
+    if (now - heard_ > opts_.heartbeat_timeout) {
+      const double secs = std::chrono::duration<double>(now - heard_).count();
+      l.unlock();
+      End(Unavailable(fmt::format(
+          "the scheduler at {} is gone: nothing from it for {:.3g} s (--heartbeat-timeout-s)",
+          opts_.scheduler, secs)));
+      return;
+    }
     l.unlock();
     OutMessage msg;
     auto h = msg.header().getBody().initHeartbeat();
@@ -99,9 +119,26 @@ void Member::Beat() {
   }
 }
 
+void Member::End(const Status& end) {
+  bool first;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    first = !end_.has_value();
+    if (first) end_ = end;
+  }
+  cv_.notify_all();
+  if (first && opts_.on_end) opts_.on_end(end);
+}
+
 bool Member::Handle(const InMessage& msg) {
   auto body = msg.header().getBody();
+  if (msg.from().role == Role::kScheduler) {
+    std::lock_guard<std::mutex> l(mu_);
+    heard_ = std::chrono::steady_clock::now();
+  }
   switch (msg.type()) {
+    case transport::MessageType::HEARTBEAT:
+      return msg.from().role == Role::kScheduler;
     case transport::MessageType::PLAN: {
       std::lock_guard<std::mutex> l(mu_);
       setup_ = cluster::SetupFromWire(body.getPlan(), "the scheduler's setup");
@@ -126,14 +163,7 @@ bool Member::Handle(const InMessage& msg) {
         std::string reason = body.getShutdown().getReason().cStr();
         end = reason == "job finished" ? Status::Ok() : Unavailable(reason);
       }
-      bool first;
-      {
-        std::lock_guard<std::mutex> l(mu_);
-        first = !end_.has_value();
-        if (first) end_ = end;
-      }
-      cv_.notify_all();
-      if (first && opts_.on_end) opts_.on_end(end);
+      End(end);
       return true;
     }
     default:

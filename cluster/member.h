@@ -24,6 +24,10 @@ namespace rigel::cluster {
 struct MemberOptions {
   std::string scheduler;  // the scheduler's address
   std::chrono::milliseconds heartbeat{500};
+  // The scheduler beats too: with nothing from it for this long it is gone,
+  // and the job ends here with Unavailable (a member never outlives its
+  // job's scheduler by more than this).
+  std::chrono::milliseconds heartbeat_timeout{10000};
   // Keep trying to register this long (the scheduler's registration
   // deadline, `--register-timeout-s`, is the same by default).
   std::chrono::milliseconds join_timeout{30000};
@@ -53,8 +57,8 @@ class Member {
   Status Join();
   ~Member();
 
-  // Control messages (plan, registerReply, peerDown, shutdown): returns
-  // true when `msg` was one of them.
+  // Control messages (plan, registerReply, peerDown, shutdown, the
+  // scheduler's heartbeat): returns true when `msg` was one of them.
   bool Handle(const transport::InMessage& msg);
 
   // Waits for the setup; connects the transport to every member listed.
@@ -71,6 +75,8 @@ class Member {
 
  private:
   void Beat();
+  // Ends the job (once): records `end`, wakes waiters, calls on_end.
+  void End(const Status& end);
 
   transport::Transport* transport_;
   MemberOptions opts_;
@@ -82,6 +88,7 @@ class Member {
   std::vector<PeerAddress> peers_;
   std::optional<Status> end_;
   bool stop_ = false;
+  std::chrono::steady_clock::time_point heard_;  // the scheduler's last message
   std::thread heartbeat_;
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cluster/member.h"
+#include "cluster/membership.h"
 #include "cluster/route.h"
 #include "transport/zmq/transport.h"
 
@@ -22,6 +23,7 @@ struct MemberFlags {
   std::string key_file;
   int rank = 0;
   int heartbeat_ms = 500;
+  double heartbeat_timeout_s = kDefaultHeartbeatTimeoutS;
   double register_timeout_s = 30;
   std::string job_key, job_name;  // what rigel-node was started on
 
@@ -29,6 +31,8 @@ struct MemberFlags {
     MemberOptions o;
     o.scheduler = scheduler;
     o.heartbeat = std::chrono::milliseconds(heartbeat_ms);
+    o.heartbeat_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(heartbeat_timeout_s * 1000));
     o.join_timeout = std::chrono::milliseconds(static_cast<int64_t>(register_timeout_s * 1000));
     o.identity.key = job_key;
     o.identity.name = job_name;
@@ -37,7 +41,8 @@ struct MemberFlags {
 };
 
 // Adds --scheduler, --rank (0..max_rank), --listen, --insecure-plain,
-// --key-file, --heartbeat-ms, --register-timeout-s, --job-key, --job-name.
+// --key-file, --heartbeat-ms, --heartbeat-timeout-s, --register-timeout-s,
+// --job-key, --job-name.
 inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--scheduler", f->scheduler, "the scheduler's address")->required();
   app->add_option("--rank", f->rank, "this process's rank in its role")
@@ -52,6 +57,10 @@ inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--key-file", f->key_file, "cluster key file (rigel keygen)");
   app->add_option("--heartbeat-ms", f->heartbeat_ms, "heartbeat interval")
       ->check(CLI::Range(10, 600000))
+      ->capture_default_str();
+  app->add_option("--heartbeat-timeout-s", f->heartbeat_timeout_s,
+                  "stop when nothing came from the scheduler for this many seconds")
+      ->check(CLI::Range(0.05, 86400.0))
       ->capture_default_str();
   app->add_option("--register-timeout-s", f->register_timeout_s,
                   "give up when the scheduler has not answered within this many seconds")

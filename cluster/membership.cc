@@ -5,8 +5,17 @@ namespace rigel::cluster {
 using transport::PeerId;
 using transport::Role;
 
-Membership::Membership(std::map<Role, int> expected, Clock::duration interval, int dead_after)
-    : expected_(std::move(expected)), interval_(interval), dead_after_(dead_after) {}
+Membership::Membership(std::map<Role, int> expected, Clock::duration interval,
+                       Clock::duration timeout)
+    : expected_(std::move(expected)),
+      interval_(interval),
+      timeout_(timeout > Clock::duration::zero() ? timeout : 3 * interval) {}
+
+void Membership::Credit(Clock::duration late) {
+  for (auto& [id, m] : members_) {
+    if (!m.dead) m.last_seen += late;
+  }
+}
 
 StatusOr<int32_t> Membership::Register(Role role, int32_t rank, const std::string& address,
                                        uint64_t incarnation, Clock::time_point now) {

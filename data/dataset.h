@@ -6,7 +6,11 @@
 // line-by-line iostreams). Every malformed input is an InvalidArgument Status
 // whose message has the form "PATH:LINE:COL: error: expected X, found Y";
 // a missing file is NotFound ("PATH: no such file"). Nothing is returned on
-// error. Loaders are pure functions of their input and thread-safe.
+// error. Numeric values must be finite f32 numbers: "nan", "inf" and values
+// that overflow f32 ("1e999") are errors. A tokens file must be UTF-8 text
+// without NUL bytes. A file that loads but is likely a mistake adds a line to
+// Dataset::warnings (see kFarIndexMin). Loaders are pure functions of their
+// input and thread-safe.
 #ifndef RIGEL_DATA_DATASET_H_
 #define RIGEL_DATA_DATASET_H_
 
@@ -69,6 +73,10 @@ struct Dataset {
   std::string path;   // file it came from; empty for grid/range
   int64_t count = 0;  // number of elements (iterations)
   DataOrigin origin;  // for messages that name an element's line
+  // What the loader found suspicious but loaded: full lines
+  // "PATH:LINE: warning: MESSAGE" (no newline), for the caller to show.
+  // Split parts have none (their parent had them); not part of the digest.
+  std::vector<std::string> warnings;
 
   // triples: element e is (ti[e], tj[e], tv[e]); rows = max i + 1, cols = max j + 1.
   // grid(N, M): rows = N, cols = M, count = N * M, no columns.
@@ -76,8 +84,8 @@ struct Dataset {
   std::vector<float> tv;
   int64_t rows = 0, cols = 0;
 
-  // libsvm: sample n has label labels[n] (files whose labels are only -1/+1
-  // are mapped to 0/1) and features feat_index/feat_value in
+  // libsvm: sample n has label labels[n] (as LibsvmOptions::labels says) and
+  // features feat_index/feat_value in
   // [feat_offset[n], feat_offset[n+1]); dim = max index + 1 (after base shift).
   // dense_csv: labels[n] and the row x[n*dim .. n*dim+dim).
   std::vector<float> labels;
@@ -111,8 +119,20 @@ struct TriplesOptions {
   // skipped; by default a fourth column is an error.
   bool ignore_extra = false;
 };
+// How libsvm labels are read: libsvm(..., labels="auto" | "pm1" | "keep").
+enum class LibsvmLabels {
+  // If every label is -1 or +1, they become 0 and 1; if no label is -1, all
+  // are kept as read (0/1 files, classes 1..K, regression targets). A file
+  // with -1 among labels other than +1 is an error at the first label that
+  // does not fit what the rest imply: the first label neither -1 nor +1 when
+  // the file has at least as many -1 labels as such labels, else the first -1.
+  kAuto,
+  kPm1,   // every label must be -1 or +1 (else an error at its line); 0 and 1
+  kKeep,  // every finite label is kept as read
+};
 struct LibsvmOptions {
   int64_t base = 1;
+  LibsvmLabels labels = LibsvmLabels::kAuto;
 };
 struct TokensOptions {
   int64_t min_count = 1;
@@ -123,6 +143,16 @@ struct DenseCsvOptions {
   char sep = ',';
   bool skip_header = false;
 };
+
+// An index far beyond the rest of the file, one stray index (a typo, a
+// hashed id) that would size every parameter over .dim, .rows or .cols: the
+// largest libsvm feature index, or the largest index of a triples column, m
+// (after the base shift), when m > kFarIndexMin and m > kFarIndexRatio * s,
+// s the next largest distinct index of the same kind (0 if there is none).
+// The file loads, with a warning naming the line m is first on and the MB
+// one f32 per feature (row, column) then takes: (m + 1) * 4 bytes.
+inline constexpr int64_t kFarIndexMin = 1'000'000;
+inline constexpr int64_t kFarIndexRatio = 1000;
 
 // Parsers over in-memory text; `path` is used only in error messages.
 StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,

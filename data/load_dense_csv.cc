@@ -44,8 +44,11 @@ StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
     int64_t col = 0;  // 0-based index of the field being read
     for (;;) {
       float v;
-      if (sc.ParseFloat(&v) != NumParse::kOk) {
-        return sc.Expected("a number for column " + std::to_string(col + 1));
+      if (NumParse r = sc.ParseFloat(&v); r != NumParse::kOk) {
+        // "1;2;3" read with sep=",": the separator is what is wrong.
+        const char* foreign = r == NumParse::kBad ? sc.ForeignSeparator() : nullptr;
+        if (foreign != nullptr) return sc.ExpectedAt(foreign, sep_text + " or end of line");
+        return internal::FloatError(sc, r, "column " + std::to_string(col + 1));
       }
       if (col == opts.label) {
         d.labels.push_back(v);

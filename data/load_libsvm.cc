@@ -1,16 +1,57 @@
-// libsvm(path, base): one "label idx:val idx:val ..." sample per line.
+// libsvm(path, base, labels): one "label idx:val idx:val ..." sample per line.
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/file.h"
 #include "data/dataset.h"
 #include "data/text_scanner.h"
 
 namespace rigel::data {
+namespace {
 
 using internal::NumParse;
 using internal::TextScanner;
+
+constexpr const char* kKeepHint = " (labels=\"keep\" reads labels as they are)";
+
+// What the parse saw of the labels, for the mapping decided once the whole
+// file has been read.
+struct LabelTally {
+  int64_t minus_one = 0;  // labels equal to -1
+  int64_t other = 0;      // labels neither -1 nor +1
+  const char* first_minus_one = nullptr;
+  const char* first_other = nullptr;
+};
+
+// "1 label", "2 labels".
+std::string Labels(int64_t n) { return std::to_string(n) + (n == 1 ? " label" : " labels"); }
+
+// Applies `mode` to the labels (LibsvmLabels says how). An ambiguous "auto"
+// file is reported at its stray label, found again from its position: the
+// scan has long left that line, and this is an error path only.
+Status MapLabels(std::string_view text, const std::string& path, LibsvmLabels mode,
+                 const LabelTally& t, std::vector<float>* labels) {
+  if (mode == LibsvmLabels::kKeep) return Status::Ok();
+  if (mode == LibsvmLabels::kAuto && t.other > 0) {
+    if (t.minus_one == 0) return Status::Ok();  // 0/1, 1..K, regression: kept
+    TextScanner sc(text, path);
+    if (t.minus_one >= t.other) {
+      sc.MoveTo(t.first_other);
+      return sc.Expected("-1 or +1 for the label, like the file's " + Labels(t.minus_one) + " -1" +
+                         kKeepHint);
+    }
+    sc.MoveTo(t.first_minus_one);
+    // Here t.other > t.minus_one >= 1: "labels" is plural.
+    return sc.Expected("a label other than -1, like the file's " + Labels(t.other) +
+                       " that are neither -1 nor +1" + kKeepHint);
+  }
+  for (float& l : *labels) l = l > 0 ? 1.0f : 0.0f;  // kPm1 saw only -1 and +1
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<Dataset> ParseLibsvm(std::string_view text, const std::string& path,
                               const LibsvmOptions& opts) {
@@ -27,12 +68,22 @@ StatusOr<Dataset> ParseLibsvm(std::string_view text, const std::string& path,
   d.feat_value.reserve(max_feats);
   d.feat_offset.push_back(0);
 
-  bool only_pm1 = true;  // every label is -1 or +1 so far
+  LabelTally tally;
   int32_t max_index = -1;
+  int64_t max_line = 0;  // where max_index was first read, for the far-index warning
   while (sc.SkipBlankLines()) {
+    const char* label_at = sc.pos();
     float label;
-    if (sc.ParseFloat(&label) != NumParse::kOk) return sc.Expected("a number for the label");
-    only_pm1 = only_pm1 && (label == 1.0f || label == -1.0f);
+    NumParse lr = sc.ParseFloat(&label);
+    if (lr != NumParse::kOk) return internal::FloatError(sc, lr, "the label");
+    if (label == -1.0f) {
+      if (tally.minus_one++ == 0) tally.first_minus_one = label_at;
+    } else if (label != 1.0f) {
+      if (tally.other++ == 0) tally.first_other = label_at;
+      if (opts.labels == LibsvmLabels::kPm1) {
+        return sc.ExpectedAt(label_at, "-1 or +1 for the label (labels=\"pm1\")");
+      }
+    }
     d.labels.push_back(label);
     for (;;) {
       const char* field_end = sc.pos();
@@ -41,7 +92,7 @@ StatusOr<Dataset> ParseLibsvm(std::string_view text, const std::string& path,
       // Features must be separated from what precedes them by a blank.
       if (sc.pos() == field_end) return sc.Expected("a blank before the next feature");
       const char* at = sc.pos();
-      int64_t raw;
+      int64_t raw = 0;
       NumParse r = sc.ParseInt(&raw, ':');
       if (r == NumParse::kOverflow) return sc.Expected("a feature index that fits in int32");
       if (r == NumParse::kBad) return sc.Expected("a feature index");
@@ -52,22 +103,25 @@ StatusOr<Dataset> ParseLibsvm(std::string_view text, const std::string& path,
       if (sc.AtEnd() || sc.Peek() != ':') return sc.Expected("':' after the feature index");
       sc.Advance();
       float value;
-      if (sc.ParseFloat(&value) != NumParse::kOk) {
-        return sc.Expected("a number for the feature value");
-      }
+      NumParse vr = sc.ParseFloat(&value);
+      if (vr != NumParse::kOk) return internal::FloatError(sc, vr, "the feature value");
       d.feat_index.push_back(index);
       d.feat_value.push_back(value);
-      max_index = std::max(max_index, index);
+      if (index > max_index) {
+        max_index = index;
+        max_line = sc.line();
+      }
     }
     sc.EndLine();
     d.feat_offset.push_back(static_cast<int64_t>(d.feat_index.size()));
   }
   if (d.labels.empty()) return sc.EmptyFileError();
-  if (only_pm1) {
-    for (float& l : d.labels) l = l > 0 ? 1.0f : 0.0f;
-  }
+  RIGEL_RETURN_IF_ERROR(MapLabels(text, path, opts.labels, tally, &d.labels));
   d.count = static_cast<int64_t>(d.labels.size());
   d.dim = static_cast<int64_t>(max_index) + 1;
+  std::string far = internal::FarIndexWarning(path, d.feat_index, max_index, max_line, opts.base,
+                                              "feature", ".dim");
+  if (!far.empty()) d.warnings.push_back(std::move(far));
   return d;
 }
 

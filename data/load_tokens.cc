@@ -10,6 +10,7 @@
 
 #include "common/file.h"
 #include "data/dataset.h"
+#include "data/text_scanner.h"
 
 namespace rigel::data {
 namespace {
@@ -22,6 +23,14 @@ bool IsSpace(char c) {
 
 StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
                               const TokensOptions& opts) {
+  // Words are compared byte for byte and printed back (vocabularies, saved
+  // vectors): a binary, compressed or UTF-16 file would tokenise into junk
+  // without any other error.
+  if (const char* junk = internal::FindNonText(text)) {
+    internal::TextScanner sc(text, path);
+    sc.MoveTo(junk);
+    return sc.Expected("UTF-8 text");
+  }
   // First pass: ids in order of first appearance, so that ties in the final
   // (by-count) order are broken by first appearance with a stable sort.
   std::unordered_map<std::string_view, int32_t> first_id;

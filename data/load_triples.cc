@@ -26,7 +26,7 @@ std::string SepName(char sep) {
 }
 
 // Reads an index field; the scanner sits on its first byte.
-Status ReadIndex(TextScanner& sc, int column, int64_t base, int32_t* out) {
+Status ReadIndex(TextScanner& sc, int column, int64_t base, char sep, int32_t* out) {
   const char* at = sc.pos();
   int64_t raw;
   switch (sc.ParseInt(&raw)) {
@@ -36,11 +36,16 @@ Status ReadIndex(TextScanner& sc, int column, int64_t base, int32_t* out) {
     case NumParse::kOverflow:
       return sc.Expected(std::string(kIndexWhat[column]) + " that fits in int32");
     case NumParse::kBad:
+    case NumParse::kNotFinite:  // ParseInt never says this
       break;
   }
   // A fractional index is a number, just not an integer; say so precisely.
-  const char* kind = sc.TokenIsFloat() ? "an integer for " : "a number for ";
-  return sc.Expected(std::string(kind) + kColumnNames[column]);
+  if (sc.TokenIsFloat()) return sc.Expected(std::string("an integer for ") + kColumnNames[column]);
+  // "0;1;2.5" read with sep=",": the separator is what is wrong.
+  if (const char* foreign = sc.ForeignSeparator()) {
+    return sc.ExpectedAt(foreign, SepName(sep) + " after " + kColumnNames[column]);
+  }
+  return sc.Expected(std::string("a number for ") + kColumnNames[column]);
 }
 
 // Moves from the end of field `column` to the start of the next one.
@@ -71,13 +76,12 @@ void SkipToEol(TextScanner& sc) {
 // Status says exactly what is wrong and where. Leaves the scanner at the '\n'.
 [[gnu::noinline]] Status SlowLine(TextScanner& sc, const TriplesOptions& opts, int32_t* i,
                                   int32_t* j, float* v) {
-  RIGEL_RETURN_IF_ERROR(ReadIndex(sc, 0, opts.base, i));
+  RIGEL_RETURN_IF_ERROR(ReadIndex(sc, 0, opts.base, opts.sep, i));
   RIGEL_RETURN_IF_ERROR(ReadSeparator(sc, opts.sep, 0));
-  RIGEL_RETURN_IF_ERROR(ReadIndex(sc, 1, opts.base, j));
+  RIGEL_RETURN_IF_ERROR(ReadIndex(sc, 1, opts.base, opts.sep, j));
   RIGEL_RETURN_IF_ERROR(ReadSeparator(sc, opts.sep, 1));
-  if (sc.ParseFloat(v) != NumParse::kOk) {
-    // kOverflow lands here too: 1e50 is not an f32 value.
-    return sc.Expected(std::string("a number for ") + kColumnNames[2]);
+  if (NumParse r = sc.ParseFloat(v); r != NumParse::kOk) {
+    return internal::FloatError(sc, r, kColumnNames[2]);
   }
   sc.SkipBlanks();
   if (sc.AtEol()) return Status::Ok();
@@ -127,6 +131,7 @@ StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
 
   bool header_pending = opts.skip_header;
   int32_t max_i = -1, max_j = -1;
+  int64_t max_i_line = 0, max_j_line = 0;  // where each was first read
   while (sc.SkipBlankLines()) {
     if (header_pending) {
       header_pending = false;
@@ -140,17 +145,29 @@ StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
       sc.Rewind(line_start);
       RIGEL_RETURN_IF_ERROR(SlowLine(sc, opts, &i, &j, &v));
     }
+    if (i > max_i) {
+      max_i = i;
+      max_i_line = sc.line();
+    }
+    if (j > max_j) {
+      max_j = j;
+      max_j_line = sc.line();
+    }
     sc.EndLine();
     d.ti.push_back(i);
     d.tj.push_back(j);
     d.tv.push_back(v);
-    max_i = std::max(max_i, i);
-    max_j = std::max(max_j, j);
   }
   if (d.ti.empty()) return sc.EmptyFileError();
   d.count = static_cast<int64_t>(d.ti.size());
   d.rows = static_cast<int64_t>(max_i) + 1;
   d.cols = static_cast<int64_t>(max_j) + 1;
+  std::string far[2] = {
+      internal::FarIndexWarning(path, d.ti, max_i, max_i_line, opts.base, "row", ".rows"),
+      internal::FarIndexWarning(path, d.tj, max_j, max_j_line, opts.base, "column", ".cols")};
+  for (std::string& w : far) {
+    if (!w.empty()) d.warnings.push_back(std::move(w));
+  }
   return d;
 }
 

@@ -1,31 +1,91 @@
-// Byte scanner shared by the data loaders (internal to frontend/).
+// Byte scanner and checks shared by the data loaders (internal to data/).
 //
 // Loaders see a whole file as one string_view and walk it once. The scanner
 // keeps only a pointer, the current line number and where that line starts, so
 // columns in error messages cost nothing until an error is actually reported.
 // Numbers are parsed in place (common short forms by hand, the rest with
-// std::from_chars): no per-field copies.
+// std::from_chars): no per-field copies. Error messages show what was found
+// with control bytes and bytes that are not UTF-8 escaped as \xNN.
 #ifndef RIGEL_DATA_TEXT_SCANNER_H_
 #define RIGEL_DATA_TEXT_SCANNER_H_
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "common/status.h"
+#include "data/dataset.h"
 
 namespace rigel::data::internal {
+
+// Length of the well-formed UTF-8 sequence at `p` (1 to 4 bytes), or 0 when
+// the bytes there are not UTF-8 (RFC 3629: no overlong forms, surrogates or
+// code points past U+10FFFF). `p` < `end`.
+inline int Utf8Length(const char* p, const char* end) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  const unsigned char c = u[0];
+  if (c < 0x80) return 1;
+  int n;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (end - p < n || u[1] < lo || u[1] > hi) return 0;
+  for (int k = 2; k < n; ++k) {
+    if ((u[k] & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+// The first byte of `text` that is a NUL or not part of well-formed UTF-8,
+// or nullptr when there is none. Eight ASCII bytes at a time: corpora are
+// mostly ASCII, so this costs a small fraction of tokenising them.
+inline const char* FindNonText(std::string_view text) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  while (p != end) {
+    if (end - p >= 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      // No byte with its high bit set and no zero byte: all plain ASCII.
+      if (((v | ((v - kOnes) & ~v)) & kHighs) == 0) {
+        p += 8;
+        continue;
+      }
+    }
+    if (*p == '\0') return p;
+    const int n = Utf8Length(p, end);
+    if (n == 0) return p;
+    p += n;
+  }
+  return nullptr;
+}
 
 // Result of parsing one numeric field.
 enum class NumParse {
   kOk,
-  kBad,       // not a number, or trailing junk before the next delimiter
-  kOverflow,  // a well-formed number that does not fit the target type
+  kBad,        // not a number, or trailing junk before the next delimiter
+  kOverflow,   // a well-formed number that does not fit the target type
+  kNotFinite,  // "nan", "inf", "infinity" (any case, any sign)
 };
 
 class TextScanner {
@@ -48,6 +108,18 @@ class TextScanner {
   // Moves back to `p`, which must lie on the current line (fast paths use it
   // to re-read a line with the diagnosing parser).
   void Rewind(const char* p) { p_ = p; }
+  // Moves forward to `at` (at or after the cursor), counting the lines on the
+  // way: for errors about a place the scan has already left (cold paths).
+  void MoveTo(const char* at) {
+    for (;;) {
+      const void* nl = std::memchr(p_, '\n', static_cast<size_t>(at - p_));
+      if (nl == nullptr) break;
+      p_ = static_cast<const char*>(nl) + 1;
+      ++line_;
+      line_start_ = p_;
+    }
+    p_ = at;
+  }
   int64_t line() const { return line_; }
 
   // '\r' counts as a blank so that CRLF files need no special casing: it is
@@ -122,6 +194,9 @@ class TextScanner {
     }
     if (ec == std::errc::invalid_argument) return NumParse::kBad;
     if (ptr != end_ && !IsDelim(*ptr)) return NumParse::kBad;
+    // Only from_chars yields these (ScanSimpleFloat reads digits only): a NaN
+    // or infinity in the data would poison every sum it enters.
+    if (ec == std::errc() && !std::isfinite(*out)) return NumParse::kNotFinite;
     if (ec == std::errc::result_out_of_range) {
       // from_chars reports underflow as out of range too; a tiny value is a
       // legitimate input that rounds to zero or a subnormal, a huge one is not.
@@ -215,9 +290,39 @@ class TextScanner {
     }
     std::string_view tok = TokenAt(at);
     constexpr size_t kMaxShown = 40;
-    std::string shown(tok.substr(0, kMaxShown));
-    if (tok.size() > kMaxShown) shown += "...";
+    // Junk bytes (a binary or UTF-16 file) shown raw would garble the
+    // terminal and hide what is actually there.
+    std::string shown;
+    size_t k = 0;
+    while (k < tok.size() && k < kMaxShown) {
+      const char* c = tok.data() + k;
+      const int n = Utf8Length(c, tok.data() + tok.size());
+      const auto b = static_cast<unsigned char>(*c);
+      if (n > 0 && b >= 0x20 && b != 0x7f) {
+        shown.append(c, static_cast<size_t>(n));
+        k += static_cast<size_t>(n);
+        continue;
+      }
+      char esc[8];
+      std::snprintf(esc, sizeof esc, b == '\t' ? "\\t" : "\\x%02X", b);
+      shown += esc;
+      ++k;
+    }
+    if (k < tok.size()) shown += "...";
     return "'" + shown + "'";
+  }
+
+  // Where the token at the cursor, a number so far, goes on with ',', ';'
+  // or '|' (a file written with another separator than the one in use), or
+  // nullptr. Chooses the wording of an error only.
+  const char* ForeignSeparator() const {
+    std::string_view tok = TokenAt(p_);
+    const char* s = SkipPlus(tok.data());
+    const char* e = tok.data() + tok.size();
+    float f;
+    const char* ptr = std::from_chars(s, e, f).ptr;
+    if (ptr == s || ptr == e || *ptr == '\0') return nullptr;
+    return std::strchr(",;|", *ptr) != nullptr ? ptr : nullptr;
   }
 
   // "PATH:LINE:COL: error: MESSAGE" for a position on the current line.
@@ -286,6 +391,50 @@ inline bool ShiftIndex(int64_t raw, int64_t base, int32_t* out) {
                       "index " + std::to_string(raw) + " is below base " + std::to_string(base));
   }
   return sc.ExpectedAt(at, std::string(what) + " that fits in int32");
+}
+
+// The error for a float field ParseFloat rejected with `r`, at the cursor;
+// `what` names the field ("the label", "column 3 (v)").
+[[gnu::cold, gnu::noinline]] inline Status FloatError(const TextScanner& sc, NumParse r,
+                                                      std::string_view what) {
+  const std::string field(what);
+  switch (r) {
+    case NumParse::kNotFinite:
+      return sc.Expected("a finite number for " + field);
+    case NumParse::kOverflow:
+      return sc.Expected("a number for " + field +
+                         " that fits in f32 (at most 3.4e38 in magnitude)");
+    default:
+      return sc.Expected("a number for " + field);
+  }
+}
+
+// dataset.h's "far index" rule for one kind of index: `max` is the largest
+// of `indices` (after the base shift), first read on line `line`; `unit`
+// names what an index counts ("feature", "row") and `attr` the attribute it
+// sizes (".dim"). Returns "PATH:LINE: warning: ..." with the indices as
+// written in the file, or "" when `max` is not far.
+[[gnu::cold, gnu::noinline]] inline std::string FarIndexWarning(const std::string& path,
+                                                                const std::vector<int32_t>& indices,
+                                                                int32_t max, int64_t line,
+                                                                int64_t base, std::string_view unit,
+                                                                std::string_view attr) {
+  if (max <= kFarIndexMin) return "";
+  int64_t next = -1;  // the next largest distinct index
+  for (int32_t x : indices) {
+    if (x < max && x > next) next = x;
+  }
+  if (max <= kFarIndexRatio * std::max<int64_t>(next, 0)) return "";
+  const std::string u(unit);
+  char mb[32];
+  std::snprintf(mb, sizeof mb, "%.1f", (static_cast<double>(max) + 1) * sizeof(float) / 1e6);
+  std::string m = path + ":" + std::to_string(line) + ": warning: " + u + " index " +
+                  std::to_string(max + base) + " is far beyond the file's other " + u +
+                  " indices (";
+  m += next >= 0 ? "the next largest is " + std::to_string(next + base) : "there are none";
+  m += "): " + std::string(attr) + " = " + std::to_string(int64_t{max} + 1) + ", so one f32 per " +
+       u + " takes " + mb + " MB";
+  return m;
 }
 
 }  // namespace rigel::data::internal

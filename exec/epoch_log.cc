@@ -35,6 +35,10 @@ std::string EpochJson(const EpochFigures& f) {
       for (const auto& [k, v] : values) o[k] = v;
     }
   }
+  if (!f.printed.empty()) {
+    j["printed"] = nlohmann::json::object();
+    for (const auto& [k, v] : f.printed) j["printed"][k] = v;
+  }
   return j.dump();
 }
 

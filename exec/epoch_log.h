@@ -42,6 +42,11 @@ struct EpochFigures {
   // evicted.<param>, audited.<param>) or, for max_lag.<param>, the most.
   std::map<std::string, double> param_bytes;
   std::map<int, std::map<std::string, double>> relaxed;
+  // What the program printed in the epoch, by name: each number a print
+  // gives right after a string, under that string (trimmed of blanks and a
+  // trailing ':' or '='), the last print winning. `print("epoch", ep,
+  // "test_rmse", r)` gives {"epoch": 3, "test_rmse": 0.91}.
+  std::map<std::string, double> printed;
 };
 
 // `f` as one JSON object (no newline).

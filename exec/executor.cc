@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <utility>
 
 #include "common/int_math.h"
 #include "ir/param_init.h"
@@ -133,7 +134,7 @@ Status SerialExecutor::LoadData() {
         loaded = data::LoadTriples(d.path, {d.sep, d.base, d.skip_header, d.ignore_extra});
         break;
       case data::DataKind::kLibsvm:
-        loaded = data::LoadLibsvm(d.path, {d.base});
+        loaded = data::LoadLibsvm(d.path, {d.base, d.labels});
         break;
       case data::DataKind::kTokens:
         loaded = data::LoadTokens(d.path, {d.min_count, d.lines});
@@ -180,6 +181,9 @@ Status SerialExecutor::LoadData() {
                                             : ""));
     }
     data_[k] = std::make_shared<data::Dataset>(std::move(loaded).value());
+    if (opts_.warnings) {
+      for (const std::string& w : data_[k]->warnings) *opts_.warnings << w << "\n";
+    }
     if (opts_.log && !d.path.empty()) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       *opts_.log << "loaded " << d.name << " (" << d.path << "): " << data_[k]->count
@@ -298,7 +302,7 @@ StatusOr<SerialExecutor::Value> SerialExecutor::EvalBinary(const ir::DExpr& e) c
   RIGEL_ASSIGN_OR_RETURN(Value b, Eval(e.b));
   Value v;
   v.is_int = e.is_int;
-  if (e.fn > ir::kMax) {
+  if (e.fn >= ir::kLt) {
     bool r = Compare(e.fn, a, b);
     v.i = r;
     v.f = r;
@@ -346,6 +350,9 @@ bool SerialExecutor::Arithmetic(int fn, const Value& a, const Value& b, Value* v
       break;
     case ir::kMax:
       ints ? void(v->i = std::max(a.i, b.i)) : void(v->f = std::max(x, y));
+      break;
+    case ir::kPow:  // f32 (the checker): ints are promoted
+      v->f = std::pow(x, y);
       break;
     default:
       break;
@@ -609,12 +616,26 @@ Status SerialExecutor::Exec(const std::vector<ir::DStmt>& body, size_t from, siz
   return Status::Ok();
 }
 
+std::map<std::string, double> SerialExecutor::TakePrinted() { return std::exchange(printed_, {}); }
+
 Status SerialExecutor::Print(const ir::DStmt& s) {
-  std::string line;
+  std::string line, name;
   for (size_t k = 0; k < s.args.size(); ++k) {
     RIGEL_ASSIGN_OR_RETURN(Value v, Eval(s.args[k]));
     if (k) line += ' ';
-    if (prog_.exprs[s.args[k]].kind == ir::DExpr::kString) {
+    const bool text = prog_.exprs[s.args[k]].kind == ir::DExpr::kString;
+    // A number right after a string is logged under that string's name
+    // (--log-json "printed"); resumed runs log it too, as they compute it.
+    if (!text && !name.empty()) printed_[name] = v.is_int ? static_cast<double>(v.i) : v.f;
+    name.clear();
+    if (text) {
+      name = v.s;
+      while (!name.empty() && (name.back() == ':' || name.back() == '=' || name.back() == ' ')) {
+        name.pop_back();
+      }
+      name.erase(0, name.find_first_not_of(' '));
+    }
+    if (text) {
       line += v.s;
     } else if (v.is_int) {
       line += std::to_string(v.i);

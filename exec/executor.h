@@ -65,6 +65,10 @@ struct ExecutorOptions {
   uint64_t seed = 0;            // for rand(), randint(), negative()
   std::ostream* out = nullptr;  // where print() writes; null: std::cout
   std::ostream* log = nullptr;  // timing lines per data set and loop; null: none
+  // Where the data loaders' warnings go, one line each (data::Dataset::
+  // warnings, "PATH:LINE: warning: ..."); null: nowhere. A run that loads
+  // data in several processes sets it in one only.
+  std::ostream* warnings = nullptr;
   // Live progress ("\r"-updated line with elements done and ETA) for loops
   // running longer than `progress_after_s`; null: none. Meant for a terminal.
   std::ostream* progress = nullptr;
@@ -164,6 +168,9 @@ class SerialExecutor {
   StatusOr<int64_t> EvalInt(int expr) const;
   // The driver expressions loop `loop`'s body reads (kOuter ids), sorted.
   std::vector<int> OuterExprs(int loop) const;
+  // The named numbers printed since the last call (EpochFigures::printed),
+  // which are then forgotten. Call from on_epoch.
+  std::map<std::string, double> TakePrinted();
 
  private:
   struct Value {
@@ -178,8 +185,9 @@ class SerialExecutor {
   StatusOr<Value> Eval(int expr) const;
   StatusOr<Value> EvalUnary(const ir::DExpr& e) const;
   StatusOr<Value> EvalBinary(const ir::DExpr& e) const;
-  // a fn b for kAdd..kMax into *v (v->i for two ints, else v->f); false on
-  // integer overflow. Division by zero is the caller's to check.
+  // a fn b for kAdd..kPow into *v (v->i for two ints, else v->f; kPow always
+  // v->f); false on integer overflow. Division by zero is the caller's to
+  // check.
   static bool Arithmetic(int fn, const Value& a, const Value& b, Value* v);
   // a fn b for the comparisons and kAnd/kOr.
   static bool Compare(int fn, const Value& a, const Value& b);
@@ -190,6 +198,7 @@ class SerialExecutor {
   // epochs (on_epoch) and end at checkpoint points; -1: a nested loop.
   Status ExecFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first);
   Status Print(const ir::DStmt& s);
+  std::map<std::string, double> printed_;  // TakePrinted's
   Status ErrorAt(ir::Loc loc, const std::string& msg) const;
   // FailedPrecondition when a relaxed parameter of loop `loop` holds a
   // non-finite value (the run just made it diverge).

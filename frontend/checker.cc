@@ -428,8 +428,9 @@ int Checker::DExprCall(const Expr& e) {
       {"log1pexp", ir::kLog1pExp}, {"floor", ir::kFloor}, {"ceil", ir::kCeil},
       {"int", ir::kF32ToInt}};
   auto un = kUn.find(e.str);
-  bool is_minmax = e.str == "min" || e.str == "max";
-  if (un == kUn.end() && !is_minmax) {
+  // min, max and pow take two arguments and are binary operators.
+  bool is_binary = e.str == "min" || e.str == "max" || e.str == "pow";
+  if (un == kUn.end() && !is_binary) {
     static const char* kBodyOnly[] = {"dot",    "sum",     "norm",     "clip",   "zeros",
                                       "rand",   "randint", "negative", "window", "argmax",
                                       "argmin", "onehot",  "sample"};
@@ -442,23 +443,23 @@ int Checker::DExprCall(const Expr& e) {
     Error(e.loc, "unknown function '" + e.str + "'");
     return -1;
   }
-  size_t want = is_minmax ? 2 : 1;
+  size_t want = is_binary ? 2 : 1;
   if (e.args.size() != want) {
     Error(e.loc, e.str + " expects " + std::to_string(want) + " argument" + (want == 1 ? "" : "s") +
                      ", got " + std::to_string(e.args.size()));
     return -1;
   }
   int a = DExprOf(*e.args[0]);
-  int b = is_minmax ? DExprOf(*e.args[1]) : -1;
-  if (a < 0 || (is_minmax && b < 0)) return -1;
+  int b = is_binary ? DExprOf(*e.args[1]) : -1;
+  if (a < 0 || (is_binary && b < 0)) return -1;
   ir::DExpr d;
   d.loc = e.loc;
   d.a = a;
   d.b = b;
-  if (is_minmax) {
+  if (is_binary) {
     d.kind = ir::DExpr::kBinary;
-    d.fn = e.str == "min" ? ir::kMin : ir::kMax;
-    d.is_int = prog_.exprs[a].is_int && prog_.exprs[b].is_int;
+    d.fn = e.str == "min" ? ir::kMin : e.str == "max" ? ir::kMax : ir::kPow;
+    d.is_int = d.fn != ir::kPow && prog_.exprs[a].is_int && prog_.exprs[b].is_int;
   } else {
     d.kind = ir::DExpr::kUnary;
     d.fn = un->second;

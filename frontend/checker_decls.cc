@@ -160,7 +160,7 @@ std::optional<std::vector<const Expr*>> Checker::LoaderArgs(const Expr& call, ir
       return BindArgs(call, {"path", "sep", "base", "skip_header", "extra"}, 1);
     case data::DataKind::kLibsvm:
       d->base = 1;
-      return BindArgs(call, {"path", "base"}, 1);
+      return BindArgs(call, {"path", "base", "labels"}, 1);
     case data::DataKind::kTokens:
       return BindArgs(call, {"path", "min_count", "lines"}, 1);
     case data::DataKind::kDenseCsv:
@@ -208,7 +208,7 @@ bool Checker::DataFile(const Expr& call, const std::vector<const Expr*>& a, ir::
   for (size_t k = 1; k < a.size(); ++k) {
     if (!a[k]) continue;
     const std::string& what = call.str == "tokens"      ? (k == 1 ? "min_count" : "lines")
-                              : call.str == "libsvm"    ? "base"
+                              : call.str == "libsvm"    ? (k == 1 ? "base" : "labels")
                               : call.str == "dense_csv" ? (k == 1   ? "label"
                                                            : k == 2 ? "sep"
                                                                     : "skip_header")
@@ -241,6 +241,22 @@ bool Checker::DataOption(const Expr& arg, const std::string& what, ir::DataDecl*
       return false;
     }
     d->ignore_extra = *extra == "ignore";
+  } else if (what == "labels") {
+    auto labels = StringArg(&arg, "how to read the labels");
+    if (!labels) return false;
+    static const std::map<std::string, data::LibsvmLabels> kModes = {
+        {"auto", data::LibsvmLabels::kAuto},
+        {"pm1", data::LibsvmLabels::kPm1},
+        {"keep", data::LibsvmLabels::kKeep}};
+    auto mode = kModes.find(*labels);
+    if (mode == kModes.end()) {
+      Error(arg.loc,
+            "labels must be \"auto\" (the default: -1/+1 read as 0/1, other labels as "
+            "written), \"pm1\" (only -1/+1, read as 0/1) or \"keep\" (as written), not \"" +
+                *labels + "\"");
+      return false;
+    }
+    d->labels = mode->second;
   } else if (what == "skip_header" || what == "lines") {
     if (arg.kind != Expr::kBool) {
       Error(arg.loc, what + " must be true or false");

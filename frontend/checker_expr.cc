@@ -95,7 +95,14 @@ Val Checker::Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<Inst>* out)
     }
     rt = Type::kBool;
   } else if (op >= ir::kLt) {
-    if (!IsScalar(a.type) || !IsScalar(b.type)) {
+    // Two bools are equal or not (`(a > 0) == (b > 0.5)`); they have no order.
+    const bool bools = a.type == Type::kBool && b.type == Type::kBool;
+    if (bools && op != ir::kEq && op != ir::kNe) {
+      Error(loc, std::string("'") + ir::BinOpName(op) +
+                     "' cannot order bools; only == and != compare two bools");
+      return {};
+    }
+    if (!bools && (!IsScalar(a.type) || !IsScalar(b.type))) {
       Error(loc, std::string("comparison needs scalar operands, got ") + TypeName(a.type) +
                      " and " + TypeName(b.type));
       return {};
@@ -115,8 +122,9 @@ Val Checker::Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<Inst>* out)
   } else {
     bool av = a.type == Type::kVec, bv = b.type == Type::kVec;
     if ((!IsScalar(a.type) && !av) || (!IsScalar(b.type) && !bv)) {
-      Error(loc, std::string("arithmetic needs numbers or vectors, got ") + TypeName(a.type) +
-                     " and " + TypeName(b.type));
+      Error(loc, std::string(op == ir::kPow ? "pow" : "arithmetic") +
+                     " needs numbers or vectors, got " + TypeName(a.type) + " and " +
+                     TypeName(b.type));
       return {};
     }
     if (av && bv) {
@@ -371,10 +379,11 @@ Val Checker::LowerIndex(const ast::Expr& e, std::vector<Inst>* out) {
 
 bool Checker::CheckCallShape(const ast::Expr& e) {
   static const std::map<std::string, int> kArity = {
-      {"dot", 2},   {"sum", 1},   {"norm", 1},    {"sqrt", 1},     {"exp", 1},      {"log", 1},
-      {"abs", 1},   {"tanh", 1},  {"sigmoid", 1}, {"log1pexp", 1}, {"min", 2},      {"max", 2},
-      {"clip", 3},  {"zeros", 1}, {"rand", 0},    {"randint", 1},  {"negative", 1}, {"int", 1},
-      {"floor", 1}, {"ceil", 1},  {"argmax", 1},  {"argmin", 1},   {"onehot", 2},   {"sample", 1}};
+      {"dot", 2},     {"sum", 1},      {"norm", 1},   {"sqrt", 1},    {"exp", 1},
+      {"log", 1},     {"abs", 1},      {"tanh", 1},   {"sigmoid", 1}, {"log1pexp", 1},
+      {"min", 2},     {"max", 2},      {"clip", 3},   {"zeros", 1},   {"rand", 0},
+      {"randint", 1}, {"negative", 1}, {"int", 1},    {"floor", 1},   {"ceil", 1},
+      {"argmax", 1},  {"argmin", 1},   {"onehot", 2}, {"sample", 1},  {"pow", 2}};
   auto ar = kArity.find(e.str);
   if (ar == kArity.end()) {
     if (e.str == "window") {
@@ -441,6 +450,14 @@ Val Checker::Call(const ast::Expr& e, std::vector<Inst>* out) {
   }
   if (f == "min" || f == "max") {
     return Binary(f == "min" ? ir::kMin : ir::kMax, args[0], args[1], e.loc, out);
+  }
+  if (f == "pow") {
+    // f32 like exp and log, so int arguments are promoted (pow(2, -1) is
+    // 0.5, which an int result could not hold); elementwise with a vector
+    // and broadcast with a scalar, as arithmetic is.
+    Val x = ToF32(args[0], out);  // in argument order, so the IR reads in source order
+    Val y = ToF32(args[1], out);
+    return Binary(ir::kPow, x, y, e.loc, out);
   }
   if (f == "clip") return CallClip(e, args, out);
   static const std::map<std::string, ir::UnFn> kUn = {

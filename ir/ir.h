@@ -72,8 +72,9 @@ enum UnFn : uint8_t {
   // [-kMaxExactInt, kMaxExactInt]; outside, a run-time error.
   kIntToI32,
 };
-// Binary operators; kMin/kMax are the builtins. kAdd..kMod are arithmetic
-// (kMod: ints only, floored), kLt..kNe comparisons, kAnd/kOr logic.
+// Binary operators; kMin/kMax/kPow are the builtins. kAdd..kMod are
+// arithmetic (kMod: ints only, floored), kPow f32 only (x to the power y),
+// kLt..kNe comparisons (kEq/kNe also of two bools), kAnd/kOr logic.
 enum BinOp : uint8_t {
   kAdd,
   kSub,
@@ -82,6 +83,7 @@ enum BinOp : uint8_t {
   kMod,
   kMin,
   kMax,
+  kPow,
   kLt,
   kLe,
   kGt,
@@ -110,6 +112,7 @@ struct DataDecl {
   bool ignore_extra = false;  // triples(..., extra="ignore")
   int64_t min_count = 1;
   bool lines = false;  // tokens(..., lines=true): one document per line
+  data::LibsvmLabels labels = data::LibsvmLabels::kAuto;  // libsvm(..., labels=...)
   int64_t label = 0;
   int grid_n = -1, grid_m = -1;  // grid/range sizes: DExpr ids
   // An inline grid/range whose size reads driver variables: sized anew each

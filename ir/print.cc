@@ -13,8 +13,8 @@ const char* UnFnName(int fn) {
 }
 
 const char* BinOpName(int op) {
-  static const char* kNames[] = {"+",  "-", "*",  "/",  "%",  "min", "max", "<",
-                                 "<=", ">", ">=", "==", "!=", "and", "or"};
+  static const char* kNames[] = {"+", "-",  "*", "/",  "%",  "min", "max", "pow",
+                                 "<", "<=", ">", ">=", "==", "!=",  "and", "or"};
   return op >= 0 && op <= kOr ? kNames[op] : "?";
 }
 
@@ -234,7 +234,7 @@ std::string PrintExpr(const Program& p, int id) {
     case DExpr::kUnary:
       return std::string(UnFnName(e.fn)) + "(" + PrintExpr(p, e.a) + ")";
     case DExpr::kBinary:
-      if (e.fn == kMin || e.fn == kMax) {
+      if (e.fn == kMin || e.fn == kMax || e.fn == kPow) {
         return std::string(BinOpName(e.fn)) + "(" + PrintExpr(p, e.a) + ", " + PrintExpr(p, e.b) +
                ")";
       }

@@ -355,13 +355,17 @@ class Verifier {
       return Expect("dst", in.dst, {Type::kBool});
     }
     if (in.fn >= kLt) {
-      if (a != b || (a != Type::kInt && a != Type::kF32)) {
+      const bool bools = a == Type::kBool && (in.fn == kEq || in.fn == kNe);
+      if (a != b || (a != Type::kInt && a != Type::kF32 && !bools)) {
         return Fail(std::string("compares ") + TypeName(a) + " with " + TypeName(b));
       }
       return Expect("dst", in.dst, {Type::kBool});
     }
     if (in.fn == kMod && (a != Type::kInt || b != Type::kInt)) {
       return Fail(std::string("takes % of ") + TypeName(a) + " and " + TypeName(b));
+    }
+    if (in.fn == kPow && (a == Type::kInt || b == Type::kInt)) {
+      return Fail(std::string("takes pow of ") + TypeName(a) + " and " + TypeName(b));
     }
     if (a == Type::kVec || b == Type::kVec) {
       for (int r : {in.a, in.b}) {

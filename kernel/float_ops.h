@@ -88,7 +88,7 @@ inline std::string BadSampleMessage(int64_t element, double x) {
          (std::isnan(x) ? "NaN" : value);
 }
 
-// x fn y for an ir::BinOp from kAdd to kMax; y for any other fn (the
+// x fn y for an ir::BinOp from kAdd to kPow; y for any other fn (the
 // kernel's plain assignment, kPlainAssign).
 template <typename T>
 inline T ApplyBin(uint8_t fn, T x, T y) {
@@ -105,6 +105,8 @@ inline T ApplyBin(uint8_t fn, T x, T y) {
       return std::min(x, y);
     case ir::kMax:
       return std::max(x, y);
+    case ir::kPow:
+      return std::pow(x, y);
     default:
       return y;
   }

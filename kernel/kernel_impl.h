@@ -36,6 +36,7 @@ enum Code : uint16_t {
   kFDiv,
   kFMin,
   kFMax,
+  kFPow,
   kFLt,
   kFLe,
   kFGt,

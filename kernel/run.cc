@@ -212,7 +212,8 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
       RIGEL_LABEL(IGt),         RIGEL_LABEL(IGe),          RIGEL_LABEL(IEq),
       RIGEL_LABEL(INe),         RIGEL_LABEL(INeg),         RIGEL_LABEL(FAdd),
       RIGEL_LABEL(FSub),        RIGEL_LABEL(FMul),         RIGEL_LABEL(FDiv),
-      RIGEL_LABEL(FMin),        RIGEL_LABEL(FMax),         RIGEL_LABEL(FLt),
+      RIGEL_LABEL(FMin),        RIGEL_LABEL(FMax),         RIGEL_LABEL(FPow),
+      RIGEL_LABEL(FLt),
       RIGEL_LABEL(FLe),         RIGEL_LABEL(FGt),          RIGEL_LABEL(FGe),
       RIGEL_LABEL(FEq),         RIGEL_LABEL(FNe),          RIGEL_LABEL(FUn),
       RIGEL_LABEL(IToF),        RIGEL_LABEL(FToI),         RIGEL_LABEL(IToI32),       RIGEL_LABEL(BAnd),         RIGEL_LABEL(BOr),
@@ -257,7 +258,7 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
     RIGEL_OP(IMin) RIGEL_OP(IMax)
     RIGEL_OP(ILt) RIGEL_OP(ILe) RIGEL_OP(IGt) RIGEL_OP(IGe) RIGEL_OP(IEq) RIGEL_OP(INe)
     RIGEL_OP(INeg) RIGEL_OP(FAdd) RIGEL_OP(FSub) RIGEL_OP(FMul) RIGEL_OP(FDiv) RIGEL_OP(FMin)
-    RIGEL_OP(FMax) RIGEL_OP(FLt) RIGEL_OP(FLe) RIGEL_OP(FGt) RIGEL_OP(FGe) RIGEL_OP(FEq)
+    RIGEL_OP(FMax) RIGEL_OP(FPow) RIGEL_OP(FLt) RIGEL_OP(FLe) RIGEL_OP(FGt) RIGEL_OP(FGe) RIGEL_OP(FEq)
     RIGEL_OP(FNe) RIGEL_OP(FUn) RIGEL_OP(IToF) RIGEL_OP(BAnd) RIGEL_OP(BOr) RIGEL_OP(BNot)
     RIGEL_OP(FClip) RIGEL_OP(SMove) RIGEL_OP(VMove) RIGEL_OP(VZero) RIGEL_OP(VLin)
     RIGEL_OP(VBin) RIGEL_OP(VBinVS) RIGEL_OP(VBinSV) RIGEL_OP(VUn) RIGEL_OP(VClip)

@@ -25,6 +25,7 @@
 #include <iostream>
 
 #include "cluster/job_identity.h"
+#include "cluster/membership.h"
 #include "cluster/route.h"
 #include "node/launch_env.h"
 
@@ -37,6 +38,7 @@ struct Flags {
   int servers = 0, workers = 0, rank = -1, size = 0, heartbeat_ms = 500;
   bool insecure_plain = false;
   double register_timeout_s = 30;
+  double heartbeat_timeout_s = cluster::kDefaultHeartbeatTimeoutS;
   std::vector<std::string> sets;
 };
 
@@ -74,6 +76,11 @@ int main(int argc, char** argv) {
   app.add_flag("--insecure-plain", f.insecure_plain,
                "without a key, run beyond loopback anyway (no authentication nor encryption)");
   app.add_option("--heartbeat-ms", f.heartbeat_ms, "heartbeat interval")->capture_default_str();
+  app.add_option("--heartbeat-timeout-s", f.heartbeat_timeout_s,
+                 "a process silent this long is gone (the scheduler's members, the members' "
+                 "scheduler)")
+      ->check(CLI::Range(0.05, 86400.0))
+      ->capture_default_str();
   app.add_option("--register-timeout-s", f.register_timeout_s,
                  "registration deadline of every process")
       ->capture_default_str();
@@ -133,7 +140,8 @@ int main(int argc, char** argv) {
                              "--job-key", id->key, "--job-name", f.program});
   }
   args.insert(args.end(), {"--listen", listen, "--heartbeat-ms", std::to_string(f.heartbeat_ms),
-                           "--register-timeout-s", fmt::format("{}", f.register_timeout_s)});
+                           "--register-timeout-s", fmt::format("{}", f.register_timeout_s),
+                           "--heartbeat-timeout-s", fmt::format("{}", f.heartbeat_timeout_s)});
   if (!f.key_file.empty()) args.insert(args.end(), {"--key-file", f.key_file});
   if (f.insecure_plain) args.push_back("--insecure-plain");
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "common/file.h"
 
@@ -127,17 +128,12 @@ Status WriteManifest(const std::string& dir, const CheckpointManifest& m) {
   }
   json rows = json::array();
   for (const ps::SnapshotFile& f : m.rows) rows.push_back(FileJson(f));
-  json j = {{"format", kManifestFormat},
-            {"seq", m.seq},
-            {"program", m.program},
-            {"job_key", m.job_key},
-            {"params", params},
-            {"servers", m.servers},
-            {"workers", m.workers},
-            {"iterations", m.iterations},
-            {"every", m.every},
-            {"driver", FileJson(m.driver)},
-            {"rows", rows}};
+  json j = {{"format", kManifestFormat},    {"seq", m.seq},
+            {"program", m.program},         {"job_key", m.job_key},
+            {"program_ir", m.program_ir},   {"params", params},
+            {"servers", m.servers},         {"workers", m.workers},
+            {"iterations", m.iterations},   {"every", m.every},
+            {"driver", FileJson(m.driver)}, {"rows", rows}};
   // The directory's fsync after the rename makes every name the manifest
   // lists durable too: the rows and driver files were renamed before it.
   return WriteFileDurably(dir + "/" + ManifestName(m.seq), Sealed(j.dump(1) + "\n"));
@@ -153,6 +149,7 @@ StatusOr<CheckpointManifest> ReadManifest(const std::string& path) {
     m.seq = j.at("seq").get<uint64_t>();
     m.program = j.at("program").get<std::string>();
     m.job_key = j.at("job_key").get<std::string>();
+    if (j.contains("program_ir")) m.program_ir = j.at("program_ir").get<std::string>();
     for (const json& p : j.at("params")) {
       m.params.push_back({p.at("name").get<std::string>(), p.at("rows").get<int64_t>(),
                           p.at("width").get<int64_t>()});
@@ -196,11 +193,60 @@ StatusOr<std::string> FindManifest(const std::string& arg) {
   return m;
 }
 
+std::string ResumableForm(const ir::Program& prog) {
+  ir::Program p = prog;
+  for (ir::DStmt& s : p.driver) {
+    if (s.kind == ir::DStmt::kFor) s.b = s.a;  // prints "for $ep in 0..0"
+  }
+  std::istringstream in(ir::Print(p));
+  std::string out, line;
+  while (std::getline(in, line)) {
+    // The path may differ (a copy of the program); a const's value is in
+    // the IR wherever it is used.
+    if (line.rfind("program ", 0) == 0 || line.rfind("const ", 0) == 0) continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+// "line N of the loop IR: checkpoint `A`, this run `B`" for the first line
+// where `a` and `b` differ.
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  std::istringstream ia(a), ib(b);
+  std::string la, lb;
+  for (int n = 1;; ++n) {
+    const bool ha = static_cast<bool>(std::getline(ia, la));
+    const bool hb = static_cast<bool>(std::getline(ib, lb));
+    if (!ha && !hb) return "no line differs";
+    if (!ha) la = "(end)";
+    if (!hb) lb = "(end)";
+    if (!ha || !hb || la != lb) {
+      auto trim = [](std::string s) {
+        s.erase(0, s.find_first_not_of(' '));
+        return s;
+      };
+      return "line " + std::to_string(n) + " of the loop IR (`rigel dump-ir`): the checkpoint's `" +
+             trim(la) + "`, this run's `" + trim(lb) + "`";
+    }
+  }
+}
+
+}  // namespace
+
 Status VerifyCheckpoint(const std::string& path, const CheckpointManifest& m,
-                        const std::string& job_key, const std::vector<CheckpointParam>& params) {
-  if (m.job_key != job_key) {
-    return FailedPrecondition(path + ": a checkpoint of another program or --set (" + m.program +
-                              ", " + m.job_key + "; this run is " + job_key + ")");
+                        const std::string& job_key, const std::string& program_ir,
+                        const std::vector<CheckpointParam>& params) {
+  if (m.job_key != job_key && (m.program_ir.empty() || m.program_ir != program_ir)) {
+    std::string why = m.program_ir.empty()
+                          ? "a checkpoint of another program or --set (" + m.program + ", " +
+                                m.job_key + "; this run is " + job_key + ")"
+                          : "a checkpoint of another program or --set (" + m.program +
+                                "): only the top-level loop's bound (e.g. EPOCHS) may change "
+                                "when going on from a checkpoint; the first difference is at " +
+                                FirstDifference(m.program_ir, program_ir);
+    return FailedPrecondition(path + ": " + why);
   }
   if (m.params != params) {
     return FailedPrecondition(path +

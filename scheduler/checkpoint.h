@@ -37,6 +37,10 @@ struct CheckpointManifest {
   uint64_t seq = 0;
   std::string program;  // the program's path, for messages
   std::string job_key;  // cluster::JobKey of its text and --set overrides
+  // ResumableForm() of the program: a resume whose job key differs goes on
+  // when this is equal (only the top-level loops' bounds changed). Empty in
+  // checkpoints written before it existed.
+  std::string program_ir;
   std::vector<CheckpointParam> params;
   int servers = 0, workers = 0;        // the cluster that wrote it
   int64_t iterations = 0;              // top-level loop iterations done
@@ -67,11 +71,22 @@ StatusOr<std::string> FindManifest(const std::string& arg);
 // The newest manifest in `dir`, or "" when it holds none.
 std::string NewestManifest(const std::string& dir);
 
-// Checks that `m` (read from `path`) belongs to this job (`job_key`, and
-// parameters of the same names and shapes) and that every file it lists is
-// whole: reads each one and checks its size and checksum. Loads nothing.
+// The program as a resume compares it: its loop IR as ir::Print writes it,
+// without the const declarations (their values are in the IR where used)
+// and with every top-level `for` loop's bound blanked, so that a program
+// whose driver loop runs longer (`--set EPOCHS=12`) may go on from a
+// checkpoint of the shorter run, and any other change may not.
+std::string ResumableForm(const ir::Program& prog);
+
+// Checks that `m` (read from `path`) belongs to this job (`job_key`, or else
+// an equal `program_ir`, ResumableForm; and parameters of the same names and
+// shapes) and that every file it lists is whole: reads each one and checks
+// its size and checksum. Loads nothing. A program that differs in more than
+// the top-level loops' bounds is FailedPrecondition naming the first
+// differing line.
 Status VerifyCheckpoint(const std::string& path, const CheckpointManifest& m,
-                        const std::string& job_key, const std::vector<CheckpointParam>& params);
+                        const std::string& job_key, const std::string& program_ir,
+                        const std::vector<CheckpointParam>& params);
 
 // Removes the files in `dir` that none of the newest `keep` manifests lists,
 // older manifests and leftover temporaries included. Rows files among them

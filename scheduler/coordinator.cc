@@ -16,7 +16,7 @@ Coordinator::Coordinator(transport::Transport* t, CoordinatorOptions o)
     : transport_(t),
       opts_(std::move(o)),
       members_({{Role::kServer, opts_.setup.servers}, {Role::kWorker, opts_.setup.workers}},
-               opts_.heartbeat, opts_.dead_after),
+               opts_.heartbeat, opts_.heartbeat_timeout),
       rendezvous_(t) {
   guard_->coordinator = this;
 }
@@ -165,14 +165,34 @@ void Coordinator::Broadcast(std::function<OutMessage()> make) {
   });
 }
 
-void Coordinator::End(Status result) {
+void Coordinator::BeatToMembers() {
+  std::vector<PeerId> to;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, m] : members_.members()) {
+      if (!m.dead) to.push_back(id);
+    }
+  }
+  Post([this, to, seq = ++beats_] {
+    for (const PeerId& p : to) {
+      OutMessage m;
+      m.header().getBody().initHeartbeat().setSeq(seq);
+      transport::CallOptions o;
+      // A member whose queue is full is too busy to need this one.
+      o.send_timeout = transport::Millis(0);
+      (void)transport_->Send(p, std::move(m), o);
+    }
+  });
+}
+
+void Coordinator::End(Status result, const std::string& why) {
   {
     std::lock_guard<std::mutex> l(mu_);
     if (ended_) return;
     ended_ = true;
     result_ = result;
   }
-  std::string reason = result.ok() ? "job finished" : result.message();
+  std::string reason = !why.empty() ? why : result.ok() ? "job finished" : result.message();
   Log("shutting down: " + reason);
   Broadcast([reason] {
     OutMessage m;
@@ -274,11 +294,34 @@ void Coordinator::Handle(const InMessage& msg) {
 }
 
 void Coordinator::Timer() {
+  const auto tick = opts_.heartbeat / 10;
+  auto last_tick = cluster::Clock::now(), last_beat = last_tick;
   while (true) {
     {
       std::unique_lock<std::mutex> l(mu_);
-      cv_.wait_for(l, opts_.heartbeat / 10, [this] { return ended_; });
+      cv_.wait_for(l, tick, [this] { return ended_; });
       if (ended_) return;
+    }
+    const auto now = cluster::Clock::now();
+    // A timer that woke far later than asked means this process did not run
+    // (a loaded machine, a stopped process): the heartbeats that came
+    // meanwhile may still be unread, so that time does not count against
+    // any member.
+    const auto late = now - last_tick - tick;
+    last_tick = now;
+    if (late > opts_.heartbeat) {
+      std::lock_guard<std::mutex> l(mu_);
+      members_.Credit(late);
+    }
+    if (late > opts_.heartbeat) {
+      Log(
+          fmt::format("this scheduler ran {:.3g} s late (a loaded machine?); members' silence "
+                      "during that time is not held against them",
+                      std::chrono::duration<double>(late).count()));
+    }
+    if (now - last_beat >= opts_.heartbeat) {
+      last_beat = now;
+      BeatToMembers();
     }
     CheckRegistrationDeadline();
     std::vector<cluster::MemberRecord> dead;
@@ -351,7 +394,10 @@ void Coordinator::Fail(const Status& why) {
 
 void Coordinator::Stop(const std::string& reason) {
   Log("stop requested: " + reason);
-  End(Status::Ok());
+  // The scheduler's own result is OK (it was asked to stop), but a member
+  // must not take this for a finished job: one waiting for a peer that
+  // already stopped would wait for ever.
+  End(Status::Ok(), "stopped: " + reason);
 }
 
 }  // namespace rigel::scheduler

@@ -14,8 +14,12 @@
 //    and ends the job; so does the registration deadline passing with
 //    members missing (named in the error).
 //  - heartbeat (one-way) from members keeps them alive; one silent for
-//    `dead_after` intervals is declared dead: every other member gets
-//    `peerDown`, and the job fails ("server:1 died: no heartbeat for 1.5 s").
+//    `heartbeat_timeout` is declared dead: every other member gets
+//    `peerDown`, and the job fails ("server:1 died: no heartbeat for 10 s").
+//    A silence the coordinator caused itself (its timer ran late: a starved
+//    process) is forgiven by as much as it was late.
+//  - heartbeat (one-way) to every registered member each interval, so that
+//    members notice when the scheduler is gone (cluster/member.h).
 //  - step{finished} (one-way) from a worker: when all workers finished, every
 //    member gets `shutdown` and the job ends successfully.
 //  - storeSet/storeGet (requests) from workers: the rendezvous store their
@@ -50,7 +54,8 @@ namespace rigel::scheduler {
 struct CoordinatorOptions {
   cluster::ClusterSetup setup;
   std::chrono::milliseconds heartbeat{500};
-  int dead_after = 3;
+  // Silence after which a member is dead; zero: 3 heartbeat intervals.
+  std::chrono::milliseconds heartbeat_timeout{0};
   std::ostream* log = nullptr;  // one line per event; null: none
   // Every expected member must have registered this long after Start, or
   // the job fails naming those missing (`--register-timeout-s`).
@@ -90,11 +95,17 @@ class Coordinator {
   void Post(std::function<void()> send);
   void Sender();
   void Broadcast(std::function<transport::OutMessage()> make);
+  // Sends every live member a heartbeat (on the sender thread, never
+  // waiting for a full queue).
+  void BeatToMembers();
   // Sends the member lists, then the setup to each server as a request and,
   // once every server answered, to the workers (on the sender thread).
   void SendSetup(
       std::shared_ptr<std::vector<std::pair<transport::PeerId, transport::OutMessage>>> lists);
-  void End(Status result);
+  // Ends the job with `result` and tells every member why: `reason`, or
+  // when empty "job finished" for OK and the error otherwise. Members take
+  // any reason but "job finished" for a failure and stop at once.
+  void End(Status result, const std::string& reason = "");
   // Ends the job when the registration deadline passed with members missing.
   void CheckRegistrationDeadline();
   void Log(const std::string& line);
@@ -117,6 +128,7 @@ class Coordinator {
   std::map<int32_t, double> server_cpu_s_;  // by server rank, from heartbeats
   bool ended_ = false;
   Status result_;
+  uint64_t beats_ = 0;  // heartbeats sent to the members (timer thread)
   std::thread timer_;
   std::deque<std::function<void()>> outbox_;  // guarded by mu_
   bool sender_done_ = false;

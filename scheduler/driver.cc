@@ -12,6 +12,7 @@
 #include "common/cpu_time.h"
 #include "common/file.h"
 #include "exec/epoch_log.h"
+#include "exec/output_check.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
 #include "ps/client.h"
@@ -105,10 +106,18 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   }
   d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
   RIGEL_ASSIGN_OR_RETURN(d->vectors_, exec::ParseSaveVectors(*d->prog_, o.save_vectors));
+  // Model files that cannot be written stop the job now, not after training.
+  if (!o.save_params.empty()) {
+    RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--save-params", o.save_params));
+  }
+  for (const exec::VectorsRequest& r : d->vectors_) {
+    RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--save-vectors", r.path));
+  }
 
   exec::ExecutorOptions eo;
   eo.seed = o.seed;
   eo.out = o.out;
+  eo.warnings = &std::cerr;  // the workers load the same files and say nothing
   eo.allocate_params = false;
   Driver* self = d.get();
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
@@ -360,6 +369,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.batch = e.batch;
   f.param_bytes = e.param_bytes;
   f.relaxed = e.relaxed;
+  f.printed = ex_->TakePrinted();
   if (opts_.progress) *opts_.progress << exec::EpochProgressLine(f) << std::flush;
   if (e.log.is_open()) e.log.Write(f);
   e.epoch_start = now;
@@ -384,13 +394,16 @@ Status Driver::SaveParams() {
     sp.name = setup_.params[p].decl.name;
     sp.rows = setup_.params[p].rows;
     sp.width = setup_.Width(static_cast<int>(p));
+    sp.is_int = setup_.params[p].decl.is_int;
+    sp.is_2d = setup_.params[p].decl.width > 0;
     std::vector<int64_t> keys(static_cast<size_t>(sp.rows));
     for (int64_t r = 0; r < sp.rows; ++r) keys[r] = r;
     RIGEL_ASSIGN_OR_RETURN(sp.values, client.Pull(static_cast<int>(p), keys).get());
     out.push_back(std::move(sp));
   }
   for (const exec::VectorsRequest& r : vectors_) {
-    RIGEL_RETURN_IF_ERROR(exec::WriteVectors(r.path, ex_->data(r.data), out[r.param]));
+    const data::Dataset* words = r.data >= 0 ? &ex_->data(r.data) : nullptr;
+    RIGEL_RETURN_IF_ERROR(exec::WriteVectors(r.path, words, out[r.param]));
   }
   if (opts_.save_params.empty()) return Status::Ok();
   return exec::WriteParams(opts_.save_params, out);

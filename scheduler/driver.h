@@ -38,6 +38,7 @@
 #include "exec/vectors_file.h"
 #include "ir/ir.h"
 #include "scheduler/checkpoint.h"
+#include "scheduler/checkpoint_lock.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
@@ -149,6 +150,8 @@ class Driver {
   std::unique_ptr<Epoch> epoch_;
 
   std::string job_key_;                        // cluster::JobKey of the program and --set
+  std::string program_ir_;                     // ResumableForm of the program
+  CheckpointLock lock_;                        // of checkpoint_dir, for the job's life
   std::vector<CheckpointParam> shapes_;        // the parameters' names and shapes
   std::optional<CheckpointManifest> resumed_;  // the checkpoint Run goes on from
   std::string resumed_path_;

@@ -19,6 +19,7 @@ namespace rigel::scheduler {
 using Clock = std::chrono::steady_clock;
 using transport::PeerId;
 using transport::Role;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -41,6 +42,7 @@ Status Driver::SetUpCheckpoints() {
   for (const auto& [name, value] : o.sets) sets.push_back(name + "=" + value);
   RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(o.program));
   job_key_ = cluster::JobKey(text, sets);
+  program_ir_ = ResumableForm(*prog_);
   for (size_t p = 0; p < setup_.params.size(); ++p) {
     shapes_.push_back(
         {setup_.params[p].decl.name, setup_.params[p].rows, setup_.Width(static_cast<int>(p))});
@@ -51,10 +53,29 @@ Status Driver::SetUpCheckpoints() {
     }
     return Status::Ok();
   }
+  if (!HasTopLevelFor(*prog_)) {
+    return InvalidArgument("--checkpoint-dir: " + o.program +
+                           " has no top-level `for` loop; checkpoints are taken between its "
+                           "iterations, so this program would never take one");
+  }
+  // The directory this job will write is locked before anything in it is
+  // read: another job may be writing (or pruning) it.
+  std::error_code ec;
+  std::string lock_dir = o.checkpoint_dir;
+  if (lock_dir.empty()) {
+    lock_dir =
+        fs::is_directory(o.resume, ec) ? o.resume : fs::path(o.resume).parent_path().string();
+    if (lock_dir.empty()) lock_dir = ".";
+  } else {
+    RIGEL_RETURN_IF_ERROR(PrepareCheckpointDir(o.checkpoint_dir));
+  }
+  if (fs::is_directory(lock_dir, ec)) {
+    RIGEL_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(lock_dir, o.program));
+  }
   if (!o.resume.empty()) {
     RIGEL_ASSIGN_OR_RETURN(resumed_path_, FindManifest(o.resume));
     RIGEL_ASSIGN_OR_RETURN(CheckpointManifest m, ReadManifest(resumed_path_));
-    RIGEL_RETURN_IF_ERROR(VerifyCheckpoint(resumed_path_, m, job_key_, shapes_));
+    RIGEL_RETURN_IF_ERROR(VerifyCheckpoint(resumed_path_, m, job_key_, program_ir_, shapes_));
     std::string dir = std::filesystem::path(resumed_path_).parent_path().string();
     if (dir.empty()) dir = ".";
     RIGEL_ASSIGN_OR_RETURN(exec::DriverState state, ReadDriverState(dir, m.driver));
@@ -81,13 +102,11 @@ Status Driver::SetUpCheckpoints() {
   } else {
     every_iterations_ = std::stoll(match[1]);
   }
-  if (!HasTopLevelFor(*prog_)) {
-    return InvalidArgument("--checkpoint-dir: " + o.program +
-                           " has no top-level `for` loop; checkpoints are taken between its "
-                           "iterations, so this program would never take one");
-  }
   o.checkpoint_dir = std::filesystem::absolute(o.checkpoint_dir).lexically_normal().string();
   RIGEL_RETURN_IF_ERROR(PrepareCheckpointDir(o.checkpoint_dir));
+  if (!lock_.held()) {
+    RIGEL_ASSIGN_OR_RETURN(lock_, CheckpointLock::Acquire(o.checkpoint_dir, o.program));
+  }
   const std::string newest = NewestManifest(o.checkpoint_dir);
   if (!resumed_ && !newest.empty()) {
     return FailedPrecondition(o.checkpoint_dir + " already holds checkpoints (the newest is " +
@@ -185,6 +204,7 @@ Status Driver::TakeCheckpoint() {
   m.seq = seq;
   m.program = opts_.program;
   m.job_key = job_key_;
+  m.program_ir = program_ir_;
   m.params = shapes_;
   m.servers = opts_.servers;
   m.workers = opts_.workers;

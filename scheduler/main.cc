@@ -8,6 +8,7 @@
 //                   [--progress-to F] [--checkpoint-dir D] [--checkpoint-every N|Ns]
 //                   [--resume D|MANIFEST] [--print-log F])
 //                   [--listen ADDR] [--key-file F] [--insecure-plain] [--heartbeat-ms N]
+//                   [--heartbeat-timeout-s S] [--stop-with-parent]
 //                   [--register-timeout-s N] [--address-file FILE]
 //
 // The program's prints go to stdout. Exits 0 when every worker finished or on
@@ -16,6 +17,8 @@
 // job has checkpoints to go on from (the reason names the newest), 2 on bad
 // flags or a program that does not compile or plan.
 #include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -28,6 +31,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Rigel scheduler: membership, heartbeats and the end of a job"};
   rigel::scheduler::SchedulerOptions o;
   rigel::scheduler::DriverOptions& d = o.driver;
+  bool stop_with_parent = false;
   app.add_option("--servers", o.servers, "parameter servers expected")->check(CLI::Range(1, 4096));
   app.add_option("--workers", o.workers, "workers expected")->check(CLI::Range(1, 65536));
   auto* setup_opt =
@@ -40,10 +44,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", d.seed, "seed of rand(), randint() and negative()");
   rigel::cluster::AddJobOptionFlags(&app, &d.job);
   app.add_option("--log-json", d.log_json, "write per-epoch metrics as JSON lines here");
-  app.add_option("--save-params", d.save_params, "write the trained parameters here");
+  app.add_option("--save-params", d.save_params, "write the trained parameters here (NumPy .npz)");
   app.add_option("--save-vectors", d.save_vectors,
-                 "PARAM=FILE: write a parameter with one row per word in word2vec's text format; "
-                 "repeatable")
+                 "PARAM=FILE: write a 2-D parameter in word2vec's text format, one line per row "
+                 "named by its word (CORPUS.vocab rows) or else its id; repeatable")
       ->take_all()
       ->allow_extra_args(false);
   app.add_option("--checkpoint-dir", d.checkpoint_dir,
@@ -60,9 +64,17 @@ int main(int argc, char** argv) {
                  "cluster key file (rigel keygen); none: plain, loopback only");
   app.add_flag("--insecure-plain", o.insecure_plain,
                "without a key, listen beyond loopback anyway (no authentication nor encryption)");
-  app.add_option("--heartbeat-ms", o.heartbeat_ms, "heartbeat interval; dead after 3")
+  app.add_option("--heartbeat-ms", o.heartbeat_ms, "heartbeat interval")
       ->check(CLI::Range(10, 600000))
       ->capture_default_str();
+  app.add_option("--heartbeat-timeout-s", o.heartbeat_timeout_s,
+                 "a member silent this long is dead (time this process itself was not "
+                 "running does not count)")
+      ->check(CLI::Range(0.05, 86400.0))
+      ->capture_default_str();
+  app.add_flag("--stop-with-parent", stop_with_parent,
+               "stop the job (as SIGTERM does) when the process that started this one ends "
+               "(scripts/rigel-launch)");
   app.add_option("--register-timeout-s", o.register_timeout_s,
                  "fail when not every member registered within this many seconds")
       ->check(CLI::Range(0.1, 86400.0))
@@ -77,20 +89,27 @@ int main(int argc, char** argv) {
     std::cerr << "rigel-scheduler: give --setup FILE or --program FILE\n";
     return 2;
   }
-  // SIGINT/SIGTERM end the job from a thread that waits for them (no work in
-  // a signal handler).
+  // SIGINT/SIGTERM/SIGHUP end the job from a thread that waits for them (no
+  // work in a signal handler).
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  if (stop_with_parent) {
+    // The launcher that started us (and would stop us) is gone: SIGTERM.
+    const pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent || parent == 1) raise(SIGTERM);
+  }
   std::thread([set] {
     int sig = 0;
     sigwait(&set, &sig);
-    if (rigel::scheduler::StopScheduler(sig == SIGINT ? "interrupted (SIGINT)"
-                                                      : "terminated (SIGTERM)")) {
-      return;
-    }
+    const char* why = sig == SIGINT   ? "interrupted (SIGINT)"
+                      : sig == SIGHUP ? "hung up (SIGHUP)"
+                                      : "terminated (SIGTERM)";
+    if (rigel::scheduler::StopScheduler(why)) return;
     // No job runs yet (compiling, loading data): die of the signal as before.
     signal(sig, SIG_DFL);
     pthread_sigmask(SIG_UNBLOCK, &set, nullptr);

@@ -82,6 +82,8 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   CoordinatorOptions co;
   co.setup = setup;
   co.heartbeat = std::chrono::milliseconds(o.heartbeat_ms);
+  co.heartbeat_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(o.heartbeat_timeout_s * 1000));
   co.log = &err;
   co.register_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(o.register_timeout_s * 1000));

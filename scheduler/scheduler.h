@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/membership.h"
 #include "scheduler/driver.h"
 
 namespace rigel::scheduler {
@@ -19,6 +20,8 @@ struct SchedulerOptions {
   int servers = 1;
   int workers = 1;
   int heartbeat_ms = 500;
+  // A member silent this long is dead (cluster/membership.h).
+  double heartbeat_timeout_s = cluster::kDefaultHeartbeatTimeoutS;
   double register_timeout_s = 30;  // every member registered by then, or the job fails
   std::string setup_file;          // a self-test cluster's setup (cluster/setup.h); or:
   DriverOptions driver;            // driver.program set: run this program

@@ -10,6 +10,7 @@ PACKAGES=(
   clang libclang-rt-14-dev # libFuzzer + ASan/UBSan runtimes for clang 14
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox # gnuplot: scripts/plot-schedules.sh
+  python3-numpy # the test that loads --save-params output (tests/exec/param_file_test.cc)
   # common / frontend / cli
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libxxhash-dev
   # transport, server, collectives

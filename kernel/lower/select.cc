@@ -163,12 +163,14 @@ void Lowering::Binary(const Inst& in) {
 
 void Lowering::ScalarBinary(const Inst& in) {
   bool is_int = RegOf(in.a).type != Type::kF32;
-  // Indexed by ir::BinOp. `%` takes ints only (the checker and ir/verify.cc),
-  // so its f32 entry is never used.
-  static const uint16_t kInt[] = {kIAdd, kISub, kIMul, kIDiv, kIMod, kIMin, kIMax, kILt,
-                                  kILe,  kIGt,  kIGe,  kIEq,  kINe,  kBAnd, kBOr};
-  static const uint16_t kF32[] = {kFAdd, kFSub, kFMul, kFDiv, kIMod, kFMin, kFMax, kFLt,
-                                  kFLe,  kFGt,  kFGe,  kFEq,  kFNe,  kBAnd, kBOr};
+  // Indexed by ir::BinOp. `%` takes ints only and pow f32 only (the checker
+  // and ir/verify.cc), so the f32 entry of one and the int entry of the
+  // other are never used. Bools are ints here: == and != of two bools are
+  // kIEq and kINe.
+  static const uint16_t kInt[] = {kIAdd, kISub, kIMul, kIDiv, kIMod, kIMin, kIMax, kFPow,
+                                  kILt,  kILe,  kIGt,  kIGe,  kIEq,  kINe,  kBAnd, kBOr};
+  static const uint16_t kF32[] = {kFAdd, kFSub, kFMul, kFDiv, kIMod, kFMin, kFMax, kFPow,
+                                  kFLt,  kFLe,  kFGt,  kFGe,  kFEq,  kFNe,  kBAnd, kBOr};
   VOp& o = Op0(is_int ? kInt[in.fn] : kF32[in.fn]);
   o.d = in.dst, o.a = in.a, o.b = in.b;
   if (is_int && in.fn <= ir::kMod) o.loc = Loc(in);  // for overflow, division and modulo errors

@@ -293,5 +293,22 @@ parallel for (n, row) in s {
   EXPECT_NE(report.find("not wavefront: "), std::string::npos) << report;
 }
 
+// An access wider than its column still leaves a space before the mode.
+TEST(Explain, SeparatesALongAccessFromItsMode) {
+  const char* text = R"(data corpus = tokens("c.txt")
+param wout: f32[corpus.vocab, 4] = zeros()
+parallel for (t, w) in corpus relax wout {
+  wout[negative(corpus)] += 0.1 * wout[w]
+}
+)";
+  auto prog = frontend::CompileText(text, "w2v.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  auto plan = MakePlan(*prog, {2});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  std::string report = Explain(*prog, *plan);
+  EXPECT_NE(report.find("wout[negative(...)] row"), std::string::npos) << report;
+  EXPECT_EQ(report.find("]row"), std::string::npos) << report;
+}
+
 }  // namespace
 }  // namespace rigel::analysis

@@ -53,5 +53,21 @@ TEST(Membership, SilentPeersDieAfterThreeIntervalsOnce) {
   EXPECT_TRUE(m.Complete());
 }
 
+TEST(Membership, ATimeoutReplacesThreeIntervalsAndTimeTheSchedulerLostIsCredited) {
+  Membership m({{Role::kServer, 1}, {Role::kWorker, 1}}, 100ms, 2000ms);
+  EXPECT_EQ(m.dead_after(), 2000ms);
+  auto t = Clock::now();
+  ASSERT_TRUE(m.Register(Role::kServer, 0, "tcp://s", 1, t).ok());
+  ASSERT_TRUE(m.Register(Role::kWorker, 0, "tcp://w", 2, t).ok());
+  EXPECT_TRUE(m.Expire(t + 1900ms).empty());
+  // The caller did not run for 1.5 s: it could not have read heartbeats.
+  m.Credit(1500ms);
+  EXPECT_TRUE(m.Expire(t + 3400ms).empty());
+  EXPECT_EQ(m.Expire(t + 3501ms).size(), 2u);
+  // The dead are not revived by a later credit.
+  m.Credit(10000ms);
+  EXPECT_FALSE(m.Complete());
+}
+
 }  // namespace
 }  // namespace rigel::cluster

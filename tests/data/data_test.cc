@@ -97,7 +97,8 @@ TEST(Triples, NonNumber) {
   ExpectError(ParseTriples("0,1.5,1\n", "r.csv", {}),
               "r.csv:1:3: error: expected an integer for column 2 (j), found '1.5'");
   ExpectError(ParseTriples("0,1,1e99\n", "r.csv", {}),
-              "r.csv:1:5: error: expected a number for column 3 (v), found '1e99'");
+              "r.csv:1:5: error: expected a number for column 3 (v) that fits in f32 (at most "
+              "3.4e38 in magnitude), found '1e99'");
 }
 
 TEST(Triples, MissingFieldAndExtraField) {
@@ -201,7 +202,13 @@ TEST(Libsvm, MapsPlusMinusOneLabelsAndShiftsIndices) {
 }
 
 TEST(Libsvm, KeepsOtherLabels) {
-  EXPECT_EQ(MustLibsvm("2 1:1\n-1 1:1\n").labels, (std::vector<float>{2.0f, -1.0f}));
+  EXPECT_EQ(MustLibsvm("2 1:1\n-1 1:1\n", {.labels = LibsvmLabels::kKeep}).labels,
+            (std::vector<float>{2.0f, -1.0f}));
+  EXPECT_EQ(MustLibsvm("3 1:1\n1 1:1\n2 1:1\n").labels, (std::vector<float>{3.0f, 1.0f, 2.0f}));
+  EXPECT_EQ(MustLibsvm("+1 1:1\n-1 1:1\n", {.labels = LibsvmLabels::kKeep}).labels,
+            (std::vector<float>{1.0f, -1.0f}));
+  EXPECT_EQ(MustLibsvm("+1 1:1\n-1 1:1\n", {.labels = LibsvmLabels::kPm1}).labels,
+            (std::vector<float>{1.0f, 0.0f}));
   EXPECT_EQ(MustLibsvm("0 1:1\n1 1:1\n").labels, (std::vector<float>{0.0f, 1.0f}));
   EXPECT_EQ(MustLibsvm("1 1:1\n1 1:1\n").labels, (std::vector<float>{1.0f, 1.0f}));
 }

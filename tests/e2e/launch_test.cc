@@ -47,20 +47,14 @@ class Launch {
          const std::vector<std::string>& worker_args) {
     dir = TempDir();
     std::ofstream(dir + "/setup.json") << setup;
-    std::vector<std::string> args = {std::string(RIGEL_SOURCE_DIR) + "/scripts/rigel-launch",
-                                     "--bin-dir",
-                                     RIGEL_BIN_DIR,
-                                     "--setup",
-                                     dir + "/setup.json",
-                                     "--servers",
-                                     std::to_string(servers),
-                                     "--workers",
-                                     std::to_string(workers),
-                                     "--heartbeat-ms",
-                                     std::to_string(heartbeat_ms),
-                                     "--run-dir",
-                                     dir + "/run",
-                                     "--"};
+    std::vector<std::string> args = {
+        std::string(RIGEL_SOURCE_DIR) + "/scripts/rigel-launch", "--bin-dir", RIGEL_BIN_DIR,
+        "--setup", dir + "/setup.json", "--servers", std::to_string(servers), "--workers",
+        std::to_string(workers), "--heartbeat-ms", std::to_string(heartbeat_ms),
+        // Dead after 3 intervals, as before the
+        // 10 s default: these tests time it.
+        "--heartbeat-timeout-s", std::to_string(3 * heartbeat_ms / 1000.0), "--run-dir",
+        dir + "/run", "--"};
     args.insert(args.end(), worker_args.begin(), worker_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -69,6 +70,8 @@ class Child {
   Child& operator=(const Child&) = delete;
 
   bool started() const { return pid_ > 0 || status_ != -1; }
+  // The child's pid while it runs (not yet waited for), else -1.
+  pid_t pid() const { return pid_; }
 
   // The exit status (128 + signal), or -1 when it still runs after `timeout`.
   int Wait(std::chrono::milliseconds timeout) {
@@ -109,6 +112,22 @@ class Child {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::duration elapsed_{};
 };
+
+// A binary of this build, and a file under examples/.
+inline std::string Bin(const std::string& name) { return std::string(RIGEL_BIN_DIR) + "/" + name; }
+inline std::string Example(const std::string& name) {
+  return std::string(RIGEL_SOURCE_DIR) + "/examples/" + name;
+}
+
+// Polls `done` every 5 ms; false when it still does not hold after `timeout`.
+inline bool WaitFor(const std::function<bool()>& done, std::chrono::seconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
 
 // A TCP port on 127.0.0.1 nobody listens on right now.
 inline int FreePort() {

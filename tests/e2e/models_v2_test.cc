@@ -262,12 +262,42 @@ TEST(ModelsV2, SavedVectorsReadBackAsTheParameter) {
       }
     }
   }
-  // A parameter whose rows are not words is refused before anything runs.
+  // A 1-D parameter whose rows are not words is refused before anything runs.
   RigelResult bad =
-      RunProgram(kExamples + "mf.rgl", 0, dir, {"--save-vectors", "W=" + dir + "/w.vec"});
+      RunProgram(kExamples + "kmeans.rgl", 0, dir, {"--save-vectors", "N=" + dir + "/n.vec"});
   EXPECT_EQ(bad.rc, 2);
-  EXPECT_NE(bad.err.find("only a parameter with one row per word"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("'N' is 1-D with 10 rows; only a 2-D parameter"), std::string::npos)
+      << bad.err;
   EXPECT_EQ(bad.out, "");
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
+}
+
+// A 2-D parameter without a vocabulary: its rows are named by their ids, in
+// row order, serially and from the servers.
+TEST(ModelsV2, SavedVectorsWithoutWordsAreNamedByRowId) {
+  const std::string dir = testing::MakeTempDir("rigel-models-v2");
+  for (int workers : {0, 2}) {
+    SCOPED_TRACE(std::to_string(workers) + " workers");
+    const std::string p = dir + "/k" + std::to_string(workers);
+    RigelResult r = RunProgram(kExamples + "kmeans.rgl", workers, dir,
+                               {"--set", "ITERS=2", "--save-params", p + ".params",
+                                "--save-vectors", "Cen=" + p + ".vec"});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto saved = exec::ReadParams(p + ".params");
+    ASSERT_TRUE(saved.ok()) << saved.status().message();
+    const exec::SavedParam* cen = Find(*saved, "Cen");
+    ASSERT_NE(cen, nullptr);
+    Vectors v = ReadVectors(p + ".vec");
+    ASSERT_EQ(v.v, cen->rows);
+    ASSERT_EQ(v.d, cen->width);
+    for (int64_t r2 = 0; r2 < v.v; ++r2) {
+      EXPECT_EQ(v.words[r2], std::to_string(r2));
+      for (int64_t k = 0; k < v.d; ++k) {
+        ASSERT_EQ(v.rows[r2][k], cen->values[r2 * v.d + k]) << "row " << r2 << " column " << k;
+      }
+    }
+  }
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());
 }

@@ -34,10 +34,9 @@ using std::chrono::seconds;
 using testing::Child;
 using testing::Slurp;
 
-std::string Bin(const std::string& name) { return std::string(RIGEL_BIN_DIR) + "/" + name; }
-std::string Example(const std::string& name) {
-  return std::string(RIGEL_SOURCE_DIR) + "/examples/" + name;
-}
+using testing::Bin;
+using testing::Example;
+using testing::WaitFor;
 
 struct TempDir {
   std::string path = testing::MakeTempDir("rigel-recovery");
@@ -63,15 +62,6 @@ std::unique_ptr<Child> Start(const std::string& dir, const std::string& name,
                                    dir + "/" + name};
   argv.insert(argv.end(), args.begin(), args.end());
   return std::make_unique<Child>(argv, dir + "/" + name + ".out", dir + "/" + name + ".err", env);
-}
-
-bool WaitFor(const std::function<bool()>& done, seconds timeout) {
-  const auto end = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
 }
 
 bool Contains(const std::string& file, const std::string& text) {

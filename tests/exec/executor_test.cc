@@ -94,6 +94,43 @@ print(n % 4, (0 - n) % 4, int(n / 4.0) % 2)
   EXPECT_EQ(r.ex->param(0), (std::vector<float>{2, 2, 2, 1}));
 }
 
+// `==` and `!=` of two bools, and pow() on scalars (the kernel's fpow),
+// vectors (elementwise and broadcast) and in the driver (double), by hand.
+TEST(Executor, BoolEqualityAndPow) {
+  Ran r = RunProgram(R"(
+param W: f32[2, 4] = zeros()
+accum same: f32
+accum differ: f32
+accum unset: f32
+accum pw: f32
+parallel for i in range(4) {
+  let x = i % 2
+  let y = i / 2
+  let eq = (x > 0) == (y > 0)
+  if eq { same += i }
+  if (x > 0) != (y > 0.5) { differ += 10 * i }
+  if (x > 0) == false { unset += 100 * i }
+  pw += pow(2, i) + pow(i, 2)
+  W[0, i] = pow(i + 1, 2)
+}
+parallel for i in range(1) {
+  let v = pow(W[0], 0.5)
+  W[1] = pow(2, v) + pow(v, v) + pow(v, 2.0)
+}
+print(same, differ, unset, pw, pow(2, 10), pow(2, -1), pow(9.0, 0.5))
+)");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // x = 0 1 0 1 and y = 0 0 1 1 over i = 0..3: x > 0 equals y > 0 at i = 0
+  // and 3 (same = 3), differs from y > 0.5 at i = 1 and 2 (differ = 30), and
+  // x > 0 is false at i = 0 and 2 (unset = 200). pw = (1 + 2 + 4 + 8) +
+  // (0 + 1 + 4 + 9) = 29.
+  EXPECT_EQ(r.out, "3 30 200 29 1024 0.5 3\n");
+  // Row 0 = (i + 1)^2; v = 1 2 3 4, so row 1 = 2^v + v^v + v^2.
+  const std::vector<float> w = r.ex->param(0);
+  const float want[8] = {1, 4, 9, 16, 2 + 1 + 1, 4 + 4 + 4, 8 + 27 + 9, 16 + 256 + 16};
+  for (int k = 0; k < 8; ++k) EXPECT_FLOAT_EQ(w[k], want[k]) << k;
+}
+
 // Language v2: elements of a vector (of a let, of a parameter row), max,
 // min, argmax, argmin (first index on ties) and onehot, by hand.
 TEST(Executor, VectorElementsPicksAndOneHotAsDslV2Defines) {
@@ -252,6 +289,25 @@ print(s)
   EXPECT_EQ(r.ex->param(0), (std::vector<float>{4.5f, 2.5f}));
   EXPECT_EQ(r.ex->param(1), (std::vector<float>{6.5f, 13.5f}));
   EXPECT_EQ(r.out, "6\n");
+}
+
+TEST(Executor, WritesDataWarningsWhereAsked) {
+  WriteData("far.csv", "0,0,1\n\n2000000,1,1\n");
+  auto prog = frontend::CompileText("data t = triples(\"far.csv\")\nprint(t.rows)\n",
+                                    testing::TempDir() + "/prog.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  std::ostringstream out, warnings;
+  ExecutorOptions opts;
+  opts.out = &out;
+  opts.warnings = &warnings;
+  auto ex = SerialExecutor::Create(*prog, opts);
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  EXPECT_EQ(warnings.str(), (*ex)->data(0).path +
+                                ":3: warning: row index 2000000 is far beyond the file's other "
+                                "row indices (the next largest is 0): .rows = 2000001, so one "
+                                "f32 per row takes 8.0 MB\n");
+  ASSERT_TRUE((*ex)->Run().ok());
+  EXPECT_EQ(out.str(), "2000001\n");
 }
 
 TEST(Executor, RowUpdatesMatchHandComputation) {

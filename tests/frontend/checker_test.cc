@@ -165,6 +165,22 @@ TEST(Check, IntParametersAndLinesCorporaNeedTheRightForms) {
             "");
 }
 
+TEST(Check, LibsvmLabels) {
+  for (auto [arg, want] : {std::pair{"", data::LibsvmLabels::kAuto},
+                           std::pair{", labels=\"auto\"", data::LibsvmLabels::kAuto},
+                           std::pair{", labels=\"pm1\"", data::LibsvmLabels::kPm1},
+                           std::pair{", 0, \"keep\"", data::LibsvmLabels::kKeep}}) {
+    auto prog = CompileText(std::string("data s = libsvm(\"s.svm\"") + arg + ")\n", "t.rgl", {});
+    ASSERT_TRUE(prog.ok()) << arg << ": " << prog.status().message();
+    EXPECT_EQ(prog->data[0].labels, want) << arg;
+  }
+  ExpectError("data s = libsvm(\"s.svm\", labels=\"01\")\n", 1, 33,
+              "labels must be \"auto\" (the default: -1/+1 read as 0/1, other labels as "
+              "written), \"pm1\" (only -1/+1, read as 0/1) or \"keep\" (as written), not \"01\"");
+  ExpectError("data s = libsvm(\"s.svm\", labels=1)\n", 1, 33,
+              "expected how to read the labels as a string in double quotes");
+}
+
 TEST(Check, VectorWidthMismatch) {
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i], zeros(3)) }\n",
               7, 37, "vector width mismatch in dot: 4 vs 3");
@@ -403,9 +419,50 @@ TEST(Check, SizesMustBeKnownBeforeTheProgramRuns) {
 
 TEST(Check, DriverVariableTypes) {
   ExpectError("var x = 0\nx = x + 0.5\n", 2, 7, "cannot assign f32 to 'x', which holds int");
+  // docs/dsl.md quotes this message for a float assigned to an int var.
+  ExpectError("var x = 0\nx += 0.5\n", 2, 6,
+              "cannot assign f32 to 'x', which holds int (start it with a float, e.g. var x = "
+              "0.0)");
   EXPECT_EQ(Errors("var x = 0.0\nx = 1\n"), "");
   ExpectError("for k in 0..2 { k = 1 }\n", 1, 17, "cannot assign to loop variable 'k'");
   ExpectError("for k in 0..2.5 { }\n", 1, 13, "range bounds must be integers");
+}
+
+// `==` and `!=` compare two bools; bools have no order, and a bool is not a
+// number.
+TEST(Check, BoolsCompareForEqualityButNotOrder) {
+  EXPECT_EQ(Errors(std::string(kDecls) + "parallel for (i, j, v) in r {\n"
+                                         "  let s = (v > 0) == (i > 1)\n"
+                                         "  if s != (j < 2) and (v > 0.5) == true { sq += 1 }\n"
+                                         "}\n"),
+            "");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { if (v > 0) < (i > 1) { } }\n", 7,
+              42, "'<' cannot order bools; only == and != compare two bools");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { if (v > 0) >= true { } }\n", 7,
+              42, "'>=' cannot order bools; only == and != compare two bools");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { if (v > 0) == 1 { } }\n", 7, 42,
+              "comparison needs scalar operands, got bool and int");
+}
+
+// pow(x, y) is f32 like exp and log (ints promoted), elementwise on vectors,
+// and exists in the driver too.
+TEST(Check, PowIsAnF32Builtin) {
+  EXPECT_EQ(
+      Errors(std::string(kDecls) + "parallel for (i, j, v) in r {\n"
+                                   "  sq += pow(v, 2) + pow(2, i)\n"
+                                   "  W[i] = pow(W[i], 0.5) + pow(2, W[i]) + pow(W[i], W[j])\n"
+                                   "}\n"
+                                   "print(pow(2, 10), pow(lr, 2))\n"),
+      "");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { b[pow(2, 1)] += 1 }\n", 7, 33,
+              "parameter 'b' indexed with a float; subscripts must be integers");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += pow(v) }\n", 7, 37,
+              "pow expects 2 arguments, got 1");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += pow(v > 0, 2) }\n", 7, 37,
+              "pow needs numbers or vectors, got bool and f32");
+  ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { W[i] = pow(W[i], zeros(3)) }\n",
+              7, 38, "vector width mismatch in vector arithmetic: 4 vs 3");
+  ExpectError("print(pow(1, 2, 3))\n", 1, 7, "pow expects 2 arguments, got 3");
 }
 
 TEST(Check, MessagesForLoopValuesUsedAsConstants) {

@@ -89,7 +89,8 @@ TEST(Checkpoint, ManifestAndDriverStateReadBackExactly) {
   }
   EXPECT_EQ(st->launches, want.launches);
   EXPECT_EQ(st->prints, 9);
-  EXPECT_TRUE(VerifyCheckpoint(d.path + "/ckpt-000004.manifest", *back, "xxh64:1", m.params).ok());
+  EXPECT_TRUE(
+      VerifyCheckpoint(d.path + "/ckpt-000004.manifest", *back, "xxh64:1", "", m.params).ok());
 }
 
 TEST(Checkpoint, DamageAndForeignCheckpointsAreRefusedByName) {
@@ -126,13 +127,13 @@ TEST(Checkpoint, DamageAndForeignCheckpointsAreRefusedByName) {
   ASSERT_TRUE(WriteFileAtomically(manifest, bytes).ok());
 
   // Another program's checkpoint, or the same program's on other data.
-  Status st = VerifyCheckpoint(manifest, m, "xxh64:2", m.params);
+  Status st = VerifyCheckpoint(manifest, m, "xxh64:2", "", m.params);
   EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(st.message().find(manifest + ": a checkpoint of another program"), std::string::npos)
       << st.message();
   std::vector<CheckpointParam> bigger = m.params;
   bigger[0].rows = 11;
-  st = VerifyCheckpoint(manifest, m, "xxh64:1", bigger);
+  st = VerifyCheckpoint(manifest, m, "xxh64:1", "", bigger);
   EXPECT_NE(st.message().find("shapes differ"), std::string::npos) << st.message();
 
   // A rows file or the driver state altered after the manifest was written.
@@ -140,7 +141,7 @@ TEST(Checkpoint, DamageAndForeignCheckpointsAreRefusedByName) {
   std::string rb = *ReadFileToString(rows);
   rb[rb.size() - 20] ^= 0x40;
   ASSERT_TRUE(WriteFileAtomically(rows, rb).ok());
-  st = VerifyCheckpoint(manifest, m, "xxh64:1", m.params);
+  st = VerifyCheckpoint(manifest, m, "xxh64:1", "", m.params);
   EXPECT_NE(st.message().find(rows + ": damaged checkpoint file"), std::string::npos)
       << st.message();
   const std::string driver = d.path + "/" + m.driver.name;
@@ -277,7 +278,7 @@ TEST(Checkpoint, AFullDiskFailsTheWriteAndLeavesThePreviousCheckpointWhole) {
   auto m = ReadManifest(*FindManifest(dir));
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->seq, 1u);
-  EXPECT_TRUE(VerifyCheckpoint(dir + "/ckpt-000001.manifest", *m, "xxh64:1", m->params).ok());
+  EXPECT_TRUE(VerifyCheckpoint(dir + "/ckpt-000001.manifest", *m, "xxh64:1", "", m->params).ok());
 }
 
 }  // namespace

@@ -1,0 +1,264 @@
+// `rigel plot`: draws the per-epoch JSON lines of one or more runs
+// (`rigel run --log-json`) with gnuplot, every run on the same axes, so a
+// serial run and distributed ones compare at a glance.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "common/status.h"
+
+extern char** environ;
+
+namespace rigel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PlotArgs {
+  std::vector<std::string> logs;  // FILE or LABEL=FILE
+  std::vector<std::string> metrics;
+  std::string x = "epoch";
+  std::string out;
+  std::string title;
+};
+
+// One point per epoch line: x and the values of every metric asked for
+// (NaN where a line lacks one).
+struct Run {
+  std::string label, path;
+  std::vector<double> x;
+  std::vector<std::vector<double>> y;  // [metric][point]
+  std::set<std::string> names;         // every metric the log has, for messages
+};
+
+// A metric's value in one epoch line: a printed name first, then a
+// top-level number (epoch_s, cpu_s, updates_per_s, ...).
+bool Value(const nlohmann::json& j, const std::string& name, double* v) {
+  static const nlohmann::json kNone;
+  const auto printed = j.find("printed");
+  for (const nlohmann::json* o : {printed != j.end() ? &*printed : &kNone, &j}) {
+    if (!o->is_object() || !o->contains(name)) continue;
+    const nlohmann::json& e = o->at(name);
+    if (e.is_number()) {
+      *v = e.get<double>();
+      return true;
+    }
+    if (e.is_null()) {  // a NaN the program printed
+      *v = std::nan("");
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<Run> ReadRun(const std::string& spec, const std::vector<std::string>& metrics,
+                      const std::string& x) {
+  Run r;
+  const size_t eq = spec.find('=');
+  r.path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+  std::ifstream in(r.path);
+  if (!in) return NotFound(r.path + ": cannot read this log");
+  r.y.resize(metrics.size());
+  std::string line;
+  int workers = 1;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("epoch")) {
+      return InvalidArgument(r.path + ":" + std::to_string(n) +
+                             ": expected an epoch's JSON object (rigel run --log-json)");
+    }
+    if (j["printed"].is_object()) {
+      for (const auto& [k, v] : j["printed"].items()) r.names.insert(k);
+    }
+    for (const auto& [k, v] : j.items()) {
+      if (v.is_number()) r.names.insert(k);
+    }
+    double xv = 0;
+    if (!Value(j, x == "seconds" ? "elapsed_s" : "epoch", &xv)) {
+      return InvalidArgument(r.path + ":" + std::to_string(n) + ": no " + x + " in this line");
+    }
+    r.x.push_back(xv);
+    for (size_t m = 0; m < metrics.size(); ++m) {
+      double v = std::nan("");
+      Value(j, metrics[m], &v);
+      r.y[m].push_back(v);
+    }
+    if (j["workers"].is_number_integer()) workers = j["workers"].get<int>();
+  }
+  if (r.x.empty()) return InvalidArgument(r.path + ": holds no epoch line");
+  r.label = eq != std::string::npos
+                ? spec.substr(0, eq)
+                : fs::path(r.path).filename().string() +
+                      (workers > 1 ? " (" + std::to_string(workers) + " workers)" : " (serial)");
+  return r;
+}
+
+// The metric drawn when none is named: the first printed name (other than
+// the loop counter) that every log has; else seconds per epoch.
+std::string DefaultMetric(const std::vector<std::string>& logs) {
+  std::vector<std::set<std::string>> printed;
+  for (const std::string& spec : logs) {
+    const size_t eq = spec.find('=');
+    std::ifstream in(eq == std::string::npos ? spec : spec.substr(eq + 1));
+    std::string line;
+    std::set<std::string> names;
+    while (std::getline(in, line)) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j["printed"].is_object()) {
+        for (const auto& [k, v] : j["printed"].items()) names.insert(k);
+      }
+    }
+    printed.push_back(std::move(names));
+  }
+  for (const std::string& name : printed.empty() ? std::set<std::string>{} : printed[0]) {
+    if (name == "epoch" || name == "ep" || name == "iter") continue;
+    bool everywhere = true;
+    for (const auto& p : printed) everywhere = everywhere && p.count(name) > 0;
+    if (everywhere) return name;
+  }
+  return "epoch_s";
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// Runs gnuplot on `script`; its stderr passes through.
+Status RunGnuplot(const std::string& script) {
+  std::vector<std::string> args = {"gnuplot", script};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv.data(), environ) != 0) {
+    return Unavailable("gnuplot not found (scripts/setup.sh installs gnuplot-nox)");
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    return Unavailable("gnuplot not found (scripts/setup.sh installs gnuplot-nox)");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return Internal("gnuplot failed (see its message above)");
+  }
+  return Status::Ok();
+}
+
+Status Plot(PlotArgs a) {
+  if (a.metrics.empty()) a.metrics.push_back(DefaultMetric(a.logs));
+  std::vector<Run> runs;
+  for (const std::string& spec : a.logs) {
+    RIGEL_ASSIGN_OR_RETURN(Run r, ReadRun(spec, a.metrics, a.x));
+    for (size_t m = 0; m < a.metrics.size(); ++m) {
+      bool any = false;
+      for (double v : r.y[m]) any = any || !std::isnan(v);
+      if (!any) {
+        std::string names;
+        for (const std::string& n : r.names) names += (names.empty() ? "" : ", ") + n;
+        return InvalidArgument(r.path + ": no '" + a.metrics[m] + "' in any epoch; it has " +
+                               names);
+      }
+    }
+    runs.push_back(std::move(r));
+  }
+  const std::string ext = fs::path(a.out).extension().string();
+  std::string terminal;
+  if (ext == ".png") terminal = "pngcairo";
+  if (ext == ".svg") terminal = "svg";
+  if (ext == ".pdf") terminal = "pdfcairo";
+  if (terminal.empty()) return InvalidArgument("-o " + a.out + ": expected a .png, .svg or .pdf");
+  char tmpl[] = "/tmp/rigel-plot-XXXXXX";
+  if (!mkdtemp(tmpl)) return IoError("cannot make a temporary directory for the plot");
+  const std::string tmp = tmpl;
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } cleanup{tmp};
+  const int panels = static_cast<int>(a.metrics.size());
+  std::ostringstream gp;
+  gp << "set terminal " << terminal << " noenhanced size " << 560 * panels << ",420\n"
+     << "set output " << Quote(a.out) << "\nset grid\nset key top right\n"
+     << "set datafile missing 'nan'\n";
+  if (panels > 1) gp << "set multiplot layout 1," << panels << " title " << Quote(a.title) << "\n";
+  if (panels == 1 && !a.title.empty()) gp << "set title " << Quote(a.title) << "\n";
+  for (int m = 0; m < panels; ++m) {
+    gp << "set xlabel " << Quote(a.x == "seconds" ? "seconds" : "epoch") << "\n"
+       << "set ylabel " << Quote(a.metrics[m]) << "\nplot ";
+    for (size_t k = 0; k < runs.size(); ++k) {
+      const std::string dat = tmp + "/run" + std::to_string(k) + "-" + std::to_string(m) + ".dat";
+      std::ofstream d(dat);
+      for (size_t p = 0; p < runs[k].x.size(); ++p) {
+        d << runs[k].x[p] << " " << runs[k].y[m][p] << "\n";
+      }
+      gp << (k ? ", " : "") << Quote(dat) << " using 1:2 with linespoints lw 2 pt 7 ps 0.6 title "
+         << Quote(runs[k].label);
+    }
+    gp << "\n";
+  }
+  if (panels > 1) gp << "unset multiplot\n";
+  const std::string script = tmp + "/plot.gp";
+  std::ofstream(script) << gp.str();
+  RIGEL_RETURN_IF_ERROR(RunGnuplot(script));
+  std::error_code ec;
+  if (!fs::exists(a.out, ec) || fs::file_size(a.out, ec) == 0) {
+    return IoError(a.out + ": gnuplot wrote nothing here");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddPlotCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<PlotArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plot", "draw runs' --log-json files (serial against distributed) with gnuplot");
+  cmd->add_option("logs", args->logs,
+                  "--log-json files, one line per run; LABEL=FILE names its line")
+      ->required();
+  cmd->add_option("--metric", args->metrics,
+                  "what to draw: a name the program printed (e.g. test_rmse) or a figure of the "
+                  "log (epoch_s, cpu_s, updates_per_s, ...); repeatable, a panel each; default: "
+                  "the first printed name every log has")
+      ->expected(1)
+      ->take_all();
+  cmd->add_option("--x", args->x, "the horizontal axis")
+      ->check(CLI::IsMember({"epoch", "seconds"}))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->out, "the figure: FILE.png, .svg or .pdf")->required();
+  cmd->add_option("--title", args->title, "a title over the figure");
+  cmd->callback([args, exit_code] {
+    Status st = Plot(*args);
+    if (!st.ok()) {
+      std::cerr << "rigel plot: " << st.message() << "\n";
+      *exit_code = 1;
+      return;
+    }
+    std::cout << "rigel plot: wrote " << args->out << "\n";
+  });
+}
+
+}  // namespace rigel::cli
