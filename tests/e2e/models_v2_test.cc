@@ -374,12 +374,15 @@ TEST(ModelsV2, SoftmaxReachesThePlantedModelsAccuracy) {
   RigelResult serial = RunProgram(kExamples + "softmax.rgl", 0, dir);
   ASSERT_EQ(serial.rc, 0) << serial.err;
   EXPECT_GE(Last(serial), planted - 0.01) << serial.out;
-  // Relaxed W: 2 workers within 1 point of the planted model too; 3 within
-  // 1.5 (0.99 below it here).
+  // Relaxed W: within 1 point of the serial run (DSL.md v3 promises 2). The
+  // last epoch's accuracy moves by up to 0.5 point from epoch to epoch; 10
+  // runs on 2 workers ended 0.03 to 0.31 point below serial, and CI under
+  // load saw 0.58 (0.7506 against 0.7564), below the planted model's 1 point
+  // that this test used to ask.
   for (int workers : {2, 3}) {
     RigelResult r = RunProgram(kExamples + "softmax.rgl", workers, dir);
     ASSERT_EQ(r.rc, 0) << r.err << Logs(dir, workers);
-    EXPECT_GE(Last(r), planted - (workers == 2 ? 0.01 : 0.015)) << r.out;
+    EXPECT_GE(Last(r), Last(serial) - 0.01) << r.out;
     ::testing::Test::RecordProperty(
         "softmax_accuracy_" + std::to_string(workers),
         std::to_string(Last(r)) + " planted " + std::to_string(planted));
