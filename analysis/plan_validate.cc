@@ -191,7 +191,8 @@ class LoopChecker {
           g->strategy != Strategy::kRotate) {
         return Breaks(pre, *dep);
       }
-      if (!dep && f.written && g->strategy == Strategy::kLocal && kind != ScheduleKind::kSerial) {
+      if (!dep && f.written && g->strategy == Strategy::kLocal && kind != ScheduleKind::kSerial &&
+          !SumKeptByCut(f.index)) {
         return Bad(pre + ": no dimension keys " + f.name +
                    " (its iterations do not conflict), so there is no partition to keep it in; "
                    "use ps or allreduce");
@@ -201,6 +202,24 @@ class LoopChecker {
       }
     }
     return Status::Ok();
+  }
+
+  // A sum (every dependence of `param` a reduction) whose conflicts all need
+  // the 1-D schedule's dimension equal: its rows stay with the worker that
+  // owns them, as a sum of the iterations that worker runs.
+  bool SumKeptByCut(int param) const {
+    if (given_.schedule.kind != ScheduleKind::kModelParallel1D) return false;
+    const int dim = given_.schedule.dim;
+    bool any = false;
+    for (const Dependence& d : fresh_.dependences) {
+      if (d.param != param) continue;
+      if (!d.reduction || dim < 0 || dim >= static_cast<int>(d.needs_equal.size()) ||
+          !d.needs_equal[dim]) {
+        return false;
+      }
+      any = true;
+    }
+    return any;
   }
 
   const Program& prog_;

@@ -307,7 +307,8 @@ bool TryWavefront(const Program& prog, const LoopAccesses& acc,
 
 // The first schedule, in the order data-parallel, 1-D model-parallel,
 // conflict-free 2-D, wavefront, serial, that keeps every dependence the loop
-// does not relax, except those of sums (Dependence::reduction).
+// does not relax, except those of sums (Dependence::reduction). A loop whose
+// only conflicts are sums all keyed by one dimension is cut 1-D by it.
 Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<Dependence>& deps,
               const std::vector<bool>& relaxed, bool ordered, int workers) {
   Choice c;
@@ -317,6 +318,24 @@ Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<De
     sums |= dep.reduction;
     relaxes |= !dep.reduction && relaxed[dep.param];
     if (!relaxed[dep.param] && !dep.reduction) active.push_back(&dep);
+  }
+  if (active.empty() && sums && !relaxes) {
+    // Sums whose every conflict needs one dimension equal (R[i] += A[i, j]):
+    // a 1-D cut by it keeps each sum's rows on the worker that owns them,
+    // where data-parallel would send every worker's deltas to the servers.
+    std::vector<const Dependence*> summed;
+    for (const Dependence& dep : deps) {
+      if (dep.reduction) summed.push_back(&dep);
+    }
+    Choice one;
+    if (TryModelParallel1D(prog, acc, summed, &one)) {
+      one.why = "no two iterations conflict except in sums, and every sum's conflicts are "
+                "between iterations with the same " +
+                acc.space.dims[one.schedule.dim] + ": partitioning by " +
+                acc.space.dims[one.schedule.dim] +
+                " keeps each sum's rows on one worker, so no worker sends its deltas";
+      return one;
+    }
   }
   if (active.empty()) {
     c.schedule.kind = ScheduleKind::kDataParallel;

@@ -223,6 +223,12 @@ const Case kCases[] = {
      "x=reduce", "replicated on every worker, deltas summed by AllReduce"},
     {"sum_of_a_constant_element", "parallel for i in range(N) { b[0] += 1 }", "data_parallel",
      "b=reduce/range", ""},
+    // Sums whose conflicts all need one coordinate equal: cut by it, each
+    // sum's rows stay with one worker and no delta is sent.
+    {"sum_by_row_alone", "parallel for (i, j, v) in r { b[i] += v }", "model_parallel_1d",
+     "b=local:i", "partitioning by i keeps each sum's rows on one worker"},
+    {"sums_by_the_same_column", "parallel for (i, j, v) in r { u[j] += v; W[j, 0] -= 1 }",
+     "model_parallel_1d", "u=local:j W=local:j", "every sum's conflicts"},
     {"sum_beside_a_conflict", "parallel for (i, j, v) in r { b[i] += v - b[i]; u[j] += v }",
      "model_parallel_1d", "b=local:i u=reduce/range", ""},
     {"read_makes_it_no_sum", "parallel for i in range(N) { b[0] += 1; q += b[0] }", "serial",

@@ -167,7 +167,8 @@ std::vector<Case> Cases() {
                "accum sq: f32\nparallel for (a, b) in grid(r.rows, C) { sq += n[a, b] * n[a, b] }\n"
                "print(\"sq\", sq)\n",
                {{"r.csv", Csv(Repeated(4))}},
-               {"data_parallel", "data_parallel"}});  // a count is a sum (reduce)
+               // A count is a sum, keyed by its row: cut 1-D by i, it stays local.
+               {"model_parallel_1d", "data_parallel"}});
   c.push_back({"RepeatedPairsRowDecay",
                "data r = triples(\"r.csv\")\nparam b: f32[r.rows] = zeros()\n"
                "parallel for (i, j, v) in r { b[i] = b[i] * 0.9 + v * (j + 1) }\n" +
@@ -267,7 +268,7 @@ std::vector<Case> Cases() {
                "parallel for (i, j, v) in r { b[i] += v }\n" +
                    PrintSum1D("b", "7"),
                {{"r.csv", Csv(oor)}},
-               {"data_parallel", "data_parallel"},  // b is a sum (reduce)
+               {"model_parallel_1d", "data_parallel"},  // b is a sum keyed by i: local
                {"prog.rgl:3:31: error: index 7 out of range for the rows of 'b' (7)",
                 "r.csv:" + std::to_string(oor_line) + ": note: while running element"}});
   c.push_back({"SplitPartRowOutsideParameter",

@@ -248,11 +248,12 @@ for ep in 0..2 {
 TEST_F(RunnerStrategiesTest, RelaxedPsDeltasAddUpWithRowsPulledAhead) {
   // Sums commute: whatever the interleaving, the deltas must add up to the
   // serial sums exactly once (rows pulled a step ahead keep this worker's
-  // own last updates, and no delta is counted twice).
+  // own last updates, and no delta is counted twice). The row is no loop
+  // coordinate (c[j] would be cut 1-D by j and stay local).
   const std::string prog = Write("count.rgl", R"(data r = triples("r.csv")
 param c: f32[r.cols] = zeros()
 for ep in 0..3 {
-  parallel for (i, j, v) in r relax c { c[j] += v }
+  parallel for (i, j, v) in r relax c { c[(i + j) % r.cols] += v }
 }
 )");
   for (int staleness : {0, 1}) {
