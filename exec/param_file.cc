@@ -375,7 +375,8 @@ Status ParseNpy(std::string_view npy, SavedParam* p, const Bad& bad) {
   const uint64_t n = rows * width;
   p->values.resize(n);
   if (!p->is_int) {
-    std::memcpy(p->values.data(), npy.data() + data_at, n * 4);
+    // (An empty parameter's values have no buffer: memcpy of null is UB.)
+    if (n > 0) std::memcpy(p->values.data(), npy.data() + data_at, n * 4);
     return Status::Ok();
   }
   for (uint64_t i = 0; i < n; ++i) {

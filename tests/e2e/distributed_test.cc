@@ -474,7 +474,8 @@ TEST(Distributed, RowSumsAreCutByTheirRowAndMoveOnlyTheirValues) {
     ASSERT_EQ(r.rc, 0) << r.err;
     std::istringstream log(Slurp(dir + "/" + tag + ".jsonl"));
     for (std::string line; std::getline(log, line);) {
-      for (const auto& [what, b] : nlohmann::json::parse(line)["bytes"].items()) {
+      const nlohmann::json epoch = nlohmann::json::parse(line);
+      for (const auto& [what, b] : epoch.at("bytes").items()) {
         if (what != "local.kept") bytes[k] += b.get<double>();
       }
     }
