@@ -36,12 +36,13 @@ struct PlotArgs {
   std::string title;
 };
 
-// One point per epoch line: x and the values of every metric asked for
-// (NaN where a line lacks one).
+// A log as read: its epoch lines, their x values, and the names it holds.
 struct Run {
   std::string label, path;
+  std::vector<nlohmann::json> epochs;
   std::vector<double> x;
-  std::vector<std::vector<double>> y;  // [metric][point]
+  std::vector<std::vector<double>> y;  // [metric][point], filled by Plot
+  std::set<std::string> printed;       // names the program printed
   std::set<std::string> names;         // every metric the log has, for messages
 };
 
@@ -65,14 +66,12 @@ bool Value(const nlohmann::json& j, const std::string& name, double* v) {
   return false;
 }
 
-StatusOr<Run> ReadRun(const std::string& spec, const std::vector<std::string>& metrics,
-                      const std::string& x) {
+StatusOr<Run> ReadRun(const std::string& spec, const std::string& x) {
   Run r;
   const size_t eq = spec.find('=');
   r.path = eq == std::string::npos ? spec : spec.substr(eq + 1);
   std::ifstream in(r.path);
   if (!in) return NotFound(r.path + ": cannot read this log");
-  r.y.resize(metrics.size());
   std::string line;
   int workers = 1;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -83,7 +82,7 @@ StatusOr<Run> ReadRun(const std::string& spec, const std::vector<std::string>& m
                              ": expected an epoch's JSON object (rigel run --log-json)");
     }
     if (j["printed"].is_object()) {
-      for (const auto& [k, v] : j["printed"].items()) r.names.insert(k);
+      for (const auto& [k, v] : j["printed"].items()) r.printed.insert(k);
     }
     for (const auto& [k, v] : j.items()) {
       if (v.is_number()) r.names.insert(k);
@@ -93,14 +92,11 @@ StatusOr<Run> ReadRun(const std::string& spec, const std::vector<std::string>& m
       return InvalidArgument(r.path + ":" + std::to_string(n) + ": no " + x + " in this line");
     }
     r.x.push_back(xv);
-    for (size_t m = 0; m < metrics.size(); ++m) {
-      double v = std::nan("");
-      Value(j, metrics[m], &v);
-      r.y[m].push_back(v);
-    }
     if (j["workers"].is_number_integer()) workers = j["workers"].get<int>();
+    r.epochs.push_back(std::move(j));
   }
   if (r.x.empty()) return InvalidArgument(r.path + ": holds no epoch line");
+  r.names.insert(r.printed.begin(), r.printed.end());
   r.label = eq != std::string::npos
                 ? spec.substr(0, eq)
                 : fs::path(r.path).filename().string() +
@@ -108,27 +104,32 @@ StatusOr<Run> ReadRun(const std::string& spec, const std::vector<std::string>& m
   return r;
 }
 
+// `metric` in each epoch of `r` (NaN where an epoch lacks it); InvalidArgument
+// naming what the log has when no epoch has it.
+StatusOr<std::vector<double>> Series(const Run& r, const std::string& metric) {
+  std::vector<double> y;
+  bool any = false;
+  for (const nlohmann::json& j : r.epochs) {
+    double v = std::nan("");
+    Value(j, metric, &v);
+    any = any || !std::isnan(v);
+    y.push_back(v);
+  }
+  if (!any) {
+    std::string names;
+    for (const std::string& n : r.names) names += (names.empty() ? "" : ", ") + n;
+    return InvalidArgument(r.path + ": no '" + metric + "' in any epoch; it has " + names);
+  }
+  return y;
+}
+
 // The metric drawn when none is named: the first printed name (other than
 // the loop counter) that every log has; else seconds per epoch.
-std::string DefaultMetric(const std::vector<std::string>& logs) {
-  std::vector<std::set<std::string>> printed;
-  for (const std::string& spec : logs) {
-    const size_t eq = spec.find('=');
-    std::ifstream in(eq == std::string::npos ? spec : spec.substr(eq + 1));
-    std::string line;
-    std::set<std::string> names;
-    while (std::getline(in, line)) {
-      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_object() && j["printed"].is_object()) {
-        for (const auto& [k, v] : j["printed"].items()) names.insert(k);
-      }
-    }
-    printed.push_back(std::move(names));
-  }
-  for (const std::string& name : printed.empty() ? std::set<std::string>{} : printed[0]) {
+std::string DefaultMetric(const std::vector<Run>& runs) {
+  for (const std::string& name : runs.empty() ? std::set<std::string>{} : runs[0].printed) {
     if (name == "epoch" || name == "ep" || name == "iter") continue;
     bool everywhere = true;
-    for (const auto& p : printed) everywhere = everywhere && p.count(name) > 0;
+    for (const Run& r : runs) everywhere = everywhere && r.printed.count(name) > 0;
     if (everywhere) return name;
   }
   return "epoch_s";
@@ -166,21 +167,17 @@ Status RunGnuplot(const std::string& script) {
 }
 
 Status Plot(PlotArgs a) {
-  if (a.metrics.empty()) a.metrics.push_back(DefaultMetric(a.logs));
   std::vector<Run> runs;
   for (const std::string& spec : a.logs) {
-    RIGEL_ASSIGN_OR_RETURN(Run r, ReadRun(spec, a.metrics, a.x));
-    for (size_t m = 0; m < a.metrics.size(); ++m) {
-      bool any = false;
-      for (double v : r.y[m]) any = any || !std::isnan(v);
-      if (!any) {
-        std::string names;
-        for (const std::string& n : r.names) names += (names.empty() ? "" : ", ") + n;
-        return InvalidArgument(r.path + ": no '" + a.metrics[m] + "' in any epoch; it has " +
-                               names);
-      }
-    }
+    RIGEL_ASSIGN_OR_RETURN(Run r, ReadRun(spec, a.x));
     runs.push_back(std::move(r));
+  }
+  if (a.metrics.empty()) a.metrics.push_back(DefaultMetric(runs));
+  for (Run& r : runs) {
+    for (const std::string& metric : a.metrics) {
+      RIGEL_ASSIGN_OR_RETURN(std::vector<double> y, Series(r, metric));
+      r.y.push_back(std::move(y));
+    }
   }
   const std::string ext = fs::path(a.out).extension().string();
   std::string terminal;

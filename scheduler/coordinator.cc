@@ -148,7 +148,7 @@ void Coordinator::SendSetup(std::shared_ptr<std::vector<std::pair<PeerId, OutMes
   }
 }
 
-void Coordinator::Broadcast(std::function<OutMessage()> make) {
+void Coordinator::Broadcast(std::function<OutMessage()> make, transport::Millis send_timeout) {
   std::vector<PeerId> to;
   {
     std::lock_guard<std::mutex> l(mu_);
@@ -156,33 +156,24 @@ void Coordinator::Broadcast(std::function<OutMessage()> make) {
       if (!m.dead) to.push_back(id);
     }
   }
-  Post([this, to, make = std::move(make)] {
+  Post([this, to, make = std::move(make), send_timeout] {
     for (const PeerId& p : to) {
       transport::CallOptions o;
-      o.send_timeout = transport::Millis(1000);
+      o.send_timeout = send_timeout;
       (void)transport_->Send(p, make(), o);
     }
   });
 }
 
 void Coordinator::BeatToMembers() {
-  std::vector<PeerId> to;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const auto& [id, m] : members_.members()) {
-      if (!m.dead) to.push_back(id);
-    }
-  }
-  Post([this, to, seq = ++beats_] {
-    for (const PeerId& p : to) {
-      OutMessage m;
-      m.header().getBody().initHeartbeat().setSeq(seq);
-      transport::CallOptions o;
-      // A member whose queue is full is too busy to need this one.
-      o.send_timeout = transport::Millis(0);
-      (void)transport_->Send(p, std::move(m), o);
-    }
-  });
+  // A member whose queue is full is too busy to need this one: no waiting.
+  Broadcast(
+      [seq = ++beats_] {
+        OutMessage m;
+        m.header().getBody().initHeartbeat().setSeq(seq);
+        return m;
+      },
+      transport::Millis(0));
 }
 
 void Coordinator::End(Status result, const std::string& why) {

@@ -94,9 +94,11 @@ class Coordinator {
   // heartbeats meanwhile.
   void Post(std::function<void()> send);
   void Sender();
-  void Broadcast(std::function<transport::OutMessage()> make);
-  // Sends every live member a heartbeat (on the sender thread, never
-  // waiting for a full queue).
+  // Sends make()'s message to every live member on the sender thread, each
+  // send waiting at most `send_timeout` for a full queue.
+  void Broadcast(std::function<transport::OutMessage()> make,
+                 transport::Millis send_timeout = transport::Millis(1000));
+  // Sends every live member a heartbeat, never waiting for a full queue.
   void BeatToMembers();
   // Sends the member lists, then the setup to each server as a request and,
   // once every server answered, to the workers (on the sender thread).

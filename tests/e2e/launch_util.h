@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -111,6 +113,16 @@ class Child {
   int status_ = -1;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::duration elapsed_{};
+};
+
+// A fresh directory /tmp/<prefix>-XXXXXX, removed when the test passed and
+// kept for a look when it failed.
+struct ScopedTempDir {
+  explicit ScopedTempDir(const std::string& prefix) : path(MakeTempDir(prefix)) {}
+  ~ScopedTempDir() {
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(path);
+  }
+  std::string path;
 };
 
 // A binary of this build, and a file under examples/.

@@ -40,11 +40,8 @@ using testing::Bin;
 using testing::Example;
 using testing::WaitFor;
 
-struct TempDir {
-  std::string path = testing::MakeTempDir("rigel-ops");
-  ~TempDir() {
-    if (!::testing::Test::HasFailure()) fs::remove_all(path);
-  }
+struct TempDir : testing::ScopedTempDir {
+  TempDir() : ScopedTempDir("rigel-ops") {}
 };
 
 // `rigel run PROG ARGS...` (distributed when ARGS say --workers), output in

@@ -38,11 +38,8 @@ using testing::Bin;
 using testing::Example;
 using testing::WaitFor;
 
-struct TempDir {
-  std::string path = testing::MakeTempDir("rigel-recovery");
-  ~TempDir() {
-    if (!::testing::Test::HasFailure()) fs::remove_all(path);
-  }
+struct TempDir : testing::ScopedTempDir {
+  TempDir() : ScopedTempDir("rigel-recovery") {}
 };
 
 // `rigel run PROG --workers W --servers S ARGS...` with its output in
