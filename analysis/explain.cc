@@ -223,9 +223,12 @@ void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
       << " read or written whole); --batch N sets it\n";
   } else if (!sparse.empty()) {
     o << "    " << BatchRule(sparse) << "\n";
+  } else if (sums) {
+    o << "    mini-batches: none (the loop writes only sums through the servers, which nothing in "
+         "it reads: each worker pushes its sums once, after its block); --batch N cuts it\n";
   } else {
-    o << "    mini-batches: " << kMaxBatch << " elements per worker (the loop writes "
-      << (sums ? "only sums" : "nothing") << " through the servers); --batch N sets it\n";
+    o << "    mini-batches: " << kMaxBatch
+      << " elements per worker (the loop writes nothing through the servers); --batch N sets it\n";
   }
 }
 

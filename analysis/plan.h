@@ -120,6 +120,15 @@ StatusOr<Plan> MakePlan(const ir::Program& prog, const PlanOptions& opts);
 // `relax` suggestions and by tests).
 LoopPlan PlanLoop(const ir::Program& prog, int loop, int workers, const std::vector<bool>& relaxed);
 
+// Every legal schedule of loop `loop` (its relax clause as written), each
+// with its strategies: first the one PlanLoop chooses, then data_parallel
+// (no conflict but sums), model_parallel_1d by each dimension every
+// conflict needs equal (parameters whose every dependence needs it kept
+// local, other sums reduced), conflict_free_2d and wavefront when they
+// apply. Serial is not listed unless PlanLoop chose it (docs/planner.md,
+// "Candidates"). For the cost model to choose among (analysis/cost.h).
+std::vector<LoopPlan> LoopCandidates(const ir::Program& prog, int loop, int workers);
+
 // JSON text of the plan (pretty-printed, stable key order).
 std::string PlanToJson(const ir::Program& prog, const Plan& plan);
 

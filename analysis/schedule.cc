@@ -329,11 +329,12 @@ Choice Choose(const Program& prog, const LoopAccesses& acc, const std::vector<De
     }
     Choice one;
     if (TryModelParallel1D(prog, acc, summed, &one)) {
-      one.why = "no two iterations conflict except in sums, and every sum's conflicts are "
-                "between iterations with the same " +
-                acc.space.dims[one.schedule.dim] + ": partitioning by " +
-                acc.space.dims[one.schedule.dim] +
-                " keeps each sum's rows on one worker, so no worker sends its deltas";
+      one.why =
+          "no two iterations conflict except in sums, and every sum's conflicts are "
+          "between iterations with the same " +
+          acc.space.dims[one.schedule.dim] + ": partitioning by " +
+          acc.space.dims[one.schedule.dim] +
+          " keeps each sum's rows on one worker, so no worker sends its deltas";
       return one;
     }
   }
@@ -577,6 +578,80 @@ LoopPlan PlanLoop(const Program& prog, int loop, int workers, const std::vector<
     lp.suggestion_kind = best;
   }
   return lp;
+}
+
+namespace {
+
+// A 1-D cut by dimension k with no conflict left but sums: each parameter
+// whose every dependence (sums included) needs k equal is keyed by k (kept
+// local), the other sums stay sums.
+bool TryCutBy(const std::vector<Dependence>& deps, const std::vector<const Dependence*>& active,
+              int k, const std::string& dim, Choice* c) {
+  for (const Dependence* p : active) {
+    if (!p->needs_equal[k]) return false;
+  }
+  std::map<int, bool> all;
+  for (const Dependence& d : deps) {
+    if (d.relaxed && !d.reduction) continue;
+    auto it = all.find(d.param);
+    all[d.param] = (it == all.end() || it->second) && d.needs_equal[k];
+  }
+  c->schedule.kind = ScheduleKind::kModelParallel1D;
+  c->schedule.dim = k;
+  for (const auto& [param, keyed] : all) {
+    if (keyed) c->keyed[param] = k;
+  }
+  c->why = "every conflict (sums aside) is between iterations with the same " + dim +
+           ": partitioning by " + dim + " keeps them on one worker";
+  return true;
+}
+
+}  // namespace
+
+std::vector<LoopPlan> LoopCandidates(const Program& prog, int loop, int workers) {
+  // A copy: `out` grows below.
+  const LoopPlan first = PlanLoop(prog, loop, workers, prog.loops[loop].relaxed);
+  std::vector<LoopPlan> out = {first};
+  const LoopAccesses& acc = first.accesses;
+  const std::vector<bool>& relaxed = prog.loops[loop].relaxed;
+  std::vector<const Dependence*> active;
+  for (const Dependence& dep : first.dependences) {
+    if (!relaxed[dep.param] && !dep.reduction) active.push_back(&dep);
+  }
+  std::vector<Choice> choices;
+  if (active.empty()) {
+    Choice c;
+    c.schedule.kind = ScheduleKind::kDataParallel;
+    c.why = "no two iterations conflict (sums aside)";
+    choices.push_back(c);
+  }
+  const int d = static_cast<int>(acc.space.dims.size());
+  for (int k = 0; k < d; ++k) {
+    Choice c;
+    if (TryCutBy(first.dependences, active, k, acc.space.dims[k], &c)) choices.push_back(c);
+  }
+  if (!active.empty()) {
+    Choice c;
+    if (TryConflictFree2D(prog, acc, active, prog.loops[loop].ordered, workers, &c)) {
+      choices.push_back(c);
+    }
+    Choice w;
+    if (TryWavefront(prog, acc, active, workers, &w)) choices.push_back(w);
+  }
+  for (const Choice& c : choices) {
+    const bool same =
+        c.schedule.kind == first.schedule.kind && c.schedule.dim == first.schedule.dim;
+    if (same) continue;
+    LoopPlan lp = first;
+    lp.schedule = c.schedule;
+    lp.schedule_why = c.why;
+    lp.rejected.clear();
+    lp.params.clear();
+    lp.suggestion.clear();
+    Strategies(prog, acc, c, relaxed, &lp);
+    out.push_back(std::move(lp));
+  }
+  return out;
 }
 
 StatusOr<Plan> MakePlan(const Program& prog, const PlanOptions& opts) {

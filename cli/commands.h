@@ -17,6 +17,8 @@ void AddKeygenCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
 void AddPlanCommand(CLI::App& app, int* exit_code);
 void AddPlotCommand(CLI::App& app, int* exit_code);
+void AddCalibrateCommand(CLI::App& app, int* exit_code);
+void AddDevicesCommand(CLI::App& app, int* exit_code);
 
 }  // namespace rigel::cli
 

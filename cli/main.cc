@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   rigel::cli::AddGenCommand(app, &exit_code);
   rigel::cli::AddKeygenCommand(app, &exit_code);
   rigel::cli::AddPlotCommand(app, &exit_code);
+  rigel::cli::AddCalibrateCommand(app, &exit_code);
+  rigel::cli::AddDevicesCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,7 +8,10 @@
 #include "analysis/plan.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
+#include "cli/constants_file.h"
+#include "cli/plan_cost.h"
 #include "common/file.h"
+#include "exec/cost_probe.h"
 
 namespace rigel::cli {
 namespace {
@@ -20,6 +23,10 @@ struct PlanArgs {
   std::string plan_path;  // explain --plan
   std::string out_path;   // plan -o
   bool json = false;
+  // explain --cost: the predicted epoch on --servers servers (exec/cost_probe.h).
+  bool cost = false;
+  exec::ProbeOptions probe;
+  std::string constants;  // --constants FILE (cli/constants_file.h)
 };
 
 void AddPlanArgs(CLI::App* cmd, PlanArgs* args) {
@@ -67,6 +74,32 @@ std::unique_ptr<analysis::Plan> GetPlan(const ir::Program& prog, const PlanArgs&
   return std::make_unique<analysis::Plan>(std::move(plan).value());
 }
 
+// --cost and the run's options it predicts for (explain and plan).
+void AddCostArgs(CLI::App* cmd, PlanArgs* args, const std::string& what) {
+  cmd->add_flag("--cost", args->cost, what);
+  exec::ProbeOptions& po = args->probe;
+  cmd->add_option("--servers", po.servers, "servers the cost is predicted for")
+      ->default_val(2)
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option(
+         "--epochs", po.epochs,
+         "top-level iterations --cost counts (later epochs: the mean of all but the first)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--constants", args->constants,
+                  "machine constants for --cost (`rigel calibrate` writes them; default: "
+                  "$RIGEL_CONSTANTS, else " +
+                      DefaultConstantsPath() +
+                      " if it exists, else the "
+                      "built-in defaults)");
+  cmd->add_option("--seed", po.seed, "the run's --seed (random draws decide some rows)");
+  cmd->add_option("--batch", po.batch, "the run's --batch (0: Rigel's choice)")->default_val(0);
+  cmd->add_option("--staleness", po.staleness, "the run's --staleness (0: no row caches)")
+      ->default_val(1);
+  cmd->add_option("--push-bound", po.push_bound, "the run's --push-bound (0: Rigel's choice)")
+      ->default_val(0);
+}
+
 }  // namespace
 
 void AddExplainCommand(CLI::App& app, int* exit_code) {
@@ -80,11 +113,26 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--plan", args->plan_path,
                   "explain this plan (from `rigel plan`, possibly edited) after checking it "
                   "against the program");
+  AddCostArgs(cmd, args.get(),
+              "also load the data, predict each epoch's seconds and bytes on --workers workers "
+              "and --servers servers, and those of every other legal schedule of each loop "
+              "(with --json: the predictions as JSON)");
   cmd->callback([args, exit_code, workers] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     auto plan = GetPlan(*prog, *args, workers->count() > 0, exit_code);
     if (!plan) return;
+    if (args->cost) {
+      auto cost = CostPlan(*prog, *plan, args->probe, args->constants);
+      if (!cost.ok()) {
+        PrintError(cost.status());
+        *exit_code = 1;
+        return;
+      }
+      if (!args->json) std::cout << analysis::Explain(*prog, *plan) << "\n";
+      std::cout << CostReport(*prog, *cost, args->json);
+      return;
+    }
     std::cout << (args->json ? analysis::PlanToJson(*prog, *plan)
                              : analysis::Explain(*prog, *plan));
   });
@@ -95,11 +143,24 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("plan", "write the execution plan (JSON) of a program");
   AddPlanArgs(cmd, args.get());
   cmd->add_option("-o,--output", args->out_path, "file to write; standard output when absent");
+  AddCostArgs(cmd, args.get(),
+              "load the data and write, for each loop, the legal schedule of least predicted "
+              "time on --workers workers and --servers servers (`rigel explain --cost` lists "
+              "them)");
   cmd->callback([args, exit_code] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     auto plan = GetPlan(*prog, *args, false, exit_code);
     if (!plan) return;
+    if (args->cost) {
+      auto cost = CostPlan(*prog, *plan, args->probe, args->constants);
+      if (!cost.ok()) {
+        PrintError(cost.status());
+        *exit_code = 1;
+        return;
+      }
+      *plan = cost->fastest;
+    }
     std::string text = analysis::PlanToJson(*prog, *plan);
     if (args->out_path.empty()) {
       std::cout << text;

@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/compile_program.h"
 #include "cluster/job_options.h"
+#include "collectives/nccl/devices.h"
 #include "common/cpu_time.h"
 #include "exec/epoch_log.h"
 #include "exec/executor.h"
@@ -167,6 +168,32 @@ int SpawnAndWait(const std::vector<char*>& argv, const std::string& launcher) {
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// --device cuda: NCCL takes a device of its own for each worker, so a local
+// job with more workers than this host has devices is refused here, before
+// any process starts, rather than by every worker inside NCCL ("Duplicate
+// GPU detected"). With --hostfile the hosts are counted where they are, by
+// scripts/rigel-ssh; a build without CUDA is refused either way (every host
+// runs the same install). Prints the reason and returns the exit status (1:
+// no CUDA at all, 2: the command line asks for more than the host has), or
+// 0 to go on.
+int CheckCudaWorkers(const ProgramArgs& a) {
+  namespace nccl = collectives::nccl_backend;
+  if (a.job.device != "cuda") return 0;
+  StatusOr<nccl::CudaDevices> devices = nccl::CountCudaDevices();
+  if (!devices.ok()) {
+    std::cerr << "rigel run: --device cuda: " << devices.status().message() << "\n";
+    return 1;
+  }
+  if (!a.hostfile.empty()) return 0;
+  if (Status fit = nccl::CheckCudaPlacement("localhost", a.workers, *devices); !fit.ok()) {
+    std::cerr << "rigel run: " << fit.message() << ": use "
+              << (devices->count > 0 ? "--workers " + std::to_string(devices->count) + " or " : "")
+              << "--device cpu\n";
+    return 2;
+  }
+  return 0;
 }
 
 // Runs the program on a local cluster through scripts/rigel-launch, or with
@@ -443,6 +470,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       }
     }
     if (distributed) {
+      if (int rc = CheckCudaWorkers(*args); rc != 0) {
+        *exit_code = rc;
+        return;
+      }
       // A relaxed recurrence is the program's choice but rarely what was
       // meant: warn before the cluster starts.
       analysis::PlanOptions po;

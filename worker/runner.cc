@@ -165,9 +165,9 @@ StatusOr<RowLists> Runner::Keys(int loop, const kernel::RunContext& ctx,
   return keys;
 }
 
-PlanInput Runner::PlanFor(int loop) const {
+analysis::PlanInput Runner::PlanFor(int loop) const {
   const analysis::LoopPlan& lp = plan_.loops[loop];
-  PlanInput in;
+  analysis::PlanInput in;
   in.kind = lp.schedule.kind;
   in.rank = opts_.rank;
   in.workers = opts_.workers;
@@ -181,8 +181,8 @@ PlanInput Runner::PlanFor(int loop) const {
     // relaxed parameter's, and its merged deltas are its exact value.
     const bool sum = pp.strategy == analysis::Strategy::kReduce;
     const bool relaxed = static_cast<bool>(prog_.loops[loop].relaxed[pp.index]);
-    PlanParam p{pp.index,       analysis::Mechanism(pp),       pp.written,
-                sum || relaxed, slices_[loop].whole(pp.index), sum};
+    analysis::PlanParam p{pp.index,       analysis::Mechanism(pp),       pp.written,
+                          sum || relaxed, slices_[loop].whole(pp.index), sum};
     p.cached = relaxed && !sum && p.strategy == analysis::Strategy::kPs && !p.whole &&
                opts_.job.staleness != 0;
     p.partial = p.cached && capacity_[pp.index] < ex_->bindings()[pp.index].rows;
@@ -227,7 +227,7 @@ void Runner::SizeCaches() {
 
 Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
                                const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,
-                               PlanInput* in) {
+                               analysis::PlanInput* in) {
   if (in->batch > 0 || in->kind != analysis::ScheduleKind::kDataParallel) return Status::Ok();
   const auto key = std::make_pair(task.loop, cuts_key);
   const bool cacheable = static_keys_[task.loop];
@@ -238,8 +238,10 @@ Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key
       return Status::Ok();
     }
   }
-  RowsFn rows = [&](std::span<const int64_t> elements) { return Keys(task.loop, ctx, elements); };
-  RIGEL_ASSIGN_OR_RETURN(in->hot_share, HotShare(*in, blocks, rows));
+  analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
+    return Keys(task.loop, ctx, elements);
+  };
+  RIGEL_ASSIGN_OR_RETURN(in->hot_share, analysis::HotShare(*in, blocks, rows));
   if (cacheable) {
     // One kept per loop: driver values in the key may change every run.
     std::erase_if(hot_share_, [&](const auto& e) { return e.first.first == task.loop; });
@@ -248,8 +250,8 @@ Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key
   return Status::Ok();
 }
 
-StatusOr<std::shared_ptr<const RowPlan>> Runner::Rows(
-    const TaskSpec& task, const std::string& cuts_key, const PlanInput& in,
+StatusOr<std::shared_ptr<const analysis::RowPlan>> Runner::Rows(
+    const TaskSpec& task, const std::string& cuts_key, const analysis::PlanInput& in,
     const analysis::StepBlocks& blocks, const RowLists& steps, const kernel::RunContext& ctx) {
   const auto key = std::make_pair(task.loop, cuts_key);
   const bool cacheable = static_keys_[task.loop];
@@ -257,9 +259,11 @@ StatusOr<std::shared_ptr<const RowPlan>> Runner::Rows(
     auto it = rows_.find(key);
     if (it != rows_.end()) return it->second;
   }
-  RowsFn rows = [&](std::span<const int64_t> elements) { return Keys(task.loop, ctx, elements); };
-  RIGEL_ASSIGN_OR_RETURN(RowPlan plan, PlanRows(in, blocks, steps, rows));
-  auto out = std::make_shared<const RowPlan>(std::move(plan));
+  analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
+    return Keys(task.loop, ctx, elements);
+  };
+  RIGEL_ASSIGN_OR_RETURN(analysis::RowPlan plan, analysis::PlanRows(in, blocks, steps, rows));
+  auto out = std::make_shared<const analysis::RowPlan>(std::move(plan));
   if (cacheable) {
     std::erase_if(rows_, [&](const auto& e) { return e.first.first == task.loop; });
     rows_[key] = out;
@@ -268,14 +272,14 @@ StatusOr<std::shared_ptr<const RowPlan>> Runner::Rows(
 }
 
 Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists& steps,
-                        const RowPlan& rows,
+                        const analysis::RowPlan& rows,
                         const std::vector<std::unique_ptr<sync::SyncStrategy>>& strategies,
                         sync::SyncMetrics* m) {
   const int64_t n = static_cast<int64_t>(steps.size());
   auto server_rows = [&](int64_t s) -> StatusOr<RowLists> {
     if (steps[s].empty()) return RowLists(rows.params.size());
     RIGEL_ASSIGN_OR_RETURN(RowLists touched, Keys(loop, ctx, steps[s]));
-    return ServerRowsAt(rows, std::move(touched));
+    return analysis::ServerRowsAt(rows, std::move(touched));
   };
   const kernel::Kernel& kernel = ex_->kernel(loop);
   RowLists cur(rows.params.size()), next;
@@ -319,7 +323,7 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
   return Status::Ok();
 }
 
-Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowPlan& rows,
+Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const analysis::RowPlan& rows,
                          const kernel::RunContext& ctx, std::vector<kernel::ParamBinding>* bindings,
                          const sync::RelaxedRun& relaxed, sync::SyncMetrics* m) {
   sync::SyncEnv env;
@@ -343,7 +347,7 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const RowP
   RIGEL_ASSIGN_OR_RETURN(auto strategies, sync::CreateStrategies(env));
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->Begin());
   RIGEL_RETURN_IF_ERROR(RunSteps(task.loop, ctx, steps, rows, strategies, m));
-  for (const ParamRows& r : rows.params) {
+  for (const analysis::ParamRows& r : rows.params) {
     if (r.used && r.param.written) ++state_[r.param.index].generation;
   }
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->End());
@@ -378,16 +382,16 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
     }
     return it->second;
   };
-  PlanInput in = PlanFor(task.loop);
+  analysis::PlanInput in = PlanFor(task.loop);
   RIGEL_RETURN_IF_ERROR(MeasureHotShare(task, cuts_key, *blocks, ctx, &in));
   sync::RelaxedRun relaxed;
   RIGEL_RETURN_IF_ERROR(Relaxed(task, *blocks, ctx, in, &relaxed));
-  const RowLists steps = PlanSteps(in, *blocks);
+  const RowLists steps = analysis::PlanSteps(in, *blocks);
   auto t_keys = Clock::now();
   RIGEL_ASSIGN_OR_RETURN(auto rows, Rows(task, cuts_key, in, *blocks, steps, ctx));
   const double keys_s = SecondsSince(t_keys);
   sync::SyncMetrics m;
-  if (int64_t batch = StepBatch(in); batch > 0) {
+  if (int64_t batch = analysis::StepBatch(in); batch > 0) {
     m.values.emplace_back("batch", static_cast<double>(batch));
   }
   RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &bindings, relaxed, &m));

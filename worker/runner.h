@@ -6,7 +6,7 @@
 // files, and keeps a full-size local copy of every parameter (the kernel's
 // memory); the servers hold the authoritative values. One run of a loop:
 //   1. blocks: analysis::MakeStepBlocks(loop, task cuts, data);
-//   2. plan: worker/step_plan.h says which elements this worker runs at each
+//   2. plan: analysis/step_plan.h says which elements this worker runs at each
 //      step and which rows each parameter needs, from the rows the loop's
 //      prefetch slice (kernel/key_slice.h) finds for a set of elements;
 //   3. sync: one strategy per analysis::Strategy of the loop's parameters
@@ -33,6 +33,7 @@
 
 #include "analysis/order.h"
 #include "analysis/plan.h"
+#include "analysis/step_plan.h"
 #include "cluster/setup.h"
 #include "collectives/store.h"
 #include "common/status.h"
@@ -42,7 +43,6 @@
 #include "ps/client.h"
 #include "transport/transport.h"
 #include "worker/dense_sync.h"
-#include "worker/step_plan.h"
 #include "worker/sync/handoff.h"
 #include "worker/sync/row_io.h"
 #include "worker/sync/strategy.h"
@@ -118,32 +118,32 @@ class Runner {
   // Sorted distinct rows of each parameter touched by `elements`.
   StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const kernel::RunContext& ctx,
                                                    std::span<const int64_t> elements) const;
-  PlanInput PlanFor(int loop) const;
+  analysis::PlanInput PlanFor(int loop) const;
   // How the run keeps its relaxed rows (sync::RelaxedRun): the job's
   // options, or Rigel's choice from a sample of the loop's rows, measured on
   // the loop's first run and kept.
   Status Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
-                 const kernel::RunContext& ctx, const PlanInput& in, sync::RelaxedRun* out);
+                 const kernel::RunContext& ctx, const analysis::PlanInput& in,
+                 sync::RelaxedRun* out);
   // in.hot_share when Rigel chooses the loop's mini-batch (analysis/batch.h).
   Status MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
                          const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,
-                         PlanInput* in);
+                         analysis::PlanInput* in);
   // The rows each parameter needs in this run: made once per cuts when the
   // rows a block touches depend only on its elements.
-  StatusOr<std::shared_ptr<const RowPlan>> Rows(const TaskSpec& task, const std::string& cuts_key,
-                                                const PlanInput& in,
-                                                const analysis::StepBlocks& blocks,
-                                                const std::vector<std::vector<int64_t>>& steps,
-                                                const kernel::RunContext& ctx);
+  StatusOr<std::shared_ptr<const analysis::RowPlan>> Rows(
+      const TaskSpec& task, const std::string& cuts_key, const analysis::PlanInput& in,
+      const analysis::StepBlocks& blocks, const std::vector<std::vector<int64_t>>& steps,
+      const kernel::RunContext& ctx);
   // Runs `steps` with `strategies` around each.
   Status RunSteps(int loop, const kernel::RunContext& ctx,
-                  const std::vector<std::vector<int64_t>>& steps, const RowPlan& rows,
+                  const std::vector<std::vector<int64_t>>& steps, const analysis::RowPlan& rows,
                   const std::vector<std::unique_ptr<sync::SyncStrategy>>& strategies,
                   sync::SyncMetrics* m);
   // The strategies around the steps: Begin, the steps, the generations of
   // the written parameters, End, and the flush of every push.
   Status RunSynced(const TaskSpec& task, const std::vector<std::vector<int64_t>>& steps,
-                   const RowPlan& rows, const kernel::RunContext& ctx,
+                   const analysis::RowPlan& rows, const kernel::RunContext& ctx,
                    std::vector<kernel::ParamBinding>* bindings, const sync::RelaxedRun& relaxed,
                    sync::SyncMetrics* m);
   // The run's counters into out->metrics, and its log line.
@@ -173,10 +173,10 @@ class Runner {
   std::vector<sync::ParamState> state_;  // per parameter, across runs
   // Per (loop, cuts): the blocks, and the row plan when static_keys_.
   std::map<std::pair<int, std::string>, std::unique_ptr<analysis::StepBlocks>> blocks_;
-  std::map<std::pair<int, std::string>, std::shared_ptr<const RowPlan>> rows_;
+  std::map<std::pair<int, std::string>, std::shared_ptr<const analysis::RowPlan>> rows_;
   std::map<std::pair<int, std::string>, double> hot_share_;  // when static_keys_
   // Per loop: the sample of rows its first run measured, for hot rows.
-  std::map<int, RowSample> samples_;
+  std::map<int, analysis::RowSample> samples_;
 };
 
 }  // namespace rigel::worker

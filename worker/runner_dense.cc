@@ -16,8 +16,8 @@ Status Runner::StartCollectives() {
       any |= !pp.is_accum && analysis::Mechanism(pp) == Strategy::kAllreduce;
     }
     // Hot rows of relaxed parameters are merged by the collectives too.
-    const PlanInput in = PlanFor(static_cast<int>(l));
-    for (const PlanParam& pp : in.loop_params) {
+    const analysis::PlanInput in = PlanFor(static_cast<int>(l));
+    for (const analysis::PlanParam& pp : in.loop_params) {
       any |= pp.cached && opts_.job.hot_rows && opts_.workers > 1;
     }
   }

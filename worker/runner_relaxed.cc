@@ -8,21 +8,22 @@
 namespace rigel::worker {
 
 Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
-                       const kernel::RunContext& ctx, const PlanInput& in, sync::RelaxedRun* out) {
+                       const kernel::RunContext& ctx, const analysis::PlanInput& in,
+                       sync::RelaxedRun* out) {
   const size_t np = prog_.params.size();
   out->capacity = capacity_;
   out->hot.assign(np, {});
   out->audit = opts_.audit_staleness;
   std::vector<bool> cached(np, false);
   bool any = false;
-  for (const PlanParam& pp : in.loop_params) {
+  for (const analysis::PlanParam& pp : in.loop_params) {
     cached[static_cast<size_t>(pp.index)] = pp.cached;
     any |= pp.cached;
   }
   if (!any) return Status::Ok();
   const cluster::JobOptions& job = opts_.job;
   analysis::RelaxedChoice c = analysis::ChooseRelaxed(opts_.workers, in.hot_share);
-  c.batch = StepBatch(in);  // --batch, when given
+  c.batch = analysis::StepBatch(in);  // --batch, when given
   if (job.staleness >= 1) c.staleness = job.staleness;
   if (job.push_bound > 0) c.push_bound = job.push_bound;
   if (job.merge_every > 0) c.merge_every = job.merge_every;
@@ -35,9 +36,11 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   if (!choose) return Status::Ok();
   auto it = samples_.find(task.loop);
   if (it == samples_.end()) {
-    RowsFn rows = [&](std::span<const int64_t> elements) { return Keys(task.loop, ctx, elements); };
-    RIGEL_ASSIGN_OR_RETURN(RowSample sample,
-                           SampleRows(in, blocks, rows, analysis::kHotSample, cached));
+    analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
+      return Keys(task.loop, ctx, elements);
+    };
+    RIGEL_ASSIGN_OR_RETURN(analysis::RowSample sample,
+                           analysis::SampleRows(in, blocks, rows, analysis::kHotSample, cached));
     it = samples_.emplace(task.loop, std::move(sample)).first;
   }
   for (size_t p = 0; p < np; ++p) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "collectives/nccl/devices.h"
 #include "common/config.h"
 
 #if RIGEL_HAVE_CUDA
@@ -32,12 +33,8 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 #if !RIGEL_HAVE_CUDA
 namespace {
-Status NoNccl() {
-  return Unavailable(
-      "this build of Rigel has no NCCL: no CUDA runtime and NCCL were found under "
-      "/usr/local/cuda when it was configured (RIGEL_WITH_CUDA=AUTO); install them and "
-      "reconfigure, or use the gloo backend (--device cpu)");
-}
+// The words `rigel run` says before any process starts (devices.cc).
+Status NoNccl() { return CountCudaDevices().status(); }
 }  // namespace
 
 Status Available() { return NoNccl(); }

@@ -2,7 +2,8 @@
 // /usr/local/cuda). Rank 0 makes the NCCL unique id and sets it in the Store
 // under "<prefix>/nccl-id"; the others read it; each rank then joins with a
 // non-blocking ncclCommInitRankConfig on its CUDA device (one device per
-// rank: NCCL does not allow two ranks of a communicator on one device), with
+// rank: NCCL does not allow two ranks of a communicator on one device; how
+// many a host has, and whether a job's workers fit them: devices.h), with
 // one CUDA stream per communicator. Buffers passed to the collectives are
 // device pointers on that device (DeviceBuffer below); plain host pointers
 // are refused with InvalidArgument.

@@ -28,7 +28,7 @@ TEST(Cli, UsageErrorsExitTwo) {
             2);
 }
 
-// `--batch 0` is described as worker/step_plan.cc's StepBatch chooses: by
+// `--batch 0` is described as analysis/step_plan.cc's StepBatch chooses: by
 // the hot-share rules from 16 to 512 elements, 32 for whole-parameter loops.
 TEST(Cli, RunHelpDescribesTheBatchChoice) {
   RigelResult r = RunRigel("run --help");

@@ -28,6 +28,7 @@
 #include "analysis/plan.h"
 #include "analysis/relaxed.h"
 #include "collectives/nccl/communicator.h"
+#include "collectives/nccl/devices.h"
 #include "exec/executor.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
@@ -373,14 +374,21 @@ TEST(Distributed, DenseReplicasStayIdenticalOnThreeWorkersSyncingEveryFourBatche
 
 // --device cuda: the replicas live on the GPU and NCCL sums the deltas. With
 // a GPU (and NCCL) one worker runs the whole path; without, the job is
-// refused saying why.
+// refused saying why: by `rigel run` when the build has no CUDA or the
+// machine no device (gpu_placement_test.cc), else by the worker.
 TEST(Distributed, DenseOnCudaRunsOrSaysWhyNot) {
   Status gpu = collectives::nccl_backend::Available();
   DenseRun d = RunDense(1, {"--device", "cuda"});
   if (!gpu.ok()) {
     EXPECT_NE(d.result.rc, 0);
-    EXPECT_NE(d.result.err.find("--device cuda: " + gpu.message()), std::string::npos)
-        << d.result.err;
+    auto devices = collectives::nccl_backend::CountCudaDevices();
+    const std::string why =
+        !devices.ok()         ? "rigel run: --device cuda: " + devices.status().message()
+        : devices->count == 0 ? "rigel run: --device cuda puts 1 worker on localhost, which has "
+                                "no usable CUDA device (" +
+                                    devices->note + ")"
+                              : "--device cuda: " + gpu.message();
+    EXPECT_NE(d.result.err.find(why), std::string::npos) << d.result.err;
     return;
   }
   ASSERT_EQ(d.result.rc, 0) << d.result.err;
@@ -469,7 +477,9 @@ TEST(Distributed, RowSumsAreCutByTheirRowAndMoveOnlyTheirValues) {
                                      "--run-dir",     dir + "/" + tag,
                                      "--log-json",    dir + "/" + tag + ".jsonl",
                                      "--save-params", dir + "/" + tag + ".npz"};
-    if (k == 1) args.insert(args.end(), {"--plan", dir + "/reduce.json"});
+    // The reduce plan as it ran before sum-only loops ran in one step: cut
+    // into the mini-batches of 512 it then had, a push of R's rows each.
+    if (k == 1) args.insert(args.end(), {"--plan", dir + "/reduce.json", "--batch", "512"});
     Result r = Rigel(args, dir);
     ASSERT_EQ(r.rc, 0) << r.err;
     std::istringstream log(Slurp(dir + "/" + tag + ".jsonl"));

@@ -2,7 +2,7 @@
 // worker sends the rows of a block column straight to worker rank - 1 and
 // takes the next column from worker rank + 1 (worker/sync/rotation.cc). Both
 // workers list a column's rows in the same order (the step plan's,
-// worker/step_plan.h), so a message carries only the rows.
+// analysis/step_plan.h), so a message carries only the rows.
 //
 // Errors: Send returns the transport's; Take returns Abort's reason, or
 // Internal when the message does not match the column expected.

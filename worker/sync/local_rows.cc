@@ -3,8 +3,8 @@
 // kept from the previous run of the same loop when nothing wrote the
 // parameter since (mf's W is pulled once, not every epoch) — and their
 // deltas pushed at its end. Rows other workers touch too (a wavefront's
-// block boundaries; ParamRows::shared in worker/step_plan.h) go through the servers around every
-// step, always synchronously.
+// block boundaries; analysis::ParamRows::shared in analysis/step_plan.h) go through the servers
+// around every step, always synchronously.
 #include <utility>
 
 #include "worker/sync/strategy.h"

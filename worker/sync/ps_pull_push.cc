@@ -1,7 +1,7 @@
 // The `ps` strategy: a parameter's rows live on the parameter servers; each
 // step pulls the rows its elements touch and pushes their deltas after it.
 // Pulls of a relaxed parameter may lag within the staleness bound, and, when
-// the plan allows (RowPlan::prefetch), are asked for one clock ahead while
+// the plan allows (analysis::RowPlan::prefetch), are asked for one clock ahead while
 // the previous step computes: they then see every update the bound promises
 // at the clock they are used. Rows the worker's last step updated keep its
 // own values (the servers' answer may lack them), and the next delta is
@@ -21,7 +21,7 @@ class PsPullPush : public SyncStrategy {
  public:
   PsPullPush(const SyncEnv& env, std::vector<int> params) : env_(env) {
     for (int p : params) {
-      const PlanParam& pp = env.rows->params[p].param;
+      const analysis::PlanParam& pp = env.rows->params[p].param;
       params_.emplace_back();
       params_.back().p = p;
       params_.back().written = pp.written;

@@ -1,5 +1,5 @@
 // The `replicated` strategy: a parameter the loop only reads. The rows this
-// worker's elements read (ParamRows::read, worker/step_plan.h) are pulled at
+// worker's elements read (analysis::ParamRows::read, analysis/step_plan.h) are pulled at
 // the start of the run, unless they were pulled before and nothing wrote the
 // parameter since, or a current allreduce replica already holds its value.
 #include <utility>

@@ -1,6 +1,6 @@
 // The `rotate` strategy of the conflict-free 2-D schedule: block column q of
-// a parameter is the rows the blocks (*, q) touch (ParamRows::columns,
-// worker/step_plan.h). Worker w starts with column w; after step t it sends
+// a parameter is the rows the blocks (*, q) touch (analysis::ParamRows::columns,
+// analysis/step_plan.h). Worker w starts with column w; after step t it sends
 // its column straight to worker w - 1 and takes column w + t + 1 from worker
 // w + 1 (worker/sync/handoff.h): no barrier, each worker waits only for its
 // neighbour. The last holder of a column pushes its delta against the
@@ -56,7 +56,7 @@ class Rotation : public SyncStrategy {
 
   Status End() override {
     for (size_t k = 0; k < params_.size(); ++k) {
-      const ParamRows& r = env_.rows->params[params_[k]];
+      const analysis::ParamRows& r = env_.rows->params[params_[k]];
       if (!r.param.written) continue;
       RIGEL_RETURN_IF_ERROR(
           env_.io->PushDeltas(params_[k], r.columns[Last()], &base_[k], env_.metrics, "rotate"));

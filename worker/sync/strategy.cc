@@ -15,7 +15,7 @@ StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const Sync
   std::vector<std::unique_ptr<SyncStrategy>> out;
   for (Strategy s : kOrder) {
     std::vector<int> params, cached;
-    for (const ParamRows& r : env.rows->params) {
+    for (const analysis::ParamRows& r : env.rows->params) {
       if (!r.used || r.param.strategy != s) continue;
       (r.param.cached ? cached : params).push_back(r.param.index);
     }

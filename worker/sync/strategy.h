@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "analysis/plan.h"
+#include "analysis/step_plan.h"
 #include "common/status.h"
 #include "ir/ir.h"
 #include "ps/cache.h"
 #include "worker/dense_sync.h"
-#include "worker/step_plan.h"
 #include "worker/sync/handoff.h"
 #include "worker/sync/hot_rows.h"
 #include "worker/sync/row_io.h"
@@ -89,7 +89,7 @@ struct SyncEnv {
   int rank = 0;
   int workers = 1;
   int64_t sync_every = 1;  // allreduce: steps between collective sums
-  const RowPlan* rows = nullptr;
+  const analysis::RowPlan* rows = nullptr;
   RowIo* io = nullptr;
   Handoffs* handoffs = nullptr;
   DenseSync* dense = nullptr;                // null: the job has no allreduce parameters
@@ -109,8 +109,8 @@ struct Step {
   int64_t index = 0;
   int64_t count = 1;  // steps in the run
   // Rows of each parameter that go through the servers at this step
-  // (ServerRowsAt; one entry per parameter, most empty), and at the next
-  // step when they are pulled ahead (RowPlan::prefetch), else null.
+  // (analysis::ServerRowsAt; one entry per parameter, most empty), and at the next
+  // step when they are pulled ahead (analysis::RowPlan::prefetch), else null.
   const std::vector<std::vector<int64_t>>* server_rows = nullptr;
   const std::vector<std::vector<int64_t>>* next_rows = nullptr;
   bool last() const { return index + 1 == count; }
@@ -123,7 +123,7 @@ class SyncStrategy {
   virtual Status Begin() { return Status::Ok(); }
   // Before the kernel runs `step`: the rows it needs.
   virtual Status BeforeStep(const Step& step) { return Status::Ok(); }
-  // Between two parts of a long step (RowPlan::part; the runner cuts a step
+  // Between two parts of a long step (analysis::RowPlan::part; the runner cuts a step
   // of a schedule other than data-parallel into parts when relaxed rows are
   // cached): an exchange of the relaxed rows, so they stay fresh within it.
   virtual Status WithinStep(const Step& step) { return Status::Ok(); }

@@ -8,8 +8,8 @@
 //
 // Thread-safe: pure functions over their arguments, with no transport or
 // threads (a RowsFn is called on the caller's thread).
-#ifndef RIGEL_WORKER_STEP_PLAN_H_
-#define RIGEL_WORKER_STEP_PLAN_H_
+#ifndef RIGEL_ANALYSIS_STEP_PLAN_H_
+#define RIGEL_ANALYSIS_STEP_PLAN_H_
 
 #include <cstdint>
 #include <functional>
@@ -20,7 +20,7 @@
 #include "analysis/plan.h"
 #include "common/status.h"
 
-namespace rigel::worker {
+namespace rigel::analysis {
 
 // Rows (sorted, distinct) of every parameter of the program touched by
 // `elements`, by parameter index. Errors are the loop body's run-time errors.
@@ -137,6 +137,6 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
 std::vector<std::vector<int64_t>> ServerRowsAt(const RowPlan& plan,
                                                std::vector<std::vector<int64_t>> touched);
 
-}  // namespace rigel::worker
+}  // namespace rigel::analysis
 
-#endif  // RIGEL_WORKER_STEP_PLAN_H_
+#endif  // RIGEL_ANALYSIS_STEP_PLAN_H_

@@ -1,4 +1,4 @@
-#include "worker/step_plan.h"
+#include "analysis/step_plan.h"
 
 #include <algorithm>
 #include <iterator>
@@ -10,10 +10,7 @@
 #include "analysis/relaxed.h"
 #include "common/key_sort.h"
 
-namespace rigel::worker {
-
-using analysis::ScheduleKind;
-using analysis::Strategy;
+namespace rigel::analysis {
 
 namespace {
 
@@ -190,6 +187,14 @@ int64_t StepBatch(const PlanInput& in) {
   const bool batched = std::any_of(in.loop_params.begin(), in.loop_params.end(), SyncedPerStep);
   if (in.kind != ScheduleKind::kDataParallel || !batched) return 0;
   if (in.batch > 0) return in.batch;
+  // Only sums go through the servers, and nothing in the loop reads them:
+  // one step (the worker's block, its sums pushed once after it) adds what
+  // any cut into batches would, with one exchange instead of one per batch
+  // (kmeans' assignment loop: 0.009 s per epoch batched, 0.005 s not).
+  const bool only_sums =
+      std::all_of(in.loop_params.begin(), in.loop_params.end(),
+                  [](const PlanParam& pp) { return !SyncedPerStep(pp) || (pp.sum && !pp.whole); });
+  if (only_sums) return 0;
   const bool cached = std::any_of(in.loop_params.begin(), in.loop_params.end(),
                                   [](const PlanParam& pp) { return pp.cached; });
   if (cached) return analysis::ChooseRelaxed(in.workers, in.hot_share).batch;
@@ -345,4 +350,4 @@ std::vector<std::vector<int64_t>> ServerRowsAt(const RowPlan& plan,
   return out;
 }
 
-}  // namespace rigel::worker
+}  // namespace rigel::analysis

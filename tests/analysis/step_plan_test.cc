@@ -1,9 +1,9 @@
-// The step planner (worker/step_plan.h) on small hand-written blocks and row
+// The step planner (analysis/step_plan.h) on small hand-written blocks and row
 // functions: data-parallel mini-batches (sparse and dense), 1-D model
 // parallel, the 2-D rotation's columns, a wavefront's shared rows, when rows
 // go through the servers per step, and the edge cases (empty blocks, a last
 // partial batch, one worker, strategies a schedule cannot have).
-#include "worker/step_plan.h"
+#include "analysis/step_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "analysis/batch.h"
 
-namespace rigel::worker {
+namespace rigel::analysis {
 namespace {
 
 using analysis::ScheduleKind;
@@ -67,6 +67,24 @@ struct TableRows {
     };
   }
 };
+
+TEST(PlanSteps, ALoopWritingOnlySumsThroughTheServersRunsItsBlockInOneStep) {
+  auto b = Blocks(2, {{{0, 1, 2, 3, 4}, {5, 6, 7}}});
+  PlanParam sum = Param(0, Strategy::kPs, true, true);
+  sum.sum = true;
+  auto read = Param(1, Strategy::kReplicated, false);
+  EXPECT_EQ(StepBatch(Input(ScheduleKind::kDataParallel, 0, 2, {sum, read})), 0);
+  EXPECT_EQ(PlanSteps(Input(ScheduleKind::kDataParallel, 0, 2, {sum, read}), b),
+            (Rows{{0, 1, 2, 3, 4}}));
+  // --batch still cuts it; a written parameter that is not a sum cuts it too.
+  EXPECT_EQ(StepBatch(Input(ScheduleKind::kDataParallel, 0, 2, {sum, read}, 2)), 2);
+  auto ps = Param(1, Strategy::kPs, true, true);
+  EXPECT_GT(StepBatch(Input(ScheduleKind::kDataParallel, 0, 2, {sum, ps})), 0);
+  // A sum read or written whole goes through the collectives every batch.
+  PlanParam dense = Param(0, Strategy::kAllreduce, true, true, true);
+  dense.sum = true;
+  EXPECT_GT(StepBatch(Input(ScheduleKind::kDataParallel, 0, 2, {dense})), 0);
+}
 
 TEST(PlanSteps, SparseMiniBatchesEndPartialAndEveryWorkerTakesTheBusiestsSteps) {
   auto b = Blocks(2, {{{0, 1, 2, 3, 4}, {5, 6, 7}}});
@@ -322,4 +340,4 @@ TEST(PlanRows, RowFunctionErrorsStopThePlan) {
 }
 
 }  // namespace
-}  // namespace rigel::worker
+}  // namespace rigel::analysis

@@ -1,0 +1,171 @@
+#include "cli/plan_cost.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/constants_file.h"
+
+namespace rigel::cli {
+
+namespace {
+
+// "1.50 MB", "320.0 KB", "96 B".
+std::string Bytes(double b) {
+  char buf[32];
+  if (b >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  } else if (b >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
+  } else if (b >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.1f KB", b / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
+  }
+  return buf;
+}
+
+std::string ScheduleText(const ir::Program& prog, const analysis::LoopPlan& lp) {
+  std::string s = analysis::ScheduleKindName(lp.schedule.kind);
+  const auto& dims = lp.accesses.space.dims;
+  if (lp.schedule.kind == analysis::ScheduleKind::kModelParallel1D && lp.schedule.dim >= 0 &&
+      lp.schedule.dim < static_cast<int>(dims.size())) {
+    s += " by " + dims[static_cast<size_t>(lp.schedule.dim)];
+  }
+  std::string strategies;
+  for (const analysis::ParamPlan& pp : lp.params) {
+    if (pp.is_accum) continue;
+    strategies +=
+        (strategies.empty() ? "" : ", ") + pp.name + " " + analysis::StrategyName(pp.strategy);
+  }
+  (void)prog;
+  return strategies.empty() ? s : s + " (" + strategies + ")";
+}
+
+nlohmann::json Figures(const analysis::Prediction& p) {
+  return nlohmann::json{{"seconds", p.seconds},      {"compute_s", p.compute_s},
+                        {"comm_s", p.comm_s},        {"moved_bytes", p.moved_bytes},
+                        {"bytes", p.bytes},          {"param_bytes", p.param_bytes},
+                        {"cache_rows", p.cache_rows}};
+}
+
+std::string Line(const char* what, const analysis::Prediction& p) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "  %s: %.4f s predicted (compute %.4f s, communication not hidden %.4f s), %s "
+                "moved\n",
+                what, p.seconds, p.compute_s, p.comm_s, Bytes(p.moved_bytes).c_str());
+  std::string out = buf;
+  for (const auto& [name, b] : p.bytes) out += "    " + name + ": " + Bytes(b) + "\n";
+  return out;
+}
+
+}  // namespace
+
+StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
+                            exec::ProbeOptions options, const std::string& constants_flag) {
+  PlanCost out;
+  RIGEL_ASSIGN_OR_RETURN(options.constants, LoadConstants(constants_flag, &out.constants));
+  options.workers = plan.workers;
+  out.options = options;
+  // Variant 0 is the plan; then one per alternative of one loop.
+  std::vector<analysis::Plan> plans = {plan};
+  std::vector<std::pair<int, std::string>> what;  // per variant after the first
+  std::vector<std::string> own(plan.loops.size());
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    own[l] = ScheduleText(prog, plan.loops[l]);
+    std::vector<analysis::LoopPlan> c =
+        analysis::LoopCandidates(prog, static_cast<int>(l), plan.workers);
+    for (analysis::LoopPlan& lp : c) {
+      if (ScheduleText(prog, lp) == own[l]) continue;
+      analysis::Plan v = plan;
+      what.emplace_back(static_cast<int>(l), ScheduleText(prog, lp));
+      v.loops[l] = std::move(lp);
+      plans.push_back(std::move(v));
+    }
+  }
+  RIGEL_ASSIGN_OR_RETURN(std::vector<exec::ProbeResult> r, exec::ProbeCosts(prog, plans, options));
+  out.plan = r[0];
+  out.fastest = plan;
+  std::vector<double> best(plan.loops.size(), out.plan.steady.seconds);
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    bool any = false;
+    for (size_t v = 1; v < plans.size(); ++v) any = any || what[v - 1].first == static_cast<int>(l);
+    if (!any) continue;
+    out.candidates.push_back({static_cast<int>(l), own[l], true, out.plan.steady});
+    for (size_t v = 1; v < plans.size(); ++v) {
+      if (what[v - 1].first != static_cast<int>(l)) continue;
+      out.candidates.push_back({static_cast<int>(l), what[v - 1].second, false, r[v].steady});
+      if (r[v].steady.seconds < best[l]) {
+        best[l] = r[v].steady.seconds;
+        out.fastest.loops[l] = plans[v].loops[l];
+      }
+    }
+  }
+  return out;
+}
+
+std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json) {
+  const exec::ProbeResult& r = cost.plan;
+  if (json) {
+    nlohmann::json j;
+    j["constants"] = cost.constants;
+    j["workers"] = cost.options.workers;
+    j["servers"] = cost.options.servers;
+    j["element_s"] = r.element_s;
+    for (const exec::EpochCost& e : r.epochs) j["epochs"].push_back(Figures(e.prediction));
+    j["steady"] = Figures(r.steady);
+    j["candidates"] = nlohmann::json::array();
+    for (const CandidateCost& c : cost.candidates) {
+      nlohmann::json f = Figures(c.steady);
+      f["loop"] = c.loop;
+      f["schedule"] = c.schedule;
+      f["in_plan"] = c.in_plan;
+      j["candidates"].push_back(f);
+    }
+    return j.dump() + "\n";
+  }
+  std::string out = "cost on " + std::to_string(cost.options.workers) + " workers and " +
+                    std::to_string(cost.options.servers) +
+                    " servers (docs/planner.md; constants: " + cost.constants + "):\n";
+  for (size_t l = 0; l < r.element_s.size(); ++l) {
+    if (r.element_s[l] <= 0) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "  loop %zu at line %d: %.3g us per element here\n", l,
+                  prog.loops[l].loc.line, r.element_s[l] * 1e6);
+    out += buf;
+  }
+  for (size_t e = 0; e < r.epochs.size(); ++e) {
+    out += Line(("epoch " + std::to_string(e)).c_str(), r.epochs[e].prediction);
+  }
+  if (r.epochs.size() > 1) {
+    out += Line(("later epochs (mean of 1 to " + std::to_string(r.epochs.size() - 1) + ")").c_str(),
+                r.steady);
+  }
+  int loop = -1;
+  for (const CandidateCost& c : cost.candidates) {
+    if (c.loop != loop) {
+      loop = c.loop;
+      out += "  loop " + std::to_string(loop) +
+             " could also run as (later epochs, the other "
+             "loops as planned):\n";
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4f s, ", c.steady.seconds);
+    out += "    " + std::string(buf) + Bytes(c.steady.moved_bytes) + ": " + c.schedule +
+           (c.in_plan ? "  <- this plan" : "") + "\n";
+  }
+  for (size_t l = 0; l < cost.fastest.loops.size(); ++l) {
+    const std::string planned = ScheduleText(prog, cost.fastest.loops[l]);
+    bool changed = false;
+    for (const CandidateCost& c : cost.candidates) {
+      changed = changed || (c.loop == static_cast<int>(l) && c.in_plan && c.schedule != planned);
+    }
+    if (changed) {
+      out += "  loop " + std::to_string(l) + ": predicted fastest is " + planned +
+             " (`rigel plan --cost` writes the plan with it)\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace rigel::cli

@@ -1,0 +1,44 @@
+// What `rigel explain --cost` and `rigel plan --cost` compute: a plan's
+// predicted epochs (exec/cost_probe.h) and those of every legal alternative
+// of each of its loops (analysis::LoopCandidates, the plan's other loops
+// kept), and the plan made of each loop's fastest predicted candidate.
+// Not thread-safe (reads the environment for the constants).
+#ifndef RIGEL_CLI_PLAN_COST_H_
+#define RIGEL_CLI_PLAN_COST_H_
+
+#include <string>
+#include <vector>
+
+#include "analysis/cost.h"
+#include "analysis/plan.h"
+#include "common/status.h"
+#include "exec/cost_probe.h"
+#include "ir/ir.h"
+
+namespace rigel::cli {
+
+struct CandidateCost {
+  int loop = -1;
+  std::string schedule;  // "model_parallel_1d by i"
+  bool in_plan = false;  // the plan's own schedule for the loop
+  analysis::Prediction steady;
+};
+
+struct PlanCost {
+  exec::ProbeOptions options;
+  std::string constants;  // where the constants came from (cli/constants_file.h)
+  exec::ProbeResult plan;
+  std::vector<CandidateCost> candidates;  // loops with more than one, in loop order
+  analysis::Plan fastest;                 // each loop's fastest predicted candidate
+};
+
+// Errors: the constants file's, and the probe's (loading, cuts, slices).
+StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
+                            exec::ProbeOptions options, const std::string& constants_flag);
+
+// The figures as words (under `rigel explain`'s report) or one JSON object.
+std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json);
+
+}  // namespace rigel::cli
+
+#endif  // RIGEL_CLI_PLAN_COST_H_

@@ -1,0 +1,273 @@
+#include "exec/cost_probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "analysis/partition.h"
+#include "analysis/relaxed.h"
+#include "common/key_sort.h"
+#include "exec/executor.h"
+#include "kernel/key_slice.h"
+
+namespace rigel::exec {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using analysis::Strategy;
+
+// The probe's state while the driver runs.
+class Probe {
+ public:
+  Probe(const ir::Program& prog, const std::vector<analysis::Plan>& plans, const ProbeOptions& opts)
+      : prog_(prog), plans_(plans), opts_(opts) {
+    for (size_t i = 0; i < plans.size(); ++i) {
+      variants_.push_back(Variant{
+          analysis::CountState(opts.workers, static_cast<int>(prog.params.size())), {}, {}});
+    }
+  }
+
+  StatusOr<std::vector<ProbeResult>> Run() {
+    std::ostringstream quiet;
+    ExecutorOptions eo;
+    eo.seed = opts_.seed;
+    eo.out = &quiet;
+    eo.remote = [this](const RemoteRun& run) { return Count(run); };
+    eo.at_checkpoint_point = [this]() -> Status {
+      Close();
+      if (epochs_ >= opts_.epochs) {
+        done_ = true;
+        return FailedPrecondition("the probe counted its epochs");
+      }
+      return Status::Ok();
+    };
+    RIGEL_ASSIGN_OR_RETURN(ex_, SerialExecutor::Create(prog_, eo));
+    const SerialExecutor* ex = ex_.get();
+    kernel::WidthFn widths = [ex](int expr) { return ex->EvalInt(expr); };
+    for (size_t l = 0; l < prog_.loops.size(); ++l) {
+      RIGEL_ASSIGN_OR_RETURN(kernel::KeySlice s,
+                             kernel::KeySlice::Compile(prog_, static_cast<int>(l), widths));
+      slices_.push_back(std::move(s));
+    }
+    for (size_t p = 0; p < prog_.params.size(); ++p) {
+      const kernel::ParamBinding& b = ex_->bindings()[p];
+      shapes_.push_back({prog_.params[p].name, b.rows, b.width});
+    }
+    element_s_.assign(prog_.loops.size(), 0.0);
+    Status st = ex_->Run();
+    if (!st.ok() && !done_) return st;
+    if (!variants_[0].current.runs.empty() || epochs_ == 0) Close();
+    std::vector<ProbeResult> out;
+    for (Variant& v : variants_) {
+      ProbeResult& r = v.result;
+      r.element_s = element_s_;
+      std::vector<analysis::Prediction> later;
+      for (size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) {
+        later.push_back(r.epochs[e].prediction);
+      }
+      r.steady = analysis::MeanPrediction(later);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+ private:
+  // Ends the epoch under way: its prediction from the runs counted.
+  void Close() {
+    for (Variant& v : variants_) {
+      v.current.prediction = analysis::Predict(v.current.runs, opts_.servers, opts_.constants);
+      v.result.epochs.push_back(std::move(v.current));
+      v.current = EpochCost{};
+    }
+    ++epochs_;
+  }
+
+  kernel::RunContext Context(const RemoteRun& run, std::vector<double>* accums) const {
+    kernel::RunContext ctx;
+    ctx.params = &ex_->bindings();
+    ctx.data = &ex_->data_ptrs();
+    accums->assign(static_cast<size_t>(ir::AccumSlots(prog_.accums)), 0.0);
+    ctx.accums = accums->data();
+    ctx.seed = opts_.seed;
+    ctx.launch = run.launch;
+    std::map<int, kernel::OuterValue> outer(run.outer.begin(), run.outer.end());
+    ctx.outer = [outer](int id) -> StatusOr<kernel::OuterValue> {
+      auto it = outer.find(id);
+      if (it == outer.end()) return Internal("the probe lacks driver value " + std::to_string(id));
+      return it->second;
+    };
+    return ctx;
+  }
+
+  // The rows a set of elements touches (the worker's Keys, worker/runner.cc)
+  // and, with `per_element`, how many of the elements touch each (the slice
+  // then runs element by element: one element may record a row twice).
+  StatusOr<analysis::RowCounts> Touches(int loop, const kernel::RunContext& ctx,
+                                        std::span<const int64_t> elements, bool per_element) const {
+    const kernel::KeySlice& slice = slices_[static_cast<size_t>(loop)];
+    const size_t np = prog_.params.size();
+    std::vector<std::vector<int64_t>> keys(np), one(np);
+    std::vector<int64_t> tmp;
+    if (per_element) {
+      for (int64_t e : elements) {
+        for (auto& k : one) k.clear();
+        RIGEL_RETURN_IF_ERROR(slice.Run(ctx, std::span<const int64_t>(&e, 1), &one));
+        for (size_t p = 0; p < np; ++p) {
+          SortKeys(&one[p], &tmp);
+          one[p].erase(std::unique(one[p].begin(), one[p].end()), one[p].end());
+          keys[p].insert(keys[p].end(), one[p].begin(), one[p].end());
+        }
+      }
+    } else {
+      RIGEL_RETURN_IF_ERROR(slice.Run(ctx, elements, &keys));
+    }
+    analysis::RowCounts out(np);
+    for (size_t p = 0; p < np; ++p) {
+      const int pi = static_cast<int>(p);
+      if (!slice.touches(pi)) continue;
+      if (slice.whole(pi) || !slice.exact(pi)) {
+        for (int64_t r = 0; r < shapes_[p].rows; ++r) {
+          out[p].emplace_back(r, static_cast<int64_t>(elements.size()));
+        }
+        continue;
+      }
+      SortKeys(&keys[p], &tmp);
+      for (int64_t r : keys[p]) {
+        if (!out[p].empty() && out[p].back().first == r) {
+          ++out[p].back().second;
+        } else {
+          out[p].emplace_back(r, 1);
+        }
+      }
+    }
+    return out;
+  }
+
+  analysis::PlanInput Input(const analysis::LoopPlan& lp, int loop) const {
+    analysis::PlanInput in;
+    in.kind = lp.schedule.kind;
+    in.workers = opts_.workers;
+    in.batch = opts_.batch;
+    in.staleness = opts_.staleness;
+    in.static_keys = !slices_[static_cast<size_t>(loop)].draws();
+    in.params = static_cast<int>(prog_.params.size());
+    for (const analysis::ParamPlan& pp : lp.params) {
+      if (pp.is_accum) continue;
+      const bool sum = pp.strategy == Strategy::kReduce;
+      const bool relaxed =
+          static_cast<bool>(prog_.loops[static_cast<size_t>(loop)].relaxed[pp.index]);
+      analysis::PlanParam p{pp.index,
+                            analysis::Mechanism(pp),
+                            pp.written,
+                            sum || relaxed,
+                            slices_[static_cast<size_t>(loop)].whole(pp.index),
+                            sum};
+      p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && opts_.staleness != 0;
+      p.scalar = shapes_[static_cast<size_t>(pp.index)].width == 1;
+      in.loop_params.push_back(p);
+    }
+    return in;
+  }
+
+  // Seconds per element of the loop body on this machine: a stretch of up
+  // to time_sample elements run through the kernel after a warm-up of the
+  // same stretch (a worker runs its block's elements in order too).
+  Status Time(int loop, const kernel::RunContext& ctx, const data::Dataset& space) {
+    double& t = element_s_[static_cast<size_t>(loop)];
+    if (t > 0 || space.count == 0) return Status::Ok();
+    const int64_t n = std::min<int64_t>(space.count, opts_.time_sample);
+    const int64_t lo = (space.count - n) / 2;
+    const kernel::Kernel& k = ex_->kernel(loop);
+    RIGEL_RETURN_IF_ERROR(k.Run(ctx, lo, lo + std::min<int64_t>(n, 1024)));
+    const auto start = Clock::now();
+    RIGEL_RETURN_IF_ERROR(k.Run(ctx, lo, lo + n));
+    t = std::chrono::duration<double>(Clock::now() - start).count() / static_cast<double>(n);
+    return Status::Ok();
+  }
+
+  Status Count(const RemoteRun& run) {
+    std::vector<double> accums;
+    const kernel::RunContext ctx = Context(run, &accums);
+    RIGEL_RETURN_IF_ERROR(Time(run.loop, ctx, *run.space));
+    for (size_t v = 0; v < variants_.size(); ++v) {
+      const analysis::LoopPlan& lp = plans_[v].loops[static_cast<size_t>(run.loop)];
+      RIGEL_ASSIGN_OR_RETURN(analysis::RunCounts counts,
+                             CountFor(lp, run, ctx, &variants_[v].state));
+      counts.element_s = element_s_[static_cast<size_t>(run.loop)];
+      variants_[v].current.runs.push_back(std::move(counts));
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<analysis::RunCounts> CountFor(const analysis::LoopPlan& lp, const RemoteRun& run,
+                                         const kernel::RunContext& ctx,
+                                         analysis::CountState* state) const {
+    RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts, analysis::MakeCuts(lp, opts_.workers, *run.space));
+    RIGEL_ASSIGN_OR_RETURN(analysis::StepBlocks blocks,
+                           analysis::MakeStepBlocks(lp, cuts, *run.space));
+    auto touches = [&](std::span<const int64_t> e) { return Touches(run.loop, ctx, e, true); };
+    analysis::RowsFn rows =
+        [&](std::span<const int64_t> e) -> StatusOr<std::vector<std::vector<int64_t>>> {
+      RIGEL_ASSIGN_OR_RETURN(analysis::RowCounts c, Touches(run.loop, ctx, e, false));
+      std::vector<std::vector<int64_t>> out(c.size());
+      for (size_t p = 0; p < c.size(); ++p) {
+        for (const auto& rc : c[p]) out[p].push_back(rc.first);
+      }
+      return out;
+    };
+    analysis::PlanInput in = Input(lp, run.loop);
+    const bool cached = std::any_of(in.loop_params.begin(), in.loop_params.end(),
+                                    [](const analysis::PlanParam& p) { return p.cached; });
+    if (in.batch == 0 && in.kind == analysis::ScheduleKind::kDataParallel) {
+      RIGEL_ASSIGN_OR_RETURN(in.hot_share, analysis::HotShare(in, blocks, rows));
+    }
+    analysis::CacheSettings cache;
+    if (cached) {
+      analysis::RelaxedChoice c = analysis::ChooseRelaxed(opts_.workers, in.hot_share);
+      cache.staleness = opts_.staleness >= 1 ? opts_.staleness : c.staleness;
+      cache.push_bound = opts_.push_bound > 0 ? opts_.push_bound : c.push_bound;
+    }
+    return analysis::CountRun(lp, in, blocks, shapes_, rows, touches, cache, state);
+  }
+
+  // One plan's counts.
+  struct Variant {
+    analysis::CountState state;
+    EpochCost current;
+    ProbeResult result;
+  };
+
+  const ir::Program& prog_;
+  const std::vector<analysis::Plan>& plans_;
+  const ProbeOptions opts_;
+  std::unique_ptr<SerialExecutor> ex_;
+  std::vector<kernel::KeySlice> slices_;
+  std::vector<analysis::ParamShape> shapes_;
+  std::vector<Variant> variants_;
+  std::vector<double> element_s_;  // per loop, measured on first run
+  int epochs_ = 0;                 // epochs closed
+  bool done_ = false;
+};
+
+}  // namespace
+
+StatusOr<std::vector<ProbeResult>> ProbeCosts(const ir::Program& prog,
+                                              const std::vector<analysis::Plan>& plans,
+                                              const ProbeOptions& opts) {
+  if (opts.workers < 1 || opts.servers < 1 || opts.epochs < 1 || plans.empty()) {
+    return InvalidArgument("the cost probe needs a plan and at least one worker, server and epoch");
+  }
+  Probe probe(prog, plans, opts);
+  return probe.Run();
+}
+
+StatusOr<ProbeResult> ProbeCost(const ir::Program& prog, const analysis::Plan& plan,
+                                const ProbeOptions& opts) {
+  RIGEL_ASSIGN_OR_RETURN(std::vector<ProbeResult> r, ProbeCosts(prog, {plan}, opts));
+  return std::move(r[0]);
+}
+
+}  // namespace rigel::exec

@@ -1,0 +1,65 @@
+// Predicts a plan's epochs before it runs (analysis/cost.h) from the real
+// data: loads them, runs the program's driver with every loop run counted
+// instead of executed (the cuts, blocks, steps and rows each worker would
+// have, found by the loop's prefetch slice), times the loop body on a sample
+// of its elements, and stops after `epochs` iterations of the top-level
+// driver `for`. Driver values the loops read are those the driver holds when
+// the loops do not run (parameters keep their initial values), so a slice
+// that reads a value computed from parameters may touch other rows than a
+// real run does.
+//
+// Not thread-safe; one call is one probe.
+#ifndef RIGEL_EXEC_COST_PROBE_H_
+#define RIGEL_EXEC_COST_PROBE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/cost.h"
+#include "analysis/plan.h"
+#include "common/status.h"
+#include "ir/ir.h"
+
+namespace rigel::exec {
+
+struct ProbeOptions {
+  int workers = 2;
+  int servers = 2;
+  uint64_t seed = 0;
+  int epochs = 3;               // top-level driver iterations to count
+  int64_t batch = 0;            // --batch (0: Rigel's choice)
+  int staleness = 1;            // --staleness (0: no row caches)
+  int64_t push_bound = 0;       // --push-bound (0: Rigel's choice)
+  int64_t time_sample = 20000;  // elements per loop timed on this machine
+  analysis::CostConstants constants;
+};
+
+struct EpochCost {
+  std::vector<analysis::RunCounts> runs;
+  analysis::Prediction prediction;
+};
+
+struct ProbeResult {
+  std::vector<EpochCost>
+      epochs;  // one per counted epoch (one in all for a program without a top-level `for`)
+  std::vector<double> element_s;  // per loop: seconds per element measured here (0: never run)
+  // The mean of the epochs after the first (the first alone when it is the
+  // only one): what a run's later epochs should show. Caches whose pushes
+  // fall in step with the epochs make single epochs alternate around it.
+  analysis::Prediction steady;
+};
+
+// Errors: those of loading the data and compiling (as SerialExecutor::Create),
+// of the cuts (analysis::MakeCuts) and of the loop bodies' slices.
+StatusOr<ProbeResult> ProbeCost(const ir::Program& prog, const analysis::Plan& plan,
+                                const ProbeOptions& opts);
+
+// The same for several plans of one program in one walk of the driver (the
+// data loaded once): one result per plan, in order.
+StatusOr<std::vector<ProbeResult>> ProbeCosts(const ir::Program& prog,
+                                              const std::vector<analysis::Plan>& plans,
+                                              const ProbeOptions& opts);
+
+}  // namespace rigel::exec
+
+#endif  // RIGEL_EXEC_COST_PROBE_H_
