@@ -135,6 +135,15 @@ void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const S
     }
     steps = std::max(steps, (*workers)[w].step_elements.size());
   }
+  // Per worker, the held rows that lack more than `staleness` merges (due
+  // for a refresh at its next exchange): kept as a list, as the servers do,
+  // so that a step costs what it touches, not every held row.
+  std::vector<std::vector<int64_t>> due(P);
+  for (int w = 0; w < P; ++w) {
+    for (const auto& [row, l] : states[w]->lag) {
+      if (l > cache.staleness) due[w].push_back(row);
+    }
+  }
   auto push = [&](int w, int64_t row, size_t s, bool last) {
     ++cr[w].pushed;
     WorkerCounts& wc = (*workers)[w];
@@ -146,7 +155,8 @@ void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const S
       wc.step_server_rows[s] += 1;
     }
     for (int v = 0; v < P; ++v) {
-      if (v != w && states[v]->cached[static_cast<size_t>(row)]) ++states[v]->lag[row];
+      if (v == w || !states[v]->cached[static_cast<size_t>(row)]) continue;
+      if (++states[v]->lag[row] == cache.staleness + 1) due[v].push_back(row);
     }
   };
   for (size_t s = 0; s < steps; ++s) {
@@ -175,13 +185,15 @@ void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const S
     for (int w = 0; w < P; ++w) {
       if (s >= touches[w].size()) continue;
       WorkerCounts& wc = (*workers)[w];
-      for (auto& [row, l] : states[w]->lag) {
+      for (int64_t row : due[w]) {
+        int64_t& l = states[w]->lag[row];
         if (l <= cache.staleness) continue;
         l = 0;
         ++cr[w].refreshed;
         wc.step_server_bytes[s] += rb + kReceivedRowExtra;
         wc.step_server_rows[s] += 1;
       }
+      due[w].clear();
     }
   }
   for (int w = 0; w < P; ++w) {
@@ -408,12 +420,14 @@ Prediction Predict(const std::vector<RunCounts>& runs, int servers, const CostCo
         }
         if (wc.ticks) m.t[kTick] = 1;
         const double ms = m.Seconds(kv);
-        // A worker that exchanges while it computes waits only for the longer.
-        const bool hidden = wc.overlapped && ms <= c;
-        const double cost = wc.overlapped ? std::max(c, ms) : c + ms;
+        // A worker that exchanges while it computes waits only for the
+        // longer, from its second step on: the first step's rows come first.
+        const bool overlaps = wc.overlapped && t > 0;
+        const bool hidden = overlaps && ms <= c;
+        const double cost = overlaps ? std::max(c, ms) : c + ms;
         if (cost > slowest) {
           slowest = cost;
-          slowest_compute = wc.overlapped && !hidden ? 0 : c;
+          slowest_compute = overlaps && !hidden ? 0 : c;
           slowest_terms = hidden ? Terms{} : m;
         }
         compute = std::max(compute, c);

@@ -615,9 +615,15 @@ std::vector<LoopPlan> LoopCandidates(const Program& prog, int loop, int workers)
   const LoopAccesses& acc = first.accesses;
   const std::vector<bool>& relaxed = prog.loops[loop].relaxed;
   std::vector<const Dependence*> active;
+  bool relaxes = false;
   for (const Dependence& dep : first.dependences) {
     if (!relaxed[dep.param] && !dep.reduction) active.push_back(&dep);
+    relaxes |= relaxed[dep.param] && !dep.reduction;
   }
+  // A relaxed loop's schedule decides how stale its reads are (a 1-D cut
+  // runs long steps where data-parallel merges every mini-batch): another
+  // schedule would trade quality for speed, so it has no candidates.
+  if (relaxes) return out;
   std::vector<Choice> choices;
   if (active.empty()) {
     Choice c;

@@ -9,6 +9,9 @@ namespace rigel::cli {
 
 namespace {
 
+// A candidate must be predicted this much faster than the plan to replace it.
+constexpr double kClearlyFaster = 0.95;
+
 // "1.50 MB", "320.0 KB", "96 B".
 std::string Bytes(double b) {
   char buf[32];
@@ -95,7 +98,9 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
     for (size_t v = 1; v < plans.size(); ++v) {
       if (what[v - 1].first != static_cast<int>(l)) continue;
       out.candidates.push_back({static_cast<int>(l), what[v - 1].second, false, r[v].steady});
-      if (r[v].steady.seconds < best[l]) {
+      // Predictions are not finer than a few percent: a candidate replaces
+      // the plan's schedule only when clearly faster.
+      if (r[v].steady.seconds < best[l] && r[v].steady.seconds < kClearlyFaster * out.plan.steady.seconds) {
         best[l] = r[v].steady.seconds;
         out.fastest.loops[l] = plans[v].loops[l];
       }

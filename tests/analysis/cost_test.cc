@@ -148,10 +148,17 @@ TEST(Predict, AStepCostsItsSlowestWorkerAndHiddenTrafficCostsNothing) {
   CostConstants k;
   Prediction p = Predict({run}, 2, k);
   EXPECT_NEAR(p.seconds, k.task_s + 20e-3 + k.round_trip_s, 1e-12);
-  run.workers[1].overlapped = true;  // its round trip hides behind 20 ms of compute
-  run.workers[0].overlapped = true;
+  // From the second step on, a round trip hides behind 20 ms of compute.
+  for (WorkerCounts& wc : run.workers) {
+    wc.overlapped = true;
+    wc.step_elements.push_back(wc.step_elements[0]);
+    wc.step_server_bytes.push_back(0);
+    wc.step_server_rows.push_back(0);
+    wc.step_handoff_bytes.push_back(0);
+    wc.step_exchanges.push_back(1);
+  }
   p = Predict({run}, 2, k);
-  EXPECT_NEAR(p.seconds, k.task_s + 20e-3, 1e-12);
+  EXPECT_NEAR(p.seconds, k.task_s + 20e-3 + k.round_trip_s + 20e-3, 1e-12);
 }
 
 TEST(FitConstants, RecoversTheConstantsThatMadeTheObservations) {
