@@ -5,10 +5,6 @@
 // constants to the measured epochs (analysis::FitConstants). It prints each
 // program's predicted epoch before and after the fit against the measured
 // one, and writes the constants where `rigel explain --cost` reads them.
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/compile_program.h"
 #include "cli/constants_file.h"
+#include "cli/trial_run.h"
 #include "common/file.h"
 #include "examples/generators.h"
 #include "exec/cost_probe.h"
@@ -47,31 +44,6 @@ struct Program {
   std::string name, file;
   std::vector<std::string> sets;
 };
-
-// Runs this binary with `args`, output to `log`; returns its exit status.
-int RunSelf(const std::vector<std::string>& args, const std::string& log) {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return -1;
-  const std::string exe(buf, static_cast<size_t>(n));
-  const pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 // The small data sets the programs read, in `dir`.
 Status MakeData(const std::string& dir) {
@@ -109,18 +81,6 @@ std::vector<Program> Programs(const std::string& dir, int epochs) {
   };
 }
 
-// The epoch_s of each line of a --log-json file.
-std::vector<double> EpochSeconds(const std::string& path) {
-  std::vector<double> out;
-  auto text = ReadFileToString(path);
-  std::istringstream in(text.ok() ? *text : "");
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("epoch_s")) out.push_back(j["epoch_s"].get<double>());
-  }
-  return out;
-}
-
 struct Measured {
   std::string name;
   std::vector<analysis::Observation> obs;
@@ -154,11 +114,6 @@ Status Measure(const CalibrateArgs& a, const std::string& dir, const Program& p,
     m->obs.push_back({counted.epochs[e].runs, a.servers, secs[e]});
   }
   return Status::Ok();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 void Report(const std::vector<Measured>& all, const analysis::CostConstants& before,

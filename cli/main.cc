@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   rigel::cli::AddKeygenCommand(app, &exit_code);
   rigel::cli::AddPlotCommand(app, &exit_code);
   rigel::cli::AddCalibrateCommand(app, &exit_code);
+  rigel::cli::AddTuneCommand(app, &exit_code);
   rigel::cli::AddDevicesCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

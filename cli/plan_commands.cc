@@ -152,6 +152,7 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
     if (!prog) return;
     auto plan = GetPlan(*prog, *args, false, exit_code);
     if (!plan) return;
+    std::string text;
     if (args->cost) {
       auto cost = CostPlan(*prog, *plan, args->probe, args->constants);
       if (!cost.ok()) {
@@ -160,8 +161,10 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
         return;
       }
       *plan = cost->fastest;
+      text = PlanWithPrediction(analysis::PlanToJson(*prog, *plan), *cost);
+    } else {
+      text = analysis::PlanToJson(*prog, *plan);
     }
-    std::string text = analysis::PlanToJson(*prog, *plan);
     if (args->out_path.empty()) {
       std::cout << text;
       return;

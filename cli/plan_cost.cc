@@ -64,6 +64,22 @@ std::string Line(const char* what, const analysis::Prediction& p) {
 
 }  // namespace
 
+std::vector<PlanVariant> PlanVariants(const ir::Program& prog, const analysis::Plan& plan) {
+  std::vector<PlanVariant> out = {{plan, -1, ""}};
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    const std::string own = ScheduleText(prog, plan.loops[l]);
+    for (analysis::LoopPlan& lp :
+         analysis::LoopCandidates(prog, static_cast<int>(l), plan.workers)) {
+      const std::string text = ScheduleText(prog, lp);
+      if (text == own) continue;
+      PlanVariant v{plan, static_cast<int>(l), text};
+      v.plan.loops[l] = std::move(lp);
+      out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
 StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
                             exec::ProbeOptions options, const std::string& constants_flag) {
   PlanCost out;
@@ -71,20 +87,14 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
   options.workers = plan.workers;
   out.options = options;
   // Variant 0 is the plan; then one per alternative of one loop.
-  std::vector<analysis::Plan> plans = {plan};
+  const std::vector<PlanVariant> variants = PlanVariants(prog, plan);
+  std::vector<analysis::Plan> plans;
   std::vector<std::pair<int, std::string>> what;  // per variant after the first
   std::vector<std::string> own(plan.loops.size());
-  for (size_t l = 0; l < plan.loops.size(); ++l) {
-    own[l] = ScheduleText(prog, plan.loops[l]);
-    std::vector<analysis::LoopPlan> c =
-        analysis::LoopCandidates(prog, static_cast<int>(l), plan.workers);
-    for (analysis::LoopPlan& lp : c) {
-      if (ScheduleText(prog, lp) == own[l]) continue;
-      analysis::Plan v = plan;
-      what.emplace_back(static_cast<int>(l), ScheduleText(prog, lp));
-      v.loops[l] = std::move(lp);
-      plans.push_back(std::move(v));
-    }
+  for (size_t l = 0; l < plan.loops.size(); ++l) own[l] = ScheduleText(prog, plan.loops[l]);
+  for (const PlanVariant& v : variants) {
+    plans.push_back(v.plan);
+    if (v.loop >= 0) what.emplace_back(v.loop, v.schedule);
   }
   RIGEL_ASSIGN_OR_RETURN(std::vector<exec::ProbeResult> r, exec::ProbeCosts(prog, plans, options));
   out.plan = r[0];
@@ -100,13 +110,43 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
       out.candidates.push_back({static_cast<int>(l), what[v - 1].second, false, r[v].steady});
       // Predictions are not finer than a few percent: a candidate replaces
       // the plan's schedule only when clearly faster.
-      if (r[v].steady.seconds < best[l] && r[v].steady.seconds < kClearlyFaster * out.plan.steady.seconds) {
+      if (r[v].steady.seconds < best[l] &&
+          r[v].steady.seconds < kClearlyFaster * out.plan.steady.seconds) {
         best[l] = r[v].steady.seconds;
         out.fastest.loops[l] = plans[v].loops[l];
+        for (CandidateCost& c : out.candidates) {
+          if (c.loop == static_cast<int>(l)) c.chosen = false;
+        }
+        out.candidates.back().chosen = true;
       }
     }
   }
+  // The fastest plan's epochs: the plan's or one candidate's when at most
+  // one loop changed, else counted again (savings of several loops need not
+  // add up).
+  int changed = 0;
+  out.fastest_steady = out.plan.steady;
+  for (const CandidateCost& c : out.candidates) {
+    if (!c.chosen) continue;
+    ++changed;
+    out.fastest_steady = c.steady;
+  }
+  if (changed > 1) {
+    RIGEL_ASSIGN_OR_RETURN(exec::ProbeResult again, exec::ProbeCost(prog, out.fastest, options));
+    out.fastest_steady = again.steady;
+  }
   return out;
+}
+
+std::string PlanWithPrediction(const std::string& plan_json, const PlanCost& cost) {
+  nlohmann::json j = nlohmann::json::parse(plan_json);
+  nlohmann::json f = Figures(cost.fastest_steady);
+  f["constants"] = cost.constants;
+  f["workers"] = cost.options.workers;
+  f["servers"] = cost.options.servers;
+  f["epoch"] = "later epochs (mean of 1 to " + std::to_string(cost.options.epochs - 1) + ")";
+  j["prediction"] = f;
+  return j.dump(2) + "\n";
 }
 
 std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json) {

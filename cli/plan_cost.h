@@ -22,7 +22,18 @@ struct CandidateCost {
   std::string schedule;  // "model_parallel_1d by i"
   bool in_plan = false;  // the plan's own schedule for the loop
   analysis::Prediction steady;
+  bool chosen = false;  // the fastest plan runs the loop this way (and not in_plan)
 };
+
+// The plan (first, loop -1) and every plan that differs from it in one
+// loop's schedule (analysis::LoopCandidates), with that loop and the
+// schedule in words ("model_parallel_1d by i (R local)").
+struct PlanVariant {
+  analysis::Plan plan;
+  int loop = -1;
+  std::string schedule;
+};
+std::vector<PlanVariant> PlanVariants(const ir::Program& prog, const analysis::Plan& plan);
 
 struct PlanCost {
   exec::ProbeOptions options;
@@ -30,11 +41,18 @@ struct PlanCost {
   exec::ProbeResult plan;
   std::vector<CandidateCost> candidates;  // loops with more than one, in loop order
   analysis::Plan fastest;                 // each loop's fastest predicted candidate
+  analysis::Prediction fastest_steady;    // its later epochs
 };
 
 // Errors: the constants file's, and the probe's (loading, cuts, slices).
 StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
                             exec::ProbeOptions options, const std::string& constants_flag);
+
+// `plan_json` (analysis::PlanToJson of cost.fastest) with a "prediction"
+// object: the constants' source, workers, servers and the fastest plan's
+// predicted later epoch (seconds, bytes by strategy). Readers of plans
+// ignore it (analysis::ParsePlan).
+std::string PlanWithPrediction(const std::string& plan_json, const PlanCost& cost);
 
 // The figures as words (under `rigel explain`'s report) or one JSON object.
 std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json);

@@ -100,6 +100,7 @@ struct ProgramArgs {
   std::string checkpoint_dir, checkpoint_every, resume;
   int max_restarts = -1;           // -1: the launcher's default
   double heartbeat_timeout_s = 0;  // 0: the launcher's default
+  int64_t stop_after_epochs = 0;   // 0: run the whole program
 };
 
 // The script `name` next to this binary (build tree: bin/../../scripts) or in
@@ -241,6 +242,7 @@ int RunDistributed(const ProgramArgs& a) {
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
   for (const std::string& v : a.save_vectors) pass("--save-vectors", v);
   if (!a.checkpoint_every.empty()) pass("--checkpoint-every", a.checkpoint_every);
+  if (a.stop_after_epochs > 0) pass("--stop-after-epochs", std::to_string(a.stop_after_epochs));
   // The launchers restart a job whose process died from its newest
   // checkpoint, so they own --checkpoint-dir, --resume and --max-restarts.
   auto own = [&](const std::string& flag, const std::string& value) {
@@ -416,6 +418,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   args->job_flags = cluster::AddJobOptionFlags(cmd, &args->job);
   cmd->add_option("--log-json", args->log_json,
                   "per-epoch metrics as JSON lines (serial and distributed runs)");
+  cmd->add_option("--stop-after-epochs", args->stop_after_epochs,
+                  "stop after N iterations of the top-level `for` (epochs), as if the program "
+                  "ended there (a trial run; serial and distributed)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
   cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
   cmd->add_option("--hostfile", args->hostfile,
@@ -499,6 +505,15 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     if (!args->log_json.empty()) {
       opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) { epochs.Write(*running, i, lo, hi); };
     }
+    int64_t epochs_done = 0;
+    bool stopped = false;
+    if (args->stop_after_epochs > 0) {
+      opts.at_checkpoint_point = [&]() -> Status {
+        if (++epochs_done < args->stop_after_epochs) return Status::Ok();
+        stopped = true;
+        return FailedPrecondition("stopped after the asked epochs");
+      };
+    }
     // An unwritable log or model file fails the run before the data are
     // loaded, so that no training is lost.
     Status st = epochs.Open(args->log_json);
@@ -513,6 +528,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     if (ex.ok()) running = ex->get();
     epochs.Start();
     st = ex.ok() ? (*ex)->Run() : ex.status();
+    if (!st.ok() && stopped) st = Status::Ok();
     if (st.ok() && (!args->save_params.empty() || !vectors->empty())) {
       std::vector<exec::SavedParam> out;
       for (size_t p = 0; p < prog->params.size(); ++p) {

@@ -122,9 +122,18 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   Driver* self = d.get();
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
   eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { self->OnEpoch(i, lo, hi); };
-  if (!o.checkpoint_dir.empty() || !o.resume.empty()) {
-    eo.params_settled = [self] { return self->ParamsSettled(); };
-    eo.at_checkpoint_point = [self] { return self->AtCheckpointPoint(); };
+  const bool checkpoints = !o.checkpoint_dir.empty() || !o.resume.empty();
+  if (checkpoints) eo.params_settled = [self] { return self->ParamsSettled(); };
+  if (checkpoints || o.stop_after_epochs > 0) {
+    eo.at_checkpoint_point = [self, checkpoints]() -> Status {
+      if (checkpoints) RIGEL_RETURN_IF_ERROR(self->AtCheckpointPoint());
+      const int64_t stop = self->opts_.stop_after_epochs;
+      if (stop > 0 && ++self->epochs_done_ >= stop) {
+        self->stopped_early_ = true;
+        return FailedPrecondition("stopped after " + std::to_string(stop) + " epochs, as asked");
+      }
+      return Status::Ok();
+    };
   }
   if (!o.print_log.empty()) {
     // Lines an earlier attempt of this job printed are not printed again.
@@ -418,6 +427,10 @@ Status Driver::Run(transport::Transport* transport) {
   epoch_->start = epoch_->epoch_start = last_checkpoint_ = Clock::now();
   if (opts_.log) *opts_.log << "driver: every worker is ready; running " << opts_.program << "\n";
   Status st = ex_->Run();
+  if (!st.ok() && stopped_early_) {
+    if (opts_.log) *opts_.log << "driver: " << st.message() << "\n";
+    st = Status::Ok();
+  }
   // The last checkpoint is complete before the job says it finished.
   if (Status ck = FinishCheckpoint(); st.ok()) st = ck;
   if (st.ok()) finished_ = true;

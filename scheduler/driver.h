@@ -69,6 +69,9 @@ struct DriverOptions {
   // Printed lines are appended here; the lines it already holds (printed by
   // an earlier attempt of this job) are not printed again. Empty: none.
   std::string print_log;
+  // Stop after this many iterations of the top-level driver `for` (epochs),
+  // as if the program ended there: trial runs (`rigel tune`). 0: run it all.
+  int64_t stop_after_epochs = 0;
 };
 
 class Driver {
@@ -170,8 +173,10 @@ class Driver {
   std::vector<std::future<StatusOr<transport::InMessage>>> copies_;
   std::ofstream print_log_;
   std::atomic<bool> finished_{false};
-  std::thread writing_;  // the checkpoint being written
-  Status written_;       // its outcome (guarded by mu_)
+  int64_t epochs_done_ = 0;     // top-level iterations ended (stop_after_epochs)
+  bool stopped_early_ = false;  // the driver stopped at stop_after_epochs
+  std::thread writing_;         // the checkpoint being written
+  Status written_;              // its outcome (guarded by mu_)
   std::function<double()> servers_cpu_;
 };
 

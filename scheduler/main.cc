@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
                  "N: every N top-level loop iterations; Ns: every N seconds (default 1)");
   app.add_option("--resume", d.resume,
                  "go on from this checkpoint (a manifest, or the newest in a directory)");
+  app.add_option("--stop-after-epochs", d.stop_after_epochs,
+                 "stop after N iterations of the top-level `for`, as if the program ended there")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   app.add_option("--print-log", d.print_log,
                  "append printed lines here; lines already there are not printed again");
   app.add_option("--progress-to", o.progress_to, "append a progress line per epoch to this file");

@@ -447,15 +447,7 @@ TEST(Distributed, Word2vecHeldOutLossOnGutenbergAtDefaultsWithinTwoPercent) {
 // values moves, where a data-parallel plan sends every worker's deltas.
 TEST(Distributed, RowSumsAreCutByTheirRowAndMoveOnlyTheirValues) {
   const std::string dir = TempDir();
-  const std::string program = dir + "/rowsum.rgl";
-  std::ofstream(program) << "data A = triples(\"" << kExamples
-                         << "data/ratings.csv\", sep=\",\")\n"
-                            "param R: f32[A.rows] = zeros()\n"
-                            "for ep in 0..3 {\n"
-                            "  parallel for (i, j, v) in A {\n"
-                            "    R[i] += v\n"
-                            "  }\n"
-                            "}\n";
+  const std::string program = std::string(RIGEL_SOURCE_DIR) + "/tests/e2e/programs/rowsum.rgl";
   Result plan = Rigel({"plan", program, "--workers", "2", "-o", dir + "/plan.json"}, dir);
   ASSERT_EQ(plan.rc, 0) << plan.err;
   nlohmann::json j = nlohmann::json::parse(Slurp(dir + "/plan.json"));

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -77,6 +79,97 @@ TEST_P(PredictedBytes, AreWithinTwiceTheDocumentedBoundOfARun) {
       EXPECT_TRUE(measured.count(what)) << what << " was predicted, not measured: " << e.out;
     }
   }
+}
+
+// R[i] += A[i, j]: the 1-D cut keeping R local is listed with the other
+// legal schedules, predicted fastest and moving the fewest bytes, and
+// `rigel plan --cost` writes it with its prediction, which a run accepts.
+TEST(PlanByCost, RowSumsListTheirCandidatesAndTheCutWins) {
+  const std::string dir = testing::MakeTempDir("rigel-planner-test");
+  const std::string program = std::string(RIGEL_SOURCE_DIR) + "/tests/e2e/programs/rowsum.rgl";
+  testing::RigelResult e = testing::RunRigel(
+      {"explain", program, "--workers", "2", "--servers", "2", "--cost", "--json"}, dir);
+  ASSERT_EQ(e.rc, 0) << e.err;
+  const nlohmann::json cost = nlohmann::json::parse(e.out);
+  std::map<std::string, nlohmann::json> by;
+  for (const nlohmann::json& c : cost.at("candidates")) by[c.at("schedule")] = c;
+  ASSERT_TRUE(by.count("model_parallel_1d by i (R local)")) << e.out;
+  ASSERT_TRUE(by.count("data_parallel (R reduce)")) << e.out;
+  const nlohmann::json& cut = by["model_parallel_1d by i (R local)"];
+  EXPECT_TRUE(cut.at("in_plan").get<bool>());
+  for (const auto& [name, c] : by) {
+    if (name == cut.at("schedule")) continue;
+    EXPECT_LT(cut.at("seconds").get<double>(), c.at("seconds").get<double>()) << name;
+    EXPECT_LT(cut.at("moved_bytes").get<double>(), c.at("moved_bytes").get<double>()) << name;
+  }
+  testing::RigelResult p = testing::RunRigel(
+      {"plan", program, "--workers", "2", "--cost", "-o", dir + "/plan.json"}, dir);
+  ASSERT_EQ(p.rc, 0) << p.err;
+  const nlohmann::json plan = nlohmann::json::parse(testing::Slurp(dir + "/plan.json"));
+  EXPECT_EQ(plan.at("loops")[0].at("schedule").at("kind"), "model_parallel_1d");
+  EXPECT_GT(plan.at("prediction").at("seconds").get<double>(), 0);
+  EXPECT_EQ(plan.at("prediction").at("bytes").at("local").get<double>(), 2500 * 4);
+  testing::RigelResult r =
+      testing::RunRigel({"run", program, "--workers", "2", "--servers", "2", "--plan",
+                         dir + "/plan.json", "--run-dir", dir + "/run"},
+                        dir);
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+// A trial run stops after the epochs asked, serially and distributed, with
+// one log line per epoch run and the program's prints up to there.
+TEST(PlanByCost, StopAfterEpochsEndsARunAsIfTheProgramEndedThere) {
+  const std::string dir = testing::MakeTempDir("rigel-planner-test");
+  for (const char* workers : {"", "2"}) {
+    std::vector<std::string> args = {"run", kExamples + "mf.rgl", "--stop-after-epochs",
+                                     "2",   "--log-json",         dir + "/log.jsonl"};
+    if (*workers) args.insert(args.end(), {"--workers", workers, "--run-dir", dir + "/run"});
+    testing::RigelResult r = testing::RunRigel(args, dir);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("epoch 1 test_rmse"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("epoch 2 test_rmse"), std::string::npos) << r.out;
+    std::istringstream log(testing::Slurp(dir + "/log.jsonl"));
+    int lines = 0;
+    for (std::string line; std::getline(log, line);) ++lines;
+    EXPECT_EQ(lines, 2) << workers;
+  }
+}
+
+// `rigel tune` measures Rigel's plan and the candidates within its budget,
+// says how each did, and writes a plan a run accepts; `rigel calibrate`
+// writes every constant.
+TEST(PlanByCost, TuneTriesThePlansAndCalibrateWritesTheConstants) {
+  const std::string dir = testing::MakeTempDir("rigel-planner-test");
+  testing::RigelResult t = testing::RunRigel(
+      {"tune", kExamples + "kmeans.rgl", "--budget", "20", "--rounds", "2", "-o",
+       dir + "/tuned.json", "--save-constants", dir + "/refit.json", "--work-dir", dir + "/trials"},
+      dir);
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("Rigel's plan"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("loop 0 as model_parallel_1d by n"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("fastest: "), std::string::npos) << t.out;
+  const nlohmann::json plan = nlohmann::json::parse(testing::Slurp(dir + "/tuned.json"));
+  EXPECT_EQ(plan.at("loops").size(), 2u);
+  testing::RigelResult r = testing::RunRigel(
+      {"run", kExamples + "kmeans.rgl", "--workers", "2", "--plan", dir + "/tuned.json",
+       "--stop-after-epochs", "2", "--run-dir", dir + "/run"},
+      dir);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  testing::RigelResult c = testing::RunRigel(
+      {"calibrate", "--epochs", "3", "-o", dir + "/k.json", "--work-dir", dir + "/cal"}, dir);
+  ASSERT_EQ(c.rc, 0) << c.err;
+  for (const std::string& f : {dir + "/k.json", dir + "/refit.json"}) {
+    const nlohmann::json k = nlohmann::json::parse(testing::Slurp(f));
+    EXPECT_EQ(k.size(), 8u) << k.dump();
+    for (const auto& [name, v] : k.items()) EXPECT_GE(v.get<double>(), 0) << name;
+    EXPECT_GT(k.at("round_trip_s").get<double>(), 0) << f;
+  }
+  // explain reads the file it names.
+  testing::RigelResult e = testing::RunRigel({"explain", kExamples + "kmeans.rgl", "--cost",
+                                              "--constants", dir + "/k.json", "--workers", "2"},
+                                             dir);
+  ASSERT_EQ(e.rc, 0) << e.err;
+  EXPECT_NE(e.out.find("constants: " + dir + "/k.json"), std::string::npos) << e.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, PredictedBytes,

@@ -1,0 +1,24 @@
+// Runs of this `rigel` binary as a child process, for commands that measure
+// real runs (`rigel calibrate`, `rigel tune`), and what they logged.
+// Not thread-safe (forks).
+#ifndef RIGEL_CLI_TRIAL_RUN_H_
+#define RIGEL_CLI_TRIAL_RUN_H_
+
+#include <string>
+#include <vector>
+
+namespace rigel::cli {
+
+// Runs this binary with `args`, its output to the file `log`; returns its
+// exit status (128 + N when killed by signal N; -1 when it cannot start).
+int RunSelf(const std::vector<std::string>& args, const std::string& log);
+
+// The epoch_s of each line of a --log-json file (none if it cannot be read).
+std::vector<double> EpochSeconds(const std::string& log_json);
+
+// The median (the upper one of an even count); 0 for none.
+double Median(std::vector<double> v);
+
+}  // namespace rigel::cli
+
+#endif  // RIGEL_CLI_TRIAL_RUN_H_

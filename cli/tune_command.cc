@@ -1,0 +1,285 @@
+// `rigel tune`: trial runs of the plans the cost model ranks best. It
+// predicts every plan that differs from Rigel's in one loop's schedule (the
+// legal candidates; none trades quality for speed, docs/planner.md), runs
+// the most promising ones on a local cluster for a few epochs each, in
+// rounds, within a time budget, refits the machine constants from what it
+// measured (analysis::FitConstants), and writes the plan that ran fastest
+// for `rigel run --plan`. It says what it tried, what each cost, and how far
+// the predictions were from the measurements before and after the refit.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/cost.h"
+#include "analysis/plan.h"
+#include "cli/commands.h"
+#include "cli/compile_program.h"
+#include "cli/constants_file.h"
+#include "cli/plan_cost.h"
+#include "cli/trial_run.h"
+#include "common/file.h"
+#include "exec/cost_probe.h"
+
+namespace rigel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// A plan replaces Rigel's only when it ran this much faster: trials of a
+// few epochs differ by more than a few percent on a busy machine.
+constexpr double kClearlyFaster = 0.95;
+// Rounds when the budget decides.
+constexpr int kMaxRounds = 20;
+
+struct TuneArgs {
+  std::string path;
+  std::vector<std::string> sets;
+  int workers = 2;
+  int servers = 2;
+  double budget_s = 60;
+  int epochs = 3;  // per trial; the first is not measured
+  int trials = 4;  // plans at most, Rigel's first, then the predicted best
+  int rounds = 0;  // trials of each plan, in turn (their median counts); 0: what the budget allows
+
+  std::string out;
+  std::string constants;
+  std::string save_constants;
+  std::string work_dir;
+};
+
+struct Trial {
+  size_t variant = 0;
+  double predicted_s = 0;
+  std::vector<double> rounds;  // each trial's median epoch after the first
+  double measured_s = 0;       // the median of the rounds
+  double refit_s = 0;
+  std::vector<analysis::Observation> obs;
+};
+
+std::string Describe(const PlanVariant& v) {
+  return v.loop < 0 ? "Rigel's plan" : "loop " + std::to_string(v.loop) + " as " + v.schedule;
+}
+
+// Runs variant `v` for a.epochs epochs; adds a round to t's measurements.
+Status RunTrial(const TuneArgs& a, const std::string& dir, const ir::Program& prog,
+                const PlanVariant& v, const exec::ProbeResult& counted, size_t index, Trial* t) {
+  const std::string base =
+      dir + "/trial-" + std::to_string(index) + "-" + std::to_string(t->rounds.size());
+  RIGEL_RETURN_IF_ERROR(
+      WriteFileAtomically(base + ".plan.json", analysis::PlanToJson(prog, v.plan)));
+  std::vector<std::string> args = {"run",
+                                   a.path,
+                                   "--workers",
+                                   std::to_string(a.workers),
+                                   "--servers",
+                                   std::to_string(a.servers),
+                                   "--plan",
+                                   base + ".plan.json",
+                                   "--stop-after-epochs",
+                                   std::to_string(a.epochs),
+                                   "--log-json",
+                                   base + ".jsonl",
+                                   "--run-dir",
+                                   base + ".run"};
+  for (const std::string& s : a.sets) args.insert(args.end(), {"--set", s});
+  if (const int rc = RunSelf(args, base + ".out"); rc != 0) {
+    return Internal("the trial of " + Describe(v) + " failed (exit " + std::to_string(rc) +
+                    "); see " + base + ".out");
+  }
+  const std::vector<double> secs = EpochSeconds(base + ".jsonl");
+  std::vector<double> later(secs.begin() + std::min<size_t>(1, secs.size()), secs.end());
+  if (later.empty()) later = secs;
+  t->rounds.push_back(Median(later));
+  t->measured_s = Median(t->rounds);
+  for (size_t e = 1; e < secs.size() && e < counted.epochs.size(); ++e) {
+    t->obs.push_back({counted.epochs[e].runs, a.servers, secs[e]});
+  }
+  return Status::Ok();
+}
+
+// Rounds over every plan in turn, so that a slow spell of the machine falls
+// on all of them; no trial starts that would end past the budget, and a plan
+// that got no trial is dropped.
+Status RunRounds(const TuneArgs& a, const std::string& dir, const ir::Program& prog,
+                 const std::vector<PlanVariant>& variants,
+                 const std::vector<exec::ProbeResult>& counted, const Clock::time_point start,
+                 std::vector<Trial>* trials) {
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  double longest = 0;
+  const int rounds = a.rounds > 0 ? a.rounds : kMaxRounds;
+  for (int r = 0; r < rounds; ++r) {
+    for (size_t k = 0; k < trials->size(); ++k) {
+      if ((r > 0 || k > 0) && elapsed() + longest > a.budget_s) {
+        std::cerr << "rigel tune: the budget of " << a.budget_s << " s is spent in round " << r + 1
+                  << "\n";
+        if (r == 0) trials->resize(k);
+        return Status::Ok();
+      }
+      Trial& t = (*trials)[k];
+      if (r == 0) std::cerr << "rigel tune: trying " << Describe(variants[t.variant]) << "\n";
+      const double before = elapsed();
+      RIGEL_RETURN_IF_ERROR(RunTrial(a, dir, prog, variants[t.variant], counted[t.variant], k, &t));
+      longest = std::max(longest, elapsed() - before);
+    }
+  }
+  return Status::Ok();
+}
+
+int Fail(const Status& st) {
+  std::cerr << "rigel tune: " << st.message() << "\n";
+  return 1;
+}
+
+// Prints the trials and writes the plan that ran fastest; returns the exit code.
+int Report(const TuneArgs& a, const ir::Program& prog, const std::vector<PlanVariant>& variants,
+           std::vector<Trial>* trials, const analysis::CostConstants& refit, double seconds,
+           const std::string& dir) {
+  size_t best = 0;
+  for (size_t i = 0; i < trials->size(); ++i) {
+    Trial& t = (*trials)[i];
+    std::vector<double> again;
+    for (const analysis::Observation& o : t.obs) {
+      again.push_back(analysis::Predict(o.runs, o.servers, refit).seconds);
+    }
+    t.refit_s = Median(again);
+    if (t.measured_s < (*trials)[best].measured_s &&
+        t.measured_s < kClearlyFaster * (*trials)[0].measured_s) {
+      best = i;
+    }
+  }
+  std::printf("%-60s %11s %11s %11s %6s\n", "plan (epochs after the first)", "predicted_s",
+              "measured_s", "refit_s", "rounds");
+  for (const Trial& t : *trials) {
+    std::printf("%-60s %11.5f %11.5f %11.5f %6zu\n",
+                Describe(variants[t.variant]).substr(0, 60).c_str(), t.predicted_s, t.measured_s,
+                t.refit_s, t.rounds.size());
+  }
+  const Trial& w = (*trials)[best];
+  const std::string out = a.out.empty() ? fs::path(a.path).stem().string() + ".plan.json" : a.out;
+  if (Status st = WriteFileAtomically(out, analysis::PlanToJson(prog, variants[w.variant].plan));
+      !st.ok()) {
+    return Fail(st);
+  }
+  std::printf(
+      "fastest: %s, %.5f s per epoch (Rigel's plan: %.5f s, %.2fx; another plan must be 5%% "
+      "faster); wrote %s for `rigel run --plan`\n",
+      Describe(variants[w.variant]).c_str(), w.measured_s, (*trials)[0].measured_s,
+      (*trials)[0].measured_s / w.measured_s, out.c_str());
+  if (!a.save_constants.empty()) {
+    if (Status st = WriteFileAtomically(a.save_constants, analysis::ConstantsToJson(refit));
+        !st.ok()) {
+      return Fail(st);
+    }
+    std::printf("wrote the refitted constants to %s\n", a.save_constants.c_str());
+  }
+  std::printf("%.1f s in all; trials in %s\n", seconds, dir.c_str());
+  return 0;
+}
+
+int Tune(const TuneArgs& a) {
+  const auto start = Clock::now();
+  int code = 0;
+  auto prog = CompileProgram(a.path, a.sets, &code);
+  if (!prog) return code;
+  auto plan = analysis::MakePlan(*prog, {a.workers});
+  if (!plan.ok()) return Fail(plan.status());
+  std::string source;
+  auto constants = LoadConstants(a.constants, &source);
+  if (!constants.ok()) return Fail(constants.status());
+  const std::vector<PlanVariant> variants = PlanVariants(*prog, *plan);
+  std::vector<analysis::Plan> plans;
+  for (const PlanVariant& v : variants) plans.push_back(v.plan);
+  exec::ProbeOptions po;
+  po.workers = a.workers;
+  po.servers = a.servers;
+  po.epochs = a.epochs;
+  po.constants = *constants;
+  std::cerr << "rigel tune: predicting " << variants.size() << " plan(s) (constants: " << source
+            << ")\n";
+  auto counted = exec::ProbeCosts(*prog, plans, po);
+  if (!counted.ok()) return Fail(counted.status());
+  // Rigel's plan is always tried (the others are measured against it), then
+  // the predicted fastest.
+  std::vector<size_t> order(variants.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin() + 1, order.end(), [&](size_t x, size_t y) {
+    return (*counted)[x].steady.seconds < (*counted)[y].steady.seconds;
+  });
+  std::vector<Trial> trials;
+  for (size_t k = 0; k < order.size() && static_cast<int>(k) < a.trials; ++k) {
+    Trial t;
+    t.variant = order[k];
+    t.predicted_s = (*counted)[order[k]].steady.seconds;
+    trials.push_back(std::move(t));
+  }
+  std::string dir = a.work_dir;
+  if (dir.empty()) {
+    char tmpl[] = "/tmp/rigel-tune-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Fail(IoError("cannot make a work directory under /tmp"));
+    dir = tmpl;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (Status st = RunRounds(a, dir, *prog, variants, *counted, start, &trials); !st.ok()) {
+    return Fail(st);
+  }
+  std::vector<analysis::Observation> obs;
+  for (const Trial& t : trials) obs.insert(obs.end(), t.obs.begin(), t.obs.end());
+  analysis::CostConstants refit = *constants;
+  if (obs.size() >= 2) {
+    auto f = analysis::FitConstants(obs, *constants);
+    if (f.ok()) refit = *f;
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return Report(a, *prog, variants, &trials, refit, seconds, dir);
+}
+
+}  // namespace
+
+void AddTuneCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "tune",
+      "run the plans the cost model predicts fastest for a few epochs each on a local cluster, "
+      "refit the constants, and write the plan that ran fastest (docs/planner.md)");
+  cmd->add_option("program", args->path, "the .rgl program")->required();
+  cmd->add_option("--set", args->sets, "override a const or a data path; repeatable")->take_all();
+  cmd->add_option("--workers,-P", args->workers, "workers of the local cluster")
+      ->default_val(2)
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--servers", args->servers, "servers of the local cluster")
+      ->default_val(2)
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--budget", args->budget_s,
+                  "seconds for the predictions and trials; no trial starts that would end past it")
+      ->default_val(60)
+      ->check(CLI::Range(1.0, 1e6));
+  cmd->add_option("--epochs", args->epochs, "epochs per trial (the first is not measured)")
+      ->default_val(3)
+      ->check(CLI::Range(2, 1000));
+  cmd->add_option("--trials", args->trials, "plans to try at most, Rigel's first")
+      ->default_val(4)
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--rounds", args->rounds,
+                  "trials of each plan, in turn; their median counts (0: as many as the budget "
+                  "allows, up to 20)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("-o,--output", args->out,
+                  "where to write the fastest plan (default PROGRAM.plan.json here)");
+  cmd->add_option("--constants", args->constants,
+                  "machine constants to predict with (default as `rigel explain --cost`)");
+  cmd->add_option("--save-constants", args->save_constants,
+                  "write the constants refitted to the trials here");
+  cmd->add_option("--work-dir", args->work_dir, "where the trials' plans and logs go");
+  cmd->callback([args, exit_code] { *exit_code = Tune(*args); });
+}
+
+}  // namespace rigel::cli
