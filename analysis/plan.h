@@ -125,10 +125,9 @@ LoopPlan PlanLoop(const ir::Program& prog, int loop, int workers, const std::vec
 // (no conflict but sums), model_parallel_1d by each dimension every
 // conflict needs equal (parameters whose every dependence needs it kept
 // local, other sums reduced), conflict_free_2d and wavefront when they
-// apply. Serial is not listed unless PlanLoop chose it, and a loop that
-// relaxes a dependence has only PlanLoop's schedule (another would change
-// how stale its reads are). For the cost model to choose among
-// (analysis/cost.h; docs/planner.md).
+// apply, and serial. A loop that relaxes a dependence has only PlanLoop's
+// schedule (another would change how stale its reads are). For the cost
+// model to choose among (analysis/cost.h; docs/planner.md).
 std::vector<LoopPlan> LoopCandidates(const ir::Program& prog, int loop, int workers);
 
 // JSON text of the plan (pretty-printed, stable key order).

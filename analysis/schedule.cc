@@ -644,6 +644,10 @@ std::vector<LoopPlan> LoopCandidates(const Program& prog, int loop, int workers)
     Choice w;
     if (TryWavefront(prog, acc, active, workers, &w)) choices.push_back(w);
   }
+  Choice one;
+  one.schedule.kind = ScheduleKind::kSerial;
+  one.why = "one worker runs every iteration in file order";
+  choices.push_back(one);
   for (const Choice& c : choices) {
     const bool same =
         c.schedule.kind == first.schedule.kind && c.schedule.dim == first.schedule.dim;

@@ -47,6 +47,22 @@ std::vector<double> EpochSeconds(const std::string& log_json) {
   return out;
 }
 
+std::map<std::string, double> LastPrinted(const std::string& log_json) {
+  std::map<std::string, double> out;
+  auto text = ReadFileToString(log_json);
+  std::istringstream in(text.ok() ? *text : "");
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) last = line;
+  }
+  const nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
+  if (!j.is_object() || !j.contains("printed") || !j["printed"].is_object()) return out;
+  for (const auto& [k, v] : j["printed"].items()) {
+    if (v.is_number()) out[k] = v.get<double>();
+  }
+  return out;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -4,6 +4,7 @@
 #ifndef RIGEL_CLI_TRIAL_RUN_H_
 #define RIGEL_CLI_TRIAL_RUN_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,10 @@ int RunSelf(const std::vector<std::string>& args, const std::string& log);
 
 // The epoch_s of each line of a --log-json file (none if it cannot be read).
 std::vector<double> EpochSeconds(const std::string& log_json);
+
+// The "printed" numbers of the last line of a --log-json file, by name
+// (none if it cannot be read or printed nothing).
+std::map<std::string, double> LastPrinted(const std::string& log_json);
 
 // The median (the upper one of an even count); 0 for none.
 double Median(std::vector<double> v);

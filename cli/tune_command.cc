@@ -8,10 +8,13 @@
 // the predictions were from the measurements before and after the refit.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,7 +64,30 @@ struct Trial {
   double measured_s = 0;       // the median of the rounds
   double refit_s = 0;
   std::vector<analysis::Observation> obs;
+  std::map<std::string, double> printed;  // the last epoch's printed numbers (first round)
+  std::string differs;  // how its printed numbers differ from Rigel's plan's; empty: they agree
 };
+
+// Every candidate computes what Rigel's plan computes, in another order:
+// printed numbers may differ by float rounding, no more. A plan whose
+// numbers differ by more is never chosen (and is a bug to report).
+constexpr double kSameNumbers = 1e-3;
+
+// "" when `got` prints what `want` prints within kSameNumbers, else the first
+// difference in words.
+std::string Differs(const std::map<std::string, double>& want,
+                    const std::map<std::string, double>& got) {
+  for (const auto& [name, w] : want) {
+    auto it = got.find(name);
+    if (it == got.end()) return name + " not printed";
+    if (std::abs(it->second - w) > kSameNumbers * std::max(1.0, std::abs(w))) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s %.6g against %.6g", name.c_str(), it->second, w);
+      return buf;
+    }
+  }
+  return "";
+}
 
 std::string Describe(const PlanVariant& v) {
   return v.loop < 0 ? "Rigel's plan" : "loop " + std::to_string(v.loop) + " as " + v.schedule;
@@ -96,6 +122,7 @@ Status RunTrial(const TuneArgs& a, const std::string& dir, const ir::Program& pr
   const std::vector<double> secs = EpochSeconds(base + ".jsonl");
   std::vector<double> later(secs.begin() + std::min<size_t>(1, secs.size()), secs.end());
   if (later.empty()) later = secs;
+  if (t->rounds.empty()) t->printed = LastPrinted(base + ".jsonl");
   t->rounds.push_back(Median(later));
   t->measured_s = Median(t->rounds);
   for (size_t e = 1; e < secs.size() && e < counted.epochs.size(); ++e) {
@@ -144,12 +171,13 @@ int Report(const TuneArgs& a, const ir::Program& prog, const std::vector<PlanVar
   size_t best = 0;
   for (size_t i = 0; i < trials->size(); ++i) {
     Trial& t = (*trials)[i];
+    t.differs = Differs((*trials)[0].printed, t.printed);
     std::vector<double> again;
     for (const analysis::Observation& o : t.obs) {
       again.push_back(analysis::Predict(o.runs, o.servers, refit).seconds);
     }
     t.refit_s = Median(again);
-    if (t.measured_s < (*trials)[best].measured_s &&
+    if (t.differs.empty() && t.measured_s < (*trials)[best].measured_s &&
         t.measured_s < kClearlyFaster * (*trials)[0].measured_s) {
       best = i;
     }
@@ -160,6 +188,13 @@ int Report(const TuneArgs& a, const ir::Program& prog, const std::vector<PlanVar
     std::printf("%-60s %11.5f %11.5f %11.5f %6zu\n",
                 Describe(variants[t.variant]).substr(0, 60).c_str(), t.predicted_s, t.measured_s,
                 t.refit_s, t.rounds.size());
+  }
+  for (const Trial& t : *trials) {
+    if (t.differs.empty()) continue;
+    std::printf(
+        "not chosen: %s printed other numbers than Rigel's plan after %d epochs (%s); "
+        "that is a bug in Rigel, please report it\n",
+        Describe(variants[t.variant]).c_str(), a.epochs, t.differs.c_str());
   }
   const Trial& w = (*trials)[best];
   const std::string out = a.out.empty() ? fs::path(a.path).stem().string() + ".plan.json" : a.out;
@@ -229,6 +264,13 @@ int Tune(const TuneArgs& a) {
   fs::create_directories(dir, ec);
   if (Status st = RunRounds(a, dir, *prog, variants, *counted, start, &trials); !st.ok()) {
     return Fail(st);
+  }
+  // Plans are compared over the rounds every one of them completed.
+  size_t complete = SIZE_MAX;
+  for (const Trial& t : trials) complete = std::min(complete, t.rounds.size());
+  for (Trial& t : trials) {
+    t.rounds.resize(complete);
+    t.measured_s = Median(t.rounds);
   }
   std::vector<analysis::Observation> obs;
   for (const Trial& t : trials) obs.insert(obs.end(), t.obs.begin(), t.obs.end());

@@ -125,6 +125,7 @@ class Probe {
       RIGEL_RETURN_IF_ERROR(slice.Run(ctx, elements, &keys));
     }
     analysis::RowCounts out(np);
+    if (elements.empty()) return out;  // as the worker's Keys
     for (size_t p = 0; p < np; ++p) {
       const int pi = static_cast<int>(p);
       if (!slice.touches(pi)) continue;

@@ -149,6 +149,10 @@ StatusOr<const analysis::StepBlocks*> Runner::Blocks(const TaskSpec& task,
 StatusOr<RowLists> Runner::Keys(int loop, const kernel::RunContext& ctx,
                                 std::span<const int64_t> elements) const {
   RowLists keys(prog_.params.size());
+  // No elements touch no rows, not even a parameter whose rows the slice
+  // cannot know: a worker with nothing to run (one of a serial loop's idle
+  // workers) must not hold every row of it as its own.
+  if (elements.empty()) return keys;
   const kernel::KeySlice& slice = slices_[loop];
   RIGEL_RETURN_IF_ERROR(slice.Run(ctx, elements, &keys));
   for (size_t p = 0; p < keys.size(); ++p) {

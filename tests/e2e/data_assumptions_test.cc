@@ -299,6 +299,21 @@ std::vector<Case> Cases() {
                {"data_parallel", "data_parallel"},
                {"index 3 out of range for the rows of 'c3' (3)",
                 "c.txt:3: note: while running element 12 of data set 'corpus': c rare a b"}});
+  // A serial loop whose rows the slice cannot know (written under a
+  // condition on a parameter): the idle worker once held every row of C as
+  // its own, kept a base that another loop's pull made stale, and pushed the
+  // difference back (tot 280000 against 120000 on 2 workers).
+  c.push_back(
+      {"SerialLoopWithRowsUnderAParameterCondition",
+       "data r = triples(\"r.csv\")\nparam S: f32[4] = zeros()\nparam N: f32[4] = zeros()\n"
+       "param C: f32[5] = zeros()\naccum tot: f32\nfor it in 0..3 {\n"
+       "  parallel for (i, j, v) in r {\n    S[(i + j) % 4] += v\n    N[(i + j) % 4] += 1\n  }\n"
+       "  parallel for k in range(4) {\n    if N[k] > 0 { C[k + 1] = C[k] + S[k] / N[k] }\n"
+       "    S[k] = 0\n    N[k] = 0\n  }\n  tot = 0\n"
+       "  parallel for (i, j, v) in r { tot += C[(i + j) % 4 + 1] }\n"
+       "  print(\"it\", it, \"tot\", tot)\n}\n",
+       {{"r.csv", Csv(Repeated(11))}},
+       {"data_parallel", "serial", "data_parallel"}});
   return c;
 }
 

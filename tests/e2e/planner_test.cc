@@ -82,7 +82,7 @@ TEST_P(PredictedBytes, AreWithinTwiceTheDocumentedBoundOfARun) {
 }
 
 // R[i] += A[i, j]: the 1-D cut keeping R local is listed with the other
-// legal schedules, predicted fastest and moving the fewest bytes, and
+// legal schedules, predicted fastest and moving no more bytes than any, and
 // `rigel plan --cost` writes it with its prediction, which a run accepts.
 TEST(PlanByCost, RowSumsListTheirCandidatesAndTheCutWins) {
   const std::string dir = testing::MakeTempDir("rigel-planner-test");
@@ -100,7 +100,7 @@ TEST(PlanByCost, RowSumsListTheirCandidatesAndTheCutWins) {
   for (const auto& [name, c] : by) {
     if (name == cut.at("schedule")) continue;
     EXPECT_LT(cut.at("seconds").get<double>(), c.at("seconds").get<double>()) << name;
-    EXPECT_LT(cut.at("moved_bytes").get<double>(), c.at("moved_bytes").get<double>()) << name;
+    EXPECT_LE(cut.at("moved_bytes").get<double>(), c.at("moved_bytes").get<double>()) << name;
   }
   testing::RigelResult p = testing::RunRigel(
       {"plan", program, "--workers", "2", "--cost", "-o", dir + "/plan.json"}, dir);
