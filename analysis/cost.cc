@@ -480,7 +480,9 @@ StatusOr<CostConstants> ParseConstants(const std::string& text, const std::strin
         path + ": expected a JSON object of machine constants ({\"round_trip_s\": ...})");
   }
   std::vector<double> v = ConstantVector(CostConstants{});
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string key = item.key();
+    const nlohmann::json& value = item.value();
     const char* const* it = std::find_if(kConstantNames, kConstantNames + kConstants,
                                          [&](const char* n) { return key == n; });
     if (it == kConstantNames + kConstants) {
