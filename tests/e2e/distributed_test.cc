@@ -52,6 +52,17 @@ Result Rigel(const std::vector<std::string>& args, const std::string& dir) {
 
 using testing::PrintedNumbers;
 
+// The last number `text` printed; a failure (and NaN, which every
+// comparison below fails) when it printed none.
+double LastNumber(const std::string& text) {
+  const std::vector<double> n = PrintedNumbers(text);
+  if (n.empty()) {
+    ADD_FAILURE() << "no number printed:\n" << text;
+    return std::nan("");
+  }
+  return n.back();
+}
+
 struct Serial {
   std::string out;
   std::vector<std::vector<float>> params;
@@ -64,12 +75,20 @@ struct Serial {
 Serial RunSerial(const std::string& program, const std::vector<std::string>& sets, int workers) {
   frontend::CompileOptions co;
   for (const std::string& s : sets) co.sets.push_back(*frontend::ParseSetFlag(s));
+  // A failure is reported and an empty result returned: nothing below
+  // dereferences a value that is not there.
   auto prog = frontend::CompileFile(program, co);
-  EXPECT_TRUE(prog.ok()) << prog.status().message();
+  if (!prog.ok()) {
+    ADD_FAILURE() << prog.status().message();
+    return {};
+  }
   analysis::PlanOptions po;
   po.workers = std::max(workers, 1);
   auto plan = analysis::MakePlan(*prog, po);
-  EXPECT_TRUE(plan.ok());
+  if (!plan.ok()) {
+    ADD_FAILURE() << plan.status().message();
+    return {};
+  }
   std::ostringstream out;
   exec::ExecutorOptions eo;
   eo.out = &out;
@@ -82,7 +101,10 @@ Serial RunSerial(const std::string& program, const std::vector<std::string>& set
     };
   }
   auto ex = exec::SerialExecutor::Create(*prog, eo);
-  EXPECT_TRUE(ex.ok()) << ex.status().message();
+  if (!ex.ok()) {
+    ADD_FAILURE() << ex.status().message();
+    return {};
+  }
   Status st = (*ex)->Run();
   EXPECT_TRUE(st.ok()) << st.message();
   Serial s;
@@ -207,6 +229,7 @@ void ExpectClose(const std::string& example, const std::vector<std::string>& set
   std::vector<double> got = PrintedNumbers(r.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size()) << r.out << "\nvs serial\n" << s.out;
   for (size_t pos : metric_positions) {
+    ASSERT_GE(got.size(), pos) << "fewer numbers printed than the metric's position:\n" << r.out;
     size_t k = got.size() - pos;
     EXPECT_LE(std::fabs(got[k] - want[k]), 0.02 * std::fabs(want[k]))
         << "final metric " << got[k] << " vs serial " << want[k] << "\n"
@@ -227,12 +250,12 @@ void ExpectAccuracyWithin(const std::string& program, const std::vector<std::str
                           const std::vector<int>& workers, double points) {
   SCOPED_TRACE(program);
   Serial s = RunSerial(program, sets, 0);
-  const double serial = PrintedNumbers(s.out).back();
+  const double serial = LastNumber(s.out);
   for (int w : workers) {
     const std::string dir = TempDir();
     Result r = RunDistributed(program, sets, w, dir, dir + "/params");
     ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
-    const double got = PrintedNumbers(r.out).back();
+    const double got = LastNumber(r.out);
     EXPECT_GE(got, serial - points) << w << " workers:\n" << r.out << "serial:\n" << s.out;
     ::testing::Test::RecordProperty(
         std::filesystem::path(program).stem().string() + "_accuracy_" + std::to_string(w),
@@ -293,7 +316,7 @@ TEST(Distributed, GloveWithColdRowsKeepsTheLargestBatch) {
       RunDistributed(program, sets, 2, dir, dir + "/params", {"--log-json", dir + "/log.json"});
   ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
   Serial s = RunSerial(program, sets, 0);
-  const double got = PrintedNumbers(r.out).back(), want = PrintedNumbers(s.out).back();
+  const double got = LastNumber(r.out), want = LastNumber(s.out);
   EXPECT_LE(std::fabs(got - want), 0.02 * want) << r.out << "serial:\n" << s.out;
   std::istringstream lines(Slurp(dir + "/log.json"));
   int epochs = 0;
@@ -395,6 +418,7 @@ TEST(Distributed, DenseOnCudaRunsOrSaysWhyNot) {
   Serial s = RunSerial(kExamples + "dense_lr.rgl", {}, 0);
   std::vector<double> got = PrintedNumbers(d.result.out), want = PrintedNumbers(s.out);
   ASSERT_EQ(got.size(), want.size());
+  ASSERT_FALSE(got.empty()) << d.result.out;
   EXPECT_LE(std::fabs(got.back() - want.back()), 0.01 * want.back()) << d.result.out;
   for (const nlohmann::json& e : d.epochs) {
     EXPECT_GT(e["bytes"].value("allreduce.collective", 0.0), 0.0) << e.dump();
@@ -435,7 +459,7 @@ TEST(Distributed, Word2vecHeldOutLossOnGutenbergAtDefaultsWithinTwoPercent) {
   // "epoch N loss L heldout H": the last number. Lower is better; runs have
   // ended 2.7% below serial (the refreshes' timing varies from run to run),
   // which costs no quality: only a loss above serial's is a failure.
-  const double got = PrintedNumbers(r.out).back(), want = PrintedNumbers(s.out).back();
+  const double got = LastNumber(r.out), want = LastNumber(s.out);
   EXPECT_LE(got, 1.02 * want) << r.out << "serial:\n" << s.out;
   ::testing::Test::RecordProperty("word2vec_heldout",
                                   std::to_string(got) + " vs " + std::to_string(want));
