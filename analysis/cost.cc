@@ -21,9 +21,32 @@ double RowBytes(const ParamShape& s) { return static_cast<double>(s.width) * 4.0
 struct ParamRun {
   const ParamRows* rows = nullptr;
   const ParamShape* shape = nullptr;
-  int loop = -1;
   int rank = 0, workers = 1;
+  const std::vector<uint8_t>* changed = nullptr;  // rows the run changed (null: all)
+  // The worker's share of the run's elements, when its rows are all rows
+  // (RunEffects::inexact); 1 otherwise. `writes`: the run's writes per row.
+  double share = 1;
+  const std::vector<uint32_t>* writes = nullptr;
 };
+
+// How many of `keys` a written parameter pushes: those the run changed
+// (a row with a zero delta is not pushed). Zero when it is not written.
+double Pushed(const ParamRun& r, const std::vector<int64_t>& keys) {
+  if (!r.rows->param.written) return 0;
+  if (r.changed == nullptr || r.changed->empty()) return static_cast<double>(keys.size());
+  double n = 0;
+  for (int64_t k : keys) {
+    if (k < 0 || static_cast<size_t>(k) >= r.changed->size() || (*r.changed)[k] == 0) continue;
+    if (r.share >= 1) {
+      ++n;
+    } else if (r.writes != nullptr && static_cast<size_t>(k) < r.writes->size()) {
+      n += 1 - std::pow(1 - r.share, static_cast<double>((*r.writes)[k]));
+    } else {
+      n += r.share;
+    }
+  }
+  return n;
+}
 
 // Adds `rows` rows of `p` moved at step `s` (or before/after the steps when
 // s is -1 / -2) to the worker's counts under strategy name `what`.
@@ -57,9 +80,10 @@ void CountLocal(const ParamRun& r, const std::vector<std::vector<std::vector<int
     if (srv[s].empty()) continue;
     const double n = static_cast<double>(srv[s][p].size());
     if (n == 0) continue;
-    Move(wc, "local", n * (r.rows->param.written ? 2 : 1), rb, static_cast<int64_t>(s));
+    Move(wc, "local", n + Pushed(r, srv[s][p]), rb, static_cast<int64_t>(s));
   }
-  if (r.rows->param.written && held > 0) Move(wc, "local", held, rb, -2);
+  const double pushed = Pushed(r, r.rows->held);
+  if (pushed > 0) Move(wc, "local", pushed, rb, -2);
 }
 
 // rotate: the column this worker ends with (and its first one) pulled, a
@@ -76,7 +100,8 @@ void CountRotate(const ParamRun& r, WorkerCounts* wc) {
     wc->bytes["rotate"] += b;
     wc->step_handoff_bytes[t] += b;
   }
-  if (r.rows->param.written) Move(wc, "rotate", static_cast<double>(cols[last].size()), rb, -2);
+  const double pushed = Pushed(r, cols[last]);
+  if (pushed > 0) Move(wc, "rotate", pushed, rb, -2);
 }
 
 // ps: every step pulls its rows and pushes them back when written.
@@ -87,8 +112,7 @@ void CountPs(const ParamRun& r, const std::vector<std::vector<std::vector<int64_
     if (srv[s].empty()) continue;
     const double n = static_cast<double>(srv[s][p].size());
     if (n == 0) continue;
-    Move(wc, "ps", n * (r.rows->param.written ? 2 : 1), RowBytes(*r.shape),
-         static_cast<int64_t>(s));
+    Move(wc, "ps", n + Pushed(r, srv[s][p]), RowBytes(*r.shape), static_cast<int64_t>(s));
   }
 }
 
@@ -107,8 +131,33 @@ struct CacheRun {
   double fetched = 0, pushed = 0, refreshed = 0;
 };
 
-// Per step, the (row, elements touching it) of one worker's run.
-using StepTouches = std::vector<std::vector<std::pair<int64_t, int64_t>>>;
+// The (row, elements touching it) of one worker's run per exchange of its
+// caches: one per step, or one per part of a step when the steps are cut
+// (RowPlan::part), with the step each belongs to.
+struct StepTouches {
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> units;
+  std::vector<size_t> step;
+};
+
+// Per row, the run's element writes over its element touches (empty when
+// the writes are unknown: one update per touch). The run's touches are
+// spread over the workers' steps; the writes are assumed spread alike.
+std::vector<double> UpdatesPerTouch(const ParamShape& shape, const StepTouches* touches,
+                                    const std::vector<uint32_t>* writes, int workers) {
+  if (writes == nullptr || writes->size() != static_cast<size_t>(shape.rows)) return {};
+  std::vector<double> out(writes->size(), 0.0);
+  for (int w = 0; w < workers; ++w) {
+    for (const auto& unit : touches[w].units) {
+      for (const auto& [row, k] : unit) {
+        if (row >= 0 && row < shape.rows) out[static_cast<size_t>(row)] += static_cast<double>(k);
+      }
+    }
+  }
+  for (size_t r = 0; r < out.size(); ++r) {
+    out[r] = out[r] > 0 ? static_cast<double>((*writes)[r]) / out[r] : 1.0;
+  }
+  return out;
+}
 
 // The caches of one parameter on every worker, step by step in lockstep:
 // a worker's pending updates of a row (touches stand for updates) are
@@ -119,21 +168,22 @@ using StepTouches = std::vector<std::vector<std::pair<int64_t, int64_t>>>;
 // when first touched; the cache is kept across runs unless another loop
 // wrote the parameter.
 void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const StepTouches* touches,
-                    const std::vector<int64_t>* single,
+                    const std::vector<int64_t>* single, const std::vector<uint32_t>* writes,
                     const std::vector<CountState::Param*>& states,
                     std::vector<WorkerCounts>* workers) {
   const int P = static_cast<int>(states.size());
   const double rb = RowBytes(shape);
-  std::vector<std::unordered_map<int64_t, int64_t>> pending(P);
+  const std::vector<double> per_touch = UpdatesPerTouch(shape, touches, writes, P);
+  std::vector<std::unordered_map<int64_t, double>> pending(P);
   std::vector<CacheRun> cr(P);
-  size_t steps = 0;
+  size_t units = 0;
   for (int w = 0; w < P; ++w) {
     CountState::Param& ps = *states[w];
     if (ps.cached.empty() || ps.cache_generation + 1 != ps.generation) {
       ps.cached.assign(static_cast<size_t>(shape.rows), 0);
       ps.lag.clear();
     }
-    steps = std::max(steps, (*workers)[w].step_elements.size());
+    units = std::max(units, touches[w].units.size());
   }
   // Per worker, the held rows that lack more than `staleness` merges (due
   // for a refresh at its next exchange): kept as a list, as the servers do,
@@ -159,13 +209,16 @@ void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const S
       if (++states[v]->lag[row] == cache.staleness + 1) due[v].push_back(row);
     }
   };
-  for (size_t s = 0; s < steps; ++s) {
+  for (size_t u = 0; u < units; ++u) {
     for (int w = 0; w < P; ++w) {
-      if (s >= touches[w].size()) continue;
+      if (u >= touches[w].units.size()) continue;
+      const size_t s = touches[w].step[u];
       WorkerCounts& wc = (*workers)[w];
       std::vector<char>& held = states[w]->cached;
-      wc.step_exchanges[s] = std::max(wc.step_exchanges[s], 1);
-      for (const auto& [row, k] : touches[w][s]) {
+      // One exchange per unit: before the step, and between its parts.
+      const bool first = u == 0 || touches[w].step[u - 1] != s;
+      wc.step_exchanges[s] = first ? std::max(wc.step_exchanges[s], 1) : wc.step_exchanges[s] + 1;
+      for (const auto& [row, k] : touches[w].units[u]) {
         if (row < 0 || row >= shape.rows) continue;
         if (!held[static_cast<size_t>(row)]) {
           held[static_cast<size_t>(row)] = 1;
@@ -173,17 +226,18 @@ void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const S
           wc.step_server_bytes[s] += rb + kReceivedRowExtra + kAskedRow;
           wc.step_server_rows[s] += 1;
         }
-        int64_t& c = pending[w][row];
-        c += k;
+        double& c = pending[w][row];
+        c += static_cast<double>(k) * (per_touch.empty() ? 1.0 : per_touch[row]);
         const bool alone = std::binary_search(single[w].begin(), single[w].end(), row);
-        if (!alone && c >= cache.push_bound) {
+        if (!alone && c >= static_cast<double>(cache.push_bound)) {
           c = 0;
           push(w, row, s, false);
         }
       }
     }
     for (int w = 0; w < P; ++w) {
-      if (s >= touches[w].size()) continue;
+      if (u >= touches[w].units.size()) continue;
+      const size_t s = touches[w].step[u];
       WorkerCounts& wc = (*workers)[w];
       for (int64_t row : due[w]) {
         int64_t& l = states[w]->lag[row];
@@ -221,7 +275,7 @@ void SimulateCaches(const ParamShape& shape, const CacheSettings& cache, const S
 StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const StepBlocks& blocks,
                              const std::vector<ParamShape>& shapes, const RowsFn& rows,
                              const RowCountsFn& counts, const CacheSettings& cache,
-                             CountState* state) {
+                             CountState* state, const RunEffects* effects) {
   RunCounts out;
   out.loop = lp.id;
   const int P = in.workers;
@@ -230,6 +284,10 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
   for (const PlanParam& pp : in.loop_params) cached[pp.index] = pp.cached;
   std::vector<StepTouches> touches(shapes.size() * P);  // [p * P + w]
   std::vector<std::vector<int64_t>> single(shapes.size() * P);
+  int64_t total_elements = 0;
+  for (const auto& step : blocks.blocks) {
+    for (const auto& block : step) total_elements += static_cast<int64_t>(block.size());
+  }
   for (int w = 0; w < P; ++w) {
     PlanInput wi = in;
     wi.rank = w;
@@ -256,12 +314,22 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
       }
     }
     std::vector<CountState::Param>& st = state->state_[static_cast<size_t>(w)];
+    int64_t worker_elements = 0;
+    for (const auto& s : steps) worker_elements += static_cast<int64_t>(s.size());
     bool any_cached = false, any_server = false;
     for (const ParamRows& pr : rp.params) {
       if (!pr.used) continue;
       const int p = pr.param.index;
       const ParamShape& shape = shapes[static_cast<size_t>(p)];
-      ParamRun r{&pr, &shape, lp.id, w, P};
+      const std::vector<uint8_t>* ch = effects != nullptr && static_cast<size_t>(p) < effects->changed.size()
+                                           ? &effects->changed[static_cast<size_t>(p)]
+                                           : nullptr;
+      ParamRun r{&pr, &shape, w, P, ch};
+      if (effects != nullptr && static_cast<size_t>(p) < effects->inexact.size() &&
+          effects->inexact[static_cast<size_t>(p)] && total_elements > 0) {
+        r.share = static_cast<double>(worker_elements) / static_cast<double>(total_elements);
+        if (static_cast<size_t>(p) < effects->writes.size()) r.writes = &effects->writes[p];
+      }
       CountState::Param& ps = st[static_cast<size_t>(p)];
       if (pr.param.cached) {
         any_cached = true;
@@ -331,14 +399,23 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
     if (wc.begin_rows > 0) wc.begin_exchanges = 1;
     if (wc.end_rows > 0) wc.end_exchanges = 1;
     if (!any_cached) continue;
-    // Touch counts per step of each cached parameter, for the cache model.
+    // Touch counts of each cached parameter per exchange (a step, or each
+    // part of one), for the cache model.
     for (size_t s = 0; s < n; ++s) {
-      if (steps[s].empty()) continue;
-      RIGEL_ASSIGN_OR_RETURN(RowCounts c, counts(steps[s]));
-      for (size_t p = 0; p < shapes.size(); ++p) {
-        if (!cached[p] || p >= c.size()) continue;
-        touches[p * P + w].resize(n);
-        touches[p * P + w][s] = std::move(c[p]);
+      const std::span<const int64_t> all(steps[s]);
+      const size_t part = rp.part > 0 ? static_cast<size_t>(rp.part) : all.size();
+      for (size_t at = 0; at < all.size() || at == 0; at += part) {
+        RowCounts c;
+        if (!all.empty()) {
+          RIGEL_ASSIGN_OR_RETURN(c, counts(all.subspan(at, std::min(part, all.size() - at))));
+        }
+        for (size_t p = 0; p < shapes.size(); ++p) {
+          if (!cached[p]) continue;
+          StepTouches& t = touches[p * P + w];
+          t.units.push_back(p < c.size() ? std::move(c[p]) : std::vector<std::pair<int64_t, int64_t>>{});
+          t.step.push_back(s);
+        }
+        if (all.empty()) break;
       }
     }
   }
@@ -346,7 +423,12 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
     if (!cached[p]) continue;
     std::vector<CountState::Param*> states;
     for (int w = 0; w < P; ++w) states.push_back(&state->state_[static_cast<size_t>(w)][p]);
-    SimulateCaches(shapes[p], cache, &touches[p * P], &single[p * P], states, &out.workers);
+    const std::vector<uint32_t>* writes =
+        effects != nullptr && p < effects->writes.size() && !effects->writes[p].empty()
+            ? &effects->writes[p]
+            : nullptr;
+    SimulateCaches(shapes[p], cache, &touches[p * P], &single[p * P], writes, states,
+                   &out.workers);
   }
   return out;
 }

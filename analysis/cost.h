@@ -69,6 +69,27 @@ struct ParamShape {
 using RowCounts = std::vector<std::vector<std::pair<int64_t, int64_t>>>;
 using RowCountsFn = std::function<StatusOr<RowCounts>(std::span<const int64_t> elements)>;
 
+// What one run did to the rows of each parameter (by parameter index), as
+// the probe finds by running it serially. A parameter without a table (an
+// empty vector, or no RunEffects at all) counts every written row as
+// changed and every element touching a row as one update of it.
+struct RunEffects {
+  // 1 for a row whose value differs after the run. The runtime pushes only
+  // rows with a nonzero delta (worker/sync/row_io.cc), so a written row the
+  // run left as it was is pulled but not pushed.
+  std::vector<std::vector<uint8_t>> changed;
+  // Element writes per row (kernel::RowTracker's count, the push bound's
+  // unit): word2vec's emb[w] is written once per context of the element.
+  std::vector<std::vector<uint32_t>> writes;
+  // 1 for a parameter whose rows a worker cannot know from its elements
+  // (a subscript under a condition on a parameter, as kmeans' Cen[k] under
+  // `if N[k] > 0`): every worker lists every row and pushes those its own
+  // elements changed. A changed row written w times in the run counts as
+  // pushed by a worker holding a share f of the elements with probability
+  // 1 - (1 - f)^w (the writes spread evenly over the elements).
+  std::vector<uint8_t> inexact;
+};
+
 // The relaxed settings of a run with cached parameters (analysis/relaxed.h).
 struct CacheSettings {
   int staleness = 1;
@@ -131,12 +152,14 @@ struct CountState {
 // it (rank ignored; batch and hot share already chosen), `blocks` the run's
 // blocks, `rows` the distinct rows a set of elements touches (as the
 // worker's prefetch slice gives them), `counts` the per-row touch counts
-// for cached parameters (may be null when the loop caches none). Updates
-// `state`. Errors: those of `rows` and `counts`.
+// for cached parameters (may be null when the loop caches none), `effects`
+// what the run did to the rows (null: unknown; the row caches use its writes,
+// the other strategies its changes). Updates `state`. Errors: those of
+// `rows` and `counts`.
 StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const StepBlocks& blocks,
                              const std::vector<ParamShape>& shapes, const RowsFn& rows,
                              const RowCountsFn& counts, const CacheSettings& cache,
-                             CountState* state);
+                             CountState* state, const RunEffects* effects = nullptr);
 
 // Predicted figures of a set of runs (one epoch).
 struct Prediction {

@@ -17,34 +17,16 @@
 #include <vector>
 
 #include "bench/proc.h"
+#include "bench/planner_programs.h"
+#include "bench/run_log.h"
 
 namespace fs = std::filesystem;
+using rigel::bench::LaterEpochs;
+using rigel::bench::Median;
 using rigel::bench::ReadFile;
 using rigel::bench::Run;
 
 namespace {
-
-struct Program {
-  std::string name, path;
-  std::vector<std::string> sets;
-};
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-// The run's epochs after the first (all of them when there is one).
-std::vector<nlohmann::json> LaterEpochs(const std::string& log) {
-  std::vector<nlohmann::json> all;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) all.push_back(nlohmann::json::parse(line));
-  }
-  if (all.size() > 1) all.erase(all.begin());
-  return all;
-}
 
 double Moved(const nlohmann::json& epoch) {
   double b = 0;
@@ -72,28 +54,16 @@ int main(int argc, char** argv) {
   }
   if (quick) runs = 1;
   const std::string src = RIGEL_SOURCE_DIR, bin = std::string(RIGEL_BIN_DIR) + "/rigel";
-  const std::string ex = src + "/examples/", progs = src + "/tests/e2e/programs/";
-  std::vector<Program> programs = {
-      {"mf", ex + "mf.rgl", {"EPOCHS=5"}},
-      {"bias", ex + "bias.rgl", {"EPOCHS=5"}},
-      {"kmeans", ex + "kmeans.rgl", {"ITERS=5"}},
-      {"dense_lr", ex + "dense_lr.rgl", {}},
-      {"sparse_lr", ex + "sparse_lr.rgl", {"EPOCHS=5"}},
-      {"softmax", ex + "softmax.rgl", {"EPOCHS=5"}},
-      {"fm",
-       progs + "fm.rgl",
-       {"train.path=" + ex + "data/fm.svm", "test.path=" + ex + "data/fm_test.svm"}},
-      {"lda", ex + "lda.rgl", {}},
-      {"word2vec", ex + "word2vec.rgl", {"EPOCHS=3"}},
-  };
+  std::vector<rigel::bench::PlannerProgram> programs = rigel::bench::PlannerPrograms(src);
   if (quick) programs.resize(3);
   fs::create_directories(work);
   int failures = 0;
-  for (const Program& p : programs) {
+  for (const rigel::bench::PlannerProgram& p : programs) {
     std::vector<std::string> sets;
     for (const std::string& s : p.sets) sets.insert(sets.end(), {"--set", s});
     std::vector<std::string> explain = {bin,         "explain", p.path,   "--workers", "2",
-                                        "--servers", "2",       "--cost", "--json"};
+                                        "--servers", "2",       "--cost", "--json",
+                                        "--epochs",  std::to_string(p.epochs)};
     explain.insert(explain.end(), sets.begin(), sets.end());
     const fs::path out = work / (p.name + ".cost.json"), err = work / (p.name + ".err");
     auto e = Run(explain, out, err, 600);

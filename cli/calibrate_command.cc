@@ -120,13 +120,10 @@ void Report(const std::vector<Measured>& all, const analysis::CostConstants& bef
             const analysis::CostConstants& after) {
   std::printf("%-10s %12s %12s %12s\n", "program", "measured_s", "defaults_s", "fitted_s");
   for (const Measured& m : all) {
-    std::vector<double> meas, b, f;
-    for (const analysis::Observation& o : m.obs) {
-      meas.push_back(o.measured_s);
-      b.push_back(analysis::Predict(o.runs, o.servers, before).seconds);
-      f.push_back(analysis::Predict(o.runs, o.servers, after).seconds);
-    }
-    std::printf("%-10s %12.5f %12.5f %12.5f\n", m.name.c_str(), Median(meas), Median(b), Median(f));
+    std::vector<double> meas;
+    for (const analysis::Observation& o : m.obs) meas.push_back(o.measured_s);
+    std::printf("%-10s %12.5f %12.5f %12.5f\n", m.name.c_str(), Median(meas),
+                MedianPrediction(m.obs, before), MedianPrediction(m.obs, after));
   }
 }
 

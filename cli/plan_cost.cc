@@ -1,5 +1,6 @@
 #include "cli/plan_cost.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -27,7 +28,7 @@ std::string Bytes(double b) {
   return buf;
 }
 
-std::string ScheduleText(const ir::Program& prog, const analysis::LoopPlan& lp) {
+std::string ScheduleText(const analysis::LoopPlan& lp) {
   std::string s = analysis::ScheduleKindName(lp.schedule.kind);
   const auto& dims = lp.accesses.space.dims;
   if (lp.schedule.kind == analysis::ScheduleKind::kModelParallel1D && lp.schedule.dim >= 0 &&
@@ -40,7 +41,6 @@ std::string ScheduleText(const ir::Program& prog, const analysis::LoopPlan& lp) 
     strategies +=
         (strategies.empty() ? "" : ", ") + pp.name + " " + analysis::StrategyName(pp.strategy);
   }
-  (void)prog;
   return strategies.empty() ? s : s + " (" + strategies + ")";
 }
 
@@ -67,10 +67,10 @@ std::string Line(const char* what, const analysis::Prediction& p) {
 std::vector<PlanVariant> PlanVariants(const ir::Program& prog, const analysis::Plan& plan) {
   std::vector<PlanVariant> out = {{plan, -1, ""}};
   for (size_t l = 0; l < plan.loops.size(); ++l) {
-    const std::string own = ScheduleText(prog, plan.loops[l]);
+    const std::string own = ScheduleText(plan.loops[l]);
     for (analysis::LoopPlan& lp :
          analysis::LoopCandidates(prog, static_cast<int>(l), plan.workers)) {
-      const std::string text = ScheduleText(prog, lp);
+      const std::string text = ScheduleText(lp);
       if (text == own) continue;
       PlanVariant v{plan, static_cast<int>(l), text};
       v.plan.loops[l] = std::move(lp);
@@ -89,33 +89,28 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
   // Variant 0 is the plan; then one per alternative of one loop.
   const std::vector<PlanVariant> variants = PlanVariants(prog, plan);
   std::vector<analysis::Plan> plans;
-  std::vector<std::pair<int, std::string>> what;  // per variant after the first
-  std::vector<std::string> own(plan.loops.size());
-  for (size_t l = 0; l < plan.loops.size(); ++l) own[l] = ScheduleText(prog, plan.loops[l]);
-  for (const PlanVariant& v : variants) {
-    plans.push_back(v.plan);
-    if (v.loop >= 0) what.emplace_back(v.loop, v.schedule);
-  }
+  for (const PlanVariant& v : variants) plans.push_back(v.plan);
   RIGEL_ASSIGN_OR_RETURN(std::vector<exec::ProbeResult> r, exec::ProbeCosts(prog, plans, options));
   out.plan = r[0];
   out.fastest = plan;
   std::vector<double> best(plan.loops.size(), out.plan.steady.seconds);
   for (size_t l = 0; l < plan.loops.size(); ++l) {
-    bool any = false;
-    for (size_t v = 1; v < plans.size(); ++v) any = any || what[v - 1].first == static_cast<int>(l);
+    const int loop = static_cast<int>(l);
+    const bool any = std::any_of(variants.begin(), variants.end(),
+                                 [&](const PlanVariant& v) { return v.loop == loop; });
     if (!any) continue;
-    out.candidates.push_back({static_cast<int>(l), own[l], true, out.plan.steady});
-    for (size_t v = 1; v < plans.size(); ++v) {
-      if (what[v - 1].first != static_cast<int>(l)) continue;
-      out.candidates.push_back({static_cast<int>(l), what[v - 1].second, false, r[v].steady});
+    out.candidates.push_back({loop, ScheduleText(plan.loops[l]), true, out.plan.steady});
+    for (size_t v = 1; v < variants.size(); ++v) {
+      if (variants[v].loop != loop) continue;
+      out.candidates.push_back({loop, variants[v].schedule, false, r[v].steady});
       // Predictions are not finer than a few percent: a candidate replaces
       // the plan's schedule only when clearly faster.
       if (r[v].steady.seconds < best[l] &&
           r[v].steady.seconds < kClearlyFaster * out.plan.steady.seconds) {
         best[l] = r[v].steady.seconds;
-        out.fastest.loops[l] = plans[v].loops[l];
+        out.fastest.loops[l] = variants[v].plan.loops[l];
         for (CandidateCost& c : out.candidates) {
-          if (c.loop == static_cast<int>(l)) c.chosen = false;
+          if (c.loop == loop) c.chosen = false;
         }
         out.candidates.back().chosen = true;
       }
@@ -200,7 +195,7 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
            (c.in_plan ? "  <- this plan" : "") + "\n";
   }
   for (size_t l = 0; l < cost.fastest.loops.size(); ++l) {
-    const std::string planned = ScheduleText(prog, cost.fastest.loops[l]);
+    const std::string planned = ScheduleText(cost.fastest.loops[l]);
     bool changed = false;
     for (const CandidateCost& c : cost.candidates) {
       changed = changed || (c.loop == static_cast<int>(l) && c.in_plan && c.schedule != planned);

@@ -69,4 +69,11 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double MedianPrediction(const std::vector<analysis::Observation>& obs,
+                        const analysis::CostConstants& k) {
+  std::vector<double> s;
+  for (const analysis::Observation& o : obs) s.push_back(analysis::Predict(o.runs, o.servers, k).seconds);
+  return Median(std::move(s));
+}
+
 }  // namespace rigel::cli

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/cost.h"
+
 namespace rigel::cli {
 
 // Runs this binary with `args`, its output to the file `log`; returns its
@@ -23,6 +25,10 @@ std::map<std::string, double> LastPrinted(const std::string& log_json);
 
 // The median (the upper one of an even count); 0 for none.
 double Median(std::vector<double> v);
+
+// The median over `obs` of the epoch seconds `k` predicts for each.
+double MedianPrediction(const std::vector<analysis::Observation>& obs,
+                        const analysis::CostConstants& k);
 
 }  // namespace rigel::cli
 

@@ -172,11 +172,7 @@ int Report(const TuneArgs& a, const ir::Program& prog, const std::vector<PlanVar
   for (size_t i = 0; i < trials->size(); ++i) {
     Trial& t = (*trials)[i];
     t.differs = Differs((*trials)[0].printed, t.printed);
-    std::vector<double> again;
-    for (const analysis::Observation& o : t.obs) {
-      again.push_back(analysis::Predict(o.runs, o.servers, refit).seconds);
-    }
-    t.refit_s = Median(again);
+    t.refit_s = MedianPrediction(t.obs, refit);
     if (t.differs.empty() && t.measured_s < (*trials)[best].measured_s &&
         t.measured_s < kClearlyFaster * (*trials)[0].measured_s) {
       best = i;
@@ -192,8 +188,9 @@ int Report(const TuneArgs& a, const ir::Program& prog, const std::vector<PlanVar
   for (const Trial& t : *trials) {
     if (t.differs.empty()) continue;
     std::printf(
-        "not chosen: %s printed other numbers than Rigel's plan after %d epochs (%s); "
-        "that is a bug in Rigel, please report it\n",
+        "not chosen: %s printed other numbers than Rigel's plan after %d epochs (%s): its "
+        "schedule runs the elements in another order, and tune chooses only among plans that "
+        "print what Rigel's plan prints\n",
         Describe(variants[t.variant]).c_str(), a.epochs, t.differs.c_str());
   }
   const Trial& w = (*trials)[best];

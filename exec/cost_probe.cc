@@ -173,13 +173,83 @@ class Probe {
     return in;
   }
 
+  // Every parameter's values, in binding order.
+  std::vector<std::vector<float>> Snapshot() const {
+    std::vector<std::vector<float>> out;
+    for (const kernel::ParamBinding& b : ex_->bindings()) {
+      out.emplace_back(b.data, b.data + b.rows * b.width);
+    }
+    return out;
+  }
+
+  // Puts `values` (a Snapshot) into the parameters and returns what they held.
+  void Swap(std::vector<std::vector<float>>* values) const {
+    const std::vector<kernel::ParamBinding>& bs = ex_->bindings();
+    for (size_t p = 0; p < bs.size(); ++p) {
+      std::swap_ranges((*values)[p].begin(), (*values)[p].end(), bs[p].data);
+    }
+  }
+
+  // The rows whose values differ between `before` and the parameters now.
+  std::vector<std::vector<uint8_t>> Changes(const std::vector<std::vector<float>>& before) const {
+    const std::vector<kernel::ParamBinding>& bs = ex_->bindings();
+    std::vector<std::vector<uint8_t>> out(bs.size());
+    for (size_t p = 0; p < bs.size(); ++p) {
+      const size_t w = static_cast<size_t>(bs[p].width);
+      out[p].assign(static_cast<size_t>(bs[p].rows), 0);
+      for (size_t r = 0; r < out[p].size(); ++r) {
+        // The workers' test (worker/sync/row_io.cc): a row is pushed when
+        // some value's difference from its base is nonzero.
+        const float* a = bs[p].data + r * w;
+        const float* b = before[p].data() + r * w;
+        for (size_t c = 0; c < w && out[p][r] == 0; ++c) out[p][r] = a[c] - b[c] != 0.0f;
+      }
+    }
+    return out;
+  }
+
+  // Runs the loop serially, as SerialExecutor would without the hook (file
+  // order, or lexicographic order for an `ordered` loop), adding its partial
+  // sums into the driver's accumulators, and counts its element writes per
+  // row into `writes` (the workers' trackers count the same way).
+  Status Execute(const RemoteRun& run, std::vector<std::vector<uint32_t>>* writes) {
+    std::vector<double> unused;
+    kernel::RunContext ctx = Context(run, &unused);
+    ctx.accums = run.accums;
+    std::vector<kernel::ParamBinding> tracked = ex_->bindings();
+    std::vector<kernel::RowTracker> trackers(tracked.size());
+    std::vector<int64_t> never_due;  // the bound is never reached
+    writes->assign(tracked.size(), {});
+    for (size_t p = 0; p < tracked.size(); ++p) {
+      (*writes)[p].assign(static_cast<size_t>(tracked[p].rows), 0);
+      trackers[p] = kernel::RowTracker{(*writes)[p].data(), UINT32_MAX, &never_due};
+      tracked[p].tracker = &trackers[p];
+    }
+    ctx.params = &tracked;
+    const kernel::Kernel& k = ex_->kernel(run.loop);
+    if (!prog_.loops[static_cast<size_t>(run.loop)].ordered) {
+      return k.Run(ctx, 0, run.space->count);
+    }
+    auto it = ordered_.find(run.space);
+    if (it == ordered_.end()) it = ordered_.emplace(run.space, data::OrderedElements(*run.space)).first;
+    return k.RunElements(ctx, it->second);
+  }
+
   // Seconds per element of the loop body on this machine: a stretch of up
   // to time_sample elements run through the kernel after a warm-up of the
-  // same stretch (a worker runs its block's elements in order too).
-  // Running it changes the probe's parameters, which nothing reads.
+  // same stretch (a worker runs its block's elements in order too). The
+  // parameters are put back as they were, for the serial execution.
   Status Time(int loop, const kernel::RunContext& ctx, const data::Dataset& space) {
     double& t = element_s_[static_cast<size_t>(loop)];
     if (t > 0 || space.count == 0) return Status::Ok();
+    std::vector<std::vector<float>> saved = Snapshot();
+    Status st = TimeStretches(loop, ctx, space, &t);
+    Swap(&saved);
+    return st;
+  }
+
+  Status TimeStretches(int loop, const kernel::RunContext& ctx, const data::Dataset& space,
+                       double* t) const {
     const int64_t n = std::min<int64_t>(space.count, opts_.time_sample);
     const int64_t lo = (space.count - n) / 2;
     const kernel::Kernel& k = ex_->kernel(loop);
@@ -193,18 +263,37 @@ class Probe {
       const double s = std::chrono::duration<double>(Clock::now() - start).count();
       best = rep == 0 ? s : std::min(best, s);
     }
-    t = best / static_cast<double>(n);
+    *t = best / static_cast<double>(n);
     return Status::Ok();
   }
 
+  // Executes the run, then counts it from the values it started with (the
+  // rows a worker's slice finds are those of the run's start).
   Status Count(const RemoteRun& run) {
     std::vector<double> accums;
     const kernel::RunContext ctx = Context(run, &accums);
     RIGEL_RETURN_IF_ERROR(Time(run.loop, ctx, *run.space));
+    std::vector<std::vector<float>> values = Snapshot();
+    analysis::RunEffects effects;
+    RIGEL_RETURN_IF_ERROR(Execute(run, &effects.writes));
+    effects.changed = Changes(values);
+    const kernel::KeySlice& slice = slices_[static_cast<size_t>(run.loop)];
+    for (size_t p = 0; p < prog_.params.size(); ++p) {
+      const int pi = static_cast<int>(p);
+      effects.inexact.push_back(slice.touches(pi) && !slice.whole(pi) && !slice.exact(pi));
+    }
+    Swap(&values);  // the run's start, for the slices
+    Status st = CountAll(run, ctx, effects);
+    Swap(&values);  // the run's end, for the driver
+    return st;
+  }
+
+  Status CountAll(const RemoteRun& run, const kernel::RunContext& ctx,
+                  const analysis::RunEffects& effects) {
     for (size_t v = 0; v < variants_.size(); ++v) {
       const analysis::LoopPlan& lp = plans_[v].loops[static_cast<size_t>(run.loop)];
       RIGEL_ASSIGN_OR_RETURN(analysis::RunCounts counts,
-                             CountFor(lp, run, ctx, &variants_[v].state));
+                             CountFor(lp, run, ctx, effects, &variants_[v].state));
       counts.element_s = element_s_[static_cast<size_t>(run.loop)];
       variants_[v].current.runs.push_back(std::move(counts));
     }
@@ -213,6 +302,7 @@ class Probe {
 
   StatusOr<analysis::RunCounts> CountFor(const analysis::LoopPlan& lp, const RemoteRun& run,
                                          const kernel::RunContext& ctx,
+                                         const analysis::RunEffects& effects,
                                          analysis::CountState* state) const {
     RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts, analysis::MakeCuts(lp, opts_.workers, *run.space));
     RIGEL_ASSIGN_OR_RETURN(analysis::StepBlocks blocks,
@@ -239,7 +329,7 @@ class Probe {
       cache.staleness = opts_.staleness >= 1 ? opts_.staleness : c.staleness;
       cache.push_bound = opts_.push_bound > 0 ? opts_.push_bound : c.push_bound;
     }
-    return analysis::CountRun(lp, in, blocks, shapes_, rows, touches, cache, state);
+    return analysis::CountRun(lp, in, blocks, shapes_, rows, touches, cache, state, &effects);
   }
 
   // One plan's counts.
@@ -257,6 +347,7 @@ class Probe {
   std::vector<analysis::ParamShape> shapes_;
   std::vector<Variant> variants_;
   std::vector<double> element_s_;  // per loop, measured on first run
+  std::map<const data::Dataset*, std::vector<int64_t>> ordered_;  // `ordered` loops' order
   int epochs_ = 0;                 // epochs closed
   bool done_ = false;
 };

@@ -1,12 +1,14 @@
 // Predicts a plan's epochs before it runs (analysis/cost.h) from the real
-// data: loads them, runs the program's driver with every loop run counted
-// instead of executed (the cuts, blocks, steps and rows each worker would
-// have, found by the loop's prefetch slice), times the loop body on a sample
-// of its elements, and stops after `epochs` iterations of the top-level
-// driver `for`. Driver values the loops read are those the driver holds when
-// the loops do not run (parameters keep their initial values), so a slice
-// that reads a value computed from parameters may touch other rows than a
-// real run does.
+// data: loads them, runs the program's driver serially with every loop run
+// counted as each plan would run it (the cuts, blocks, steps and rows each
+// worker would have, found by the loop's prefetch slice, from the values the
+// parameters hold when the run starts), times the loop body on a sample of
+// its elements, and stops after `epochs` iterations of the top-level driver
+// `for`. Each run is also executed serially, so the driver and later runs
+// see real values and the counts know which rows a run left unchanged (the
+// workers push only rows with a delta); a distributed schedule's order
+// differs from the serial one, so the rows it changes can differ slightly.
+// A probe costs about `epochs` serial epochs plus the counting.
 //
 // Not thread-safe; one call is one probe.
 #ifndef RIGEL_EXEC_COST_PROBE_H_

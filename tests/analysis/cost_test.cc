@@ -63,27 +63,35 @@ LoopPlan Loop() {
 // mf's training loop on a 2 x 2 grid of blocks: W local by i, H rotating by
 // j. Element e = (i, j) with i = e / 4, j = e % 4; rows 0-1 belong to block
 // row/column 0, rows 2-3 to 1.
-TEST(CountRun, TheRotationMovesEachColumnOnceAndLocalRowsAreKeptAfterTheFirstRun) {
-  std::map<int64_t, int64_t> w, h;
-  for (int64_t e = 0; e < 16; ++e) {
-    w[e] = e / 4;
-    h[e] = e % 4;
-  }
-  auto blocks = [](int64_t bi, int64_t bj) {
-    std::vector<int64_t> out;
+struct MfGrid {
+  MfGrid() {
+    std::map<int64_t, int64_t> w, h;
     for (int64_t e = 0; e < 16; ++e) {
-      if ((e / 4) / 2 == bi && (e % 4) / 2 == bj) out.push_back(e);
+      w[e] = e / 4;
+      h[e] = e % 4;
     }
-    return out;
-  };
-  StepBlocks b;
-  b.workers = 2;
-  b.blocks = {{blocks(0, 0), blocks(1, 1)}, {blocks(0, 1), blocks(1, 0)}};
+    rows = TableFn({w, h});
+    auto block = [](int64_t bi, int64_t bj) {
+      std::vector<int64_t> out;
+      for (int64_t e = 0; e < 16; ++e) {
+        if ((e / 4) / 2 == bi && (e % 4) / 2 == bj) out.push_back(e);
+      }
+      return out;
+    };
+    blocks.workers = 2;
+    blocks.blocks = {{block(0, 0), block(1, 1)}, {block(0, 1), block(1, 0)}};
+  }
+  RowsFn rows;
+  StepBlocks blocks;
   PlanInput in = TwoWorkers(ScheduleKind::kConflictFree2D, {PlanParam{0, Strategy::kLocal, true},
                                                             PlanParam{1, Strategy::kRotate, true}});
-  const std::vector<ParamShape> shapes = {{"W", 4, 8}, {"H", 4, 8}};
+  std::vector<ParamShape> shapes = {{"W", 4, 8}, {"H", 4, 8}};
+};
+
+TEST(CountRun, TheRotationMovesEachColumnOnceAndLocalRowsAreKeptAfterTheFirstRun) {
+  const MfGrid g;
   CountState state(2, 2);
-  auto first = CountRun(Loop(), in, b, shapes, TableFn({w, h}), nullptr, {}, &state);
+  auto first = CountRun(Loop(), g.in, g.blocks, g.shapes, g.rows, nullptr, {}, &state);
   ASSERT_TRUE(first.ok()) << first.status().message();
   // Per worker: W's 2 rows pulled and pushed; H's last column pulled, the
   // first one too (it differs), one hand-off, the last column pushed.
@@ -93,7 +101,7 @@ TEST(CountRun, TheRotationMovesEachColumnOnceAndLocalRowsAreKeptAfterTheFirstRun
     EXPECT_EQ(wc.bytes.at("rotate"), (2 + 2 + 2 + 2) * row);
     EXPECT_EQ(wc.step_handoff_bytes, (std::vector<double>{2 * row, 0}));
   }
-  auto second = CountRun(Loop(), in, b, shapes, TableFn({w, h}), nullptr, {}, &state);
+  auto second = CountRun(Loop(), g.in, g.blocks, g.shapes, g.rows, nullptr, {}, &state);
   ASSERT_TRUE(second.ok());
   for (const WorkerCounts& wc : second->workers) {
     EXPECT_EQ(wc.bytes.at("local.kept"), 2 * row);
@@ -130,6 +138,101 @@ TEST(CountRun, CachedRowsArePushedAtTheBoundAndRefreshedAfterMoreThanNMergesByOt
     EXPECT_EQ(wc.cache_rows.at("refreshed.w"), 1);
     EXPECT_EQ(wc.bytes.at("cache"), (4 + 24) * 1 + 2 * (4 + 8) + (4 + 16));
   }
+}
+
+// A written row the run left as it was has no delta and is not pushed
+// (worker/sync/row_io.cc): with the run's effects, W's end pushes count only
+// the changed rows, and H's last column likewise.
+TEST(CountRun, RowsTheRunLeftUnchangedAreNotPushed) {
+  const MfGrid g;
+  RunEffects effects;
+  effects.changed = {{1, 0, 0, 0}, {0, 0, 0, 1}};  // W row 0 (worker 0's), H row 3
+  CountState state(2, 2);
+  auto r = CountRun(Loop(), g.in, g.blocks, g.shapes, g.rows, nullptr, {}, &state, &effects);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const double row = 8 * 4;
+  // Worker 0 holds W rows 0-1 (one changed) and ends with H column 1 (rows
+  // 2-3, one changed); worker 1 holds W rows 2-3 (none) and ends with H
+  // column 0 (none).
+  EXPECT_EQ(r->workers[0].bytes.at("local"), (2 + 1) * row);
+  EXPECT_EQ(r->workers[1].bytes.at("local"), 2 * row);
+  EXPECT_EQ(r->workers[0].bytes.at("rotate"), (2 + 2 + 2 + 1) * row);
+  EXPECT_EQ(r->workers[1].bytes.at("rotate"), (2 + 2 + 2) * row);
+  EXPECT_EQ(r->workers[1].end_rows, 0);
+}
+
+// Rows a worker cannot know from its elements (RunEffects::inexact) are all
+// listed by every worker, which pushes those its own elements changed: a row
+// written once counts as pushed by a worker with half the elements with
+// probability 1/2, a row written 40 times as surely pushed.
+TEST(CountRun, RowsNoSliceCanKnowArePushedByTheWorkersLikelyToHaveWrittenThem) {
+  std::map<int64_t, int64_t> all;  // every element lists every row: rows 0..3
+  StepBlocks b;
+  b.workers = 2;
+  b.blocks = {{{0, 1, 2, 3}, {4, 5, 6, 7}}};
+  auto rows = [](std::span<const int64_t> elements) -> StatusOr<Rows> {
+    if (elements.empty()) return Rows{{}};
+    return Rows{{0, 1, 2, 3}};
+  };
+  PlanInput in = TwoWorkers(ScheduleKind::kDataParallel, {PlanParam{0, Strategy::kPs, true}});
+  in.params = 1;
+  in.batch = 4;
+  RunEffects effects;
+  effects.changed = {{1, 1, 1, 0}};
+  effects.writes = {{1, 1, 40, 0}};
+  effects.inexact = {1};
+  CountState state(2, 1);
+  auto r = CountRun(Loop(), in, b, {{"c", 4, 1}}, rows, nullptr, {}, &state, &effects);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const WorkerCounts& wc : r->workers) {
+    // 4 rows pulled; pushed 0.5 + 0.5 + (1 - 0.5^40).
+    EXPECT_NEAR(wc.bytes.at("ps"), (4 + 2) * 4.0, 1e-6);
+  }
+  effects.inexact = {0};  // rows known: every listed changed row is pushed
+  CountState known(2, 1);
+  auto k = CountRun(Loop(), in, b, {{"c", 4, 1}}, rows, nullptr, {}, &known, &effects);
+  ASSERT_TRUE(k.ok());
+  for (const WorkerCounts& wc : k->workers) EXPECT_EQ(wc.bytes.at("ps"), (4 + 3) * 4.0);
+}
+
+// The push bound counts element writes (kernel::RowTracker), not elements:
+// when each element writes its row 3 times, a bound of 6 is reached every
+// second element.
+TEST(CountRun, CachedRowsCountTheRunsWritesPerTouchTowardsThePushBound) {
+  std::map<int64_t, int64_t> rows;
+  for (int64_t e = 0; e < 24; ++e) rows[e] = 0;
+  StepBlocks b;
+  b.workers = 2;
+  std::vector<int64_t> a, c;
+  for (int64_t e = 0; e < 12; ++e) a.push_back(e);
+  for (int64_t e = 12; e < 24; ++e) c.push_back(e);
+  b.blocks = {{a, c}};
+  PlanParam w{0, Strategy::kPs, true, true};
+  w.cached = true;
+  PlanInput in = TwoWorkers(ScheduleKind::kDataParallel, {w});
+  in.batch = 3;
+  in.params = 1;
+  CacheSettings cache;
+  cache.staleness = 1;
+  cache.push_bound = 6;
+  RunEffects effects;
+  effects.writes = {std::vector<uint32_t>(10, 0)};
+  effects.writes[0][0] = 3 * 24;
+  CountState state(2, 1);
+  auto r = CountRun(Loop(), in, b, {{"w", 10, 1}}, TableFn({rows}), CountsFn({rows}), cache,
+                    &state, &effects);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const WorkerCounts& wc : r->workers) {
+    // 9 writes a step: pushed after every step (9, then 3 + 9, ...).
+    EXPECT_EQ(wc.cache_rows.at("pushed.w"), 4);
+  }
+  // Rows touched but never written are never pushed.
+  effects.writes[0][0] = 0;
+  CountState fresh(2, 1);
+  auto none = CountRun(Loop(), in, b, {{"w", 10, 1}}, TableFn({rows}), CountsFn({rows}), cache,
+                       &fresh, &effects);
+  ASSERT_TRUE(none.ok());
+  for (const WorkerCounts& wc : none->workers) EXPECT_EQ(wc.cache_rows.at("pushed.w"), 0);
 }
 
 TEST(Predict, AStepCostsItsSlowestWorkerAndHiddenTrafficCostsNothing) {

@@ -1,12 +1,21 @@
 // The cost model against real runs (analysis/cost.h, exec/cost_probe.h):
 // `rigel explain --cost --json` predicts each epoch's bytes per strategy
 // before anything runs, and a run on 2 workers and 2 servers logs what it
-// moved. docs/planner.md promises bytes within 10% of the measured; these
-// tests fail at twice that. Seconds are compared in bench/planner, not here
-// (a test never holds an absolute time).
+// moved. docs/planner.md promises bytes within 10% and epoch seconds within
+// 25% of the measured (bench/planner's table); these tests fail at twice
+// that. Seconds are a ratio of the prediction (from this machine's timing of
+// the loop bodies) to the run beside it, never an absolute time; a run whose
+// ratio falls outside is run twice more and the median of the three counts,
+// as in the bench. Seconds are checked only with RIGEL_TEST_TIMING=1, which
+// CTest's e2e.planner_seconds sets when it runs these tests alone
+// (RUN_SERIAL): beside another test on 2 cores a run takes twice as long as
+// the probe predicts (mf: 0.48). Sanitizer builds check bytes only: their
+// instrumented bodies are timed, but the constants describe the
+// uninstrumented runtime.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -40,23 +49,67 @@ std::map<std::string, double> MeasuredBytes(const std::string& log) {
   return out;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// The median over the epochs after the first of epoch_s.
+double MeasuredSeconds(const std::string& log) {
+  std::vector<double> s;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    s.push_back(nlohmann::json::parse(line).at("epoch_s").get<double>());
+  }
+  if (s.size() > 1) s.erase(s.begin());
+  if (s.empty()) return 0;
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
+}
+
+// A program (relative to the source tree), its --set overrides, its
+// driver's epochs (the prediction counts as many as the run has), the
+// `rigel gen` arguments writing a smaller data set into the test's
+// directory as data.txt (empty: the program's own data), and whether its
+// seconds are checked.
 struct Case {
   const char* program;
   std::vector<std::string> sets;
+  int epochs = 3;
+  std::vector<std::string> gen = {};
+  bool timed = true;
 };
 
-class PredictedBytes : public ::testing::TestWithParam<Case> {};
+class Predicted : public ::testing::TestWithParam<Case> {};
 
-TEST_P(PredictedBytes, AreWithinTwiceTheDocumentedBoundOfARun) {
+TEST_P(Predicted, BytesAndSecondsAreWithinTwiceTheDocumentedBoundsOfARun) {
   const Case& c = GetParam();
   const std::string dir = testing::MakeTempDir("rigel-planner-test");
-  const std::string program = kExamples + c.program;
-  std::vector<std::string> explain = {"explain",   program, "--workers", "2",
-                                      "--servers", "2",     "--cost",    "--json"};
+  const std::string program = std::string(RIGEL_SOURCE_DIR) + "/" + c.program;
+  std::vector<std::string> sets = c.sets;
+  if (!c.gen.empty()) {
+    std::vector<std::string> gen = {"gen"};
+    gen.insert(gen.end(), c.gen.begin(), c.gen.end());
+    gen.insert(gen.end(), {"--out", dir + "/data.txt", "--no-info"});
+    testing::RigelResult g = testing::RunRigel(gen, dir);
+    ASSERT_EQ(g.rc, 0) << g.err;
+    for (std::string& s : sets) {
+      if (s.ends_with("=DATA")) s = s.substr(0, s.size() - 4) + dir + "/data.txt";
+    }
+  }
+  std::vector<std::string> explain = {"explain", program, "--workers", "2", "--servers", "2",
+                                      "--cost",  "--json", "--epochs", std::to_string(c.epochs)};
   std::vector<std::string> run = {"run",       program,     "--workers",  "2",
                                   "--servers", "2",         "--log-json", dir + "/log.jsonl",
                                   "--run-dir", dir + "/run"};
-  for (const std::string& s : c.sets) {
+  for (const std::string& s : sets) {
     explain.insert(explain.end(), {"--set", s});
     run.insert(run.end(), {"--set", s});
   }
@@ -64,21 +117,52 @@ TEST_P(PredictedBytes, AreWithinTwiceTheDocumentedBoundOfARun) {
   ASSERT_EQ(e.rc, 0) << e.err;
   testing::RigelResult r = testing::RunRigel(run, dir);
   ASSERT_EQ(r.rc, 0) << r.err;
-  const nlohmann::json predicted = nlohmann::json::parse(e.out).at("steady").at("bytes");
+  const nlohmann::json steady = nlohmann::json::parse(e.out).at("steady");
+  const nlohmann::json& predicted = steady.at("bytes");
   const std::map<std::string, double> measured = MeasuredBytes(testing::Slurp(dir + "/log.jsonl"));
   ASSERT_FALSE(measured.empty());
+  // The moved bytes in all, then each strategy that moves a tenth of them or
+  // more (a small row cache's exchanges, as LDA's 20 rows of nk, depend on
+  // how the workers' steps interleave: 8.3 to 9.8 KB in four epochs).
+  double total = 0, predicted_total = 0;
+  for (const auto& [what, bytes] : measured) total += what == "local.kept" ? 0 : bytes;
+  for (const auto& [what, bytes] : predicted.items()) {
+    predicted_total += what == "local.kept" ? 0 : bytes.get<double>();
+  }
+  ASSERT_GT(total, 0);
+  EXPECT_NEAR(predicted_total / total, 1.0, 0.2)
+      << c.program << ": predicted " << predicted_total << " bytes, measured " << total;
   for (const auto& [what, bytes] : measured) {
-    if (bytes < 1024) continue;  // a few changed rows more or less
+    if (bytes < 1024 || bytes < total / 10) continue;
     ASSERT_TRUE(predicted.contains(what)) << what << " was measured, not predicted: " << e.out;
     const double p = predicted.at(what).get<double>();
     EXPECT_NEAR(p / bytes, 1.0, 0.2)
         << c.program << " " << what << ": predicted " << p << ", measured " << bytes;
   }
   for (const auto& [what, bytes] : predicted.items()) {
-    if (bytes.get<double>() >= 1024) {
+    if (bytes.get<double>() >= 1024 && bytes.get<double>() >= total / 10) {
       EXPECT_TRUE(measured.count(what)) << what << " was predicted, not measured: " << e.out;
     }
   }
+  const char* timing = std::getenv("RIGEL_TEST_TIMING");
+  if (kSanitized || !c.timed || timing == nullptr || std::string(timing) != "1") return;
+  const double predicted_s = steady.at("seconds").get<double>();
+  std::vector<double> ratios = {predicted_s / MeasuredSeconds(testing::Slurp(dir + "/log.jsonl"))};
+  auto within = [](double ratio) { return ratio >= 0.5 && ratio <= 1.5; };
+  for (int again = 1; !within(ratios[0]) && again <= 2; ++again) {
+    std::vector<std::string> more = run;
+    const std::string log = dir + "/log" + std::to_string(again) + ".jsonl";
+    *std::find(more.begin(), more.end(), dir + "/log.jsonl") = log;
+    testing::RigelResult m = testing::RunRigel(more, dir);
+    ASSERT_EQ(m.rc, 0) << m.err;
+    ratios.push_back(predicted_s / MeasuredSeconds(testing::Slurp(log)));
+    if (ratios.size() == 3) {
+      std::sort(ratios.begin(), ratios.end());
+      ratios = {ratios[1]};
+    }
+  }
+  EXPECT_TRUE(within(ratios[0])) << c.program << ": predicted " << predicted_s
+                                 << " s per epoch, predicted over measured " << ratios[0];
 }
 
 // R[i] += A[i, j]: the 1-D cut keeping R local is listed with the other
@@ -172,13 +256,32 @@ TEST(PlanByCost, TuneTriesThePlansAndCalibrateWritesTheConstants) {
   EXPECT_NE(e.out.find("constants: " + dir + "/k.json"), std::string::npos) << e.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, PredictedBytes,
-                         ::testing::Values(Case{"mf.rgl", {"EPOCHS=3"}}, Case{"bias.rgl", {}},
-                                           Case{"dense_lr.rgl", {"EPOCHS=4"}},
-                                           Case{"sparse_lr.rgl", {"EPOCHS=4"}},
-                                           Case{"softmax.rgl", {"EPOCHS=4"}}),
+INSTANTIATE_TEST_SUITE_P(Programs, Predicted,
+                         ::testing::Values(
+                             Case{"examples/mf.rgl", {"EPOCHS=3"}},
+                             Case{"examples/bias.rgl", {"EPOCHS=3"}},
+                             // Its 252 Gloo all-reduces per epoch took 0.019 to
+                             // 0.042 s in runs of one build on the 2-core VM
+                             // (docs/planner.md): bytes only.
+                             Case{"examples/dense_lr.rgl", {"EPOCHS=4"}, 4, {}, false},
+                             Case{"examples/sparse_lr.rgl", {"EPOCHS=4"}, 4},
+                             Case{"examples/softmax.rgl", {"EPOCHS=4"}, 4},
+                             Case{"examples/kmeans.rgl", {"ITERS=4"}, 4},
+                             Case{"tests/e2e/programs/fm.rgl",
+                                  {"train.path=" + kExamples + "data/fm.svm",
+                                   "test.path=" + kExamples + "data/fm_test.svm", "EPOCHS=3"}},
+                             Case{"examples/lda.rgl",
+                                  {"ITERS=4", "corpus.path=DATA"},
+                                  4,
+                                  {"docs", "--docs", "400"}},
+                             Case{"examples/word2vec.rgl",
+                                  {"EPOCHS=3", "corpus.path=DATA"},
+                                  3,
+                                  {"corpus", "--vocab", "2000", "--tokens", "100000"}},
+                             Case{"tests/e2e/programs/rowsum.rgl", {}}),
                          [](const ::testing::TestParamInfo<Case>& i) {
                            std::string n = i.param.program;
+                           n = n.substr(n.rfind('/') + 1);
                            return n.substr(0, n.find('.'));
                          });
 
