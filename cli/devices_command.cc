@@ -1,5 +1,5 @@
 // `rigel devices`: how many CUDA devices this host has, as `--device cuda`
-// counts them (collectives/nccl/devices.h). scripts/rigel-ssh runs it on each
+// counts them (collectives/devices.h). scripts/rigel-ssh runs it on each
 // host that gets workers of a --device cuda job before it starts any rank.
 //
 // Output: one line on stdout, "N CUDA device(s)", followed by " (NOTE)" when
@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "collectives/nccl/devices.h"
+#include "collectives/devices.h"
 
 namespace rigel::cli {
 
@@ -19,7 +19,7 @@ void AddDevicesCommand(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand(
       "devices", "print how many CUDA devices this host has for --device cuda (NCCL)");
   sub->callback([exit_code] {
-    auto devices = collectives::nccl_backend::CountCudaDevices();
+    auto devices = collectives::CountCudaDevices();
     if (!devices.ok()) {
       std::cerr << "rigel devices: " << devices.status().message() << "\n";
       *exit_code = 1;

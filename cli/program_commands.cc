@@ -17,7 +17,7 @@
 #include "cli/commands.h"
 #include "cli/compile_program.h"
 #include "cluster/job_options.h"
-#include "collectives/nccl/devices.h"
+#include "collectives/devices.h"
 #include "common/cpu_time.h"
 #include "exec/epoch_log.h"
 #include "exec/executor.h"
@@ -180,15 +180,14 @@ int SpawnAndWait(const std::vector<char*>& argv, const std::string& launcher) {
 // no CUDA at all, 2: the command line asks for more than the host has), or
 // 0 to go on.
 int CheckCudaWorkers(const ProgramArgs& a) {
-  namespace nccl = collectives::nccl_backend;
   if (a.job.device != "cuda") return 0;
-  StatusOr<nccl::CudaDevices> devices = nccl::CountCudaDevices();
+  StatusOr<collectives::CudaDevices> devices = collectives::CountCudaDevices();
   if (!devices.ok()) {
     std::cerr << "rigel run: --device cuda: " << devices.status().message() << "\n";
     return 1;
   }
   if (!a.hostfile.empty()) return 0;
-  if (Status fit = nccl::CheckCudaPlacement("localhost", a.workers, *devices); !fit.ok()) {
+  if (Status fit = collectives::CheckCudaPlacement("localhost", a.workers, *devices); !fit.ok()) {
     std::cerr << "rigel run: " << fit.message() << ": use "
               << (devices->count > 0 ? "--workers " + std::to_string(devices->count) + " or " : "")
               << "--device cpu\n";

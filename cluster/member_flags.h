@@ -12,7 +12,7 @@
 #include "cluster/member.h"
 #include "cluster/membership.h"
 #include "cluster/route.h"
-#include "transport/zmq/transport.h"
+#include "transport/create.h"
 
 namespace rigel::cluster {
 
@@ -71,22 +71,22 @@ inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--job-name", f->job_name, "that program's path, for messages");
 }
 
-// The ZeroMQ endpoint of a member of `role` with these flags.
+// The transport (transport::Create) of a member of `role` with these flags.
 // Without --listen it listens on the address that routes to the scheduler
 // (cluster/route.h), so that a member on another host never advertises a
 // loopback address, and says so on `log`.
 inline StatusOr<std::unique_ptr<transport::Transport>> MemberTransport(transport::Role role,
                                                                        const MemberFlags& f,
                                                                        std::ostream& log) {
-  transport::ZmqOptions zo;
-  zo.self = {role, f.rank};
-  zo.listen = f.listen;
-  if (zo.listen.empty()) {
-    RIGEL_ASSIGN_OR_RETURN(zo.listen, ListenTowards(f.scheduler));
+  transport::TransportOptions to;
+  to.self = {role, f.rank};
+  to.listen = f.listen;
+  if (to.listen.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(to.listen, ListenTowards(f.scheduler));
   }
-  zo.key_file = f.key_file;
-  zo.insecure_plain = f.insecure_plain;
-  RIGEL_ASSIGN_OR_RETURN(auto t, transport::CreateZmqTransport(zo));
+  to.key_file = f.key_file;
+  to.insecure_plain = f.insecure_plain;
+  RIGEL_ASSIGN_OR_RETURN(auto t, transport::Create(to));
   log << transport::RoleName(role) << " " << f.rank << ": listening at " << t->address()
       << (f.listen.empty() ? " (the address that routes to the scheduler at " + f.scheduler + ")"
                            : std::string())

@@ -2,6 +2,7 @@
 
 #include "collectives/gloo/communicator.h"
 #include "collectives/mpi/communicator.h"
+#include "collectives/mpi/world.h"
 #include "collectives/nccl/communicator.h"
 
 namespace rigel::collectives {
@@ -17,6 +18,20 @@ const char* BackendName(Backend b) {
   }
   return "unknown";
 }
+
+Status Available(Backend backend) {
+  switch (backend) {
+    case Backend::kGloo:
+      return Status::Ok();  // Gloo is a required dependency: every build has it.
+    case Backend::kNccl:
+      return nccl_backend::Available();
+    case Backend::kMpi:
+      return mpi_backend::Available();
+  }
+  return InvalidArgument("unknown collectives backend");
+}
+
+StatusOr<int> CudaDeviceFor(const CommunicatorOptions& o) { return nccl_backend::DeviceFor(o); }
 
 StatusOr<std::unique_ptr<Communicator>> Make(Backend backend, Store* store,
                                              const CommunicatorOptions& o) {

@@ -1,7 +1,9 @@
 // Collectives for dense parameters: the Communicator interface every backend
 // implements (gloo/ on CPU over TCP, nccl/ on CUDA devices, mpi/ on CPU
-// through the job's MPI), and how one is
-// made. See docs/collectives.md.
+// through the job's MPI), and how one is made. Code outside collectives/
+// includes only the folder's root headers (this one, device_buffer.h,
+// devices.h, world.h, fusion.h, store.h), never a backend's. See
+// docs/collectives.md.
 //
 // A communicator joins `size` ranks once, through a rendezvous Store
 // (store.h), and then runs collectives over f32 buffers. Every rank must call
@@ -72,6 +74,17 @@ struct CommunicatorOptions {
 // runs on the MPI library of the job's mpirun (mpi/communicator.h).
 enum class Backend { kGloo, kNccl, kMpi };
 const char* BackendName(Backend b);
+
+// OK when this build has `backend` and this process can run it: always for
+// kGloo; kNccl needs NCCL 2.14 or later and a CUDA device; kMpi needs an
+// MPI build and a process started by an MPI launcher (world.h). Otherwise
+// Unavailable saying which is missing.
+Status Available(Backend backend);
+
+// The CUDA device that rank o.rank of a kNccl communicator made with `o`
+// uses: o.device, or o.rank modulo the number of devices when it is -1.
+// Errors: as Available(Backend::kNccl).
+StatusOr<int> CudaDeviceFor(const CommunicatorOptions& o);
 
 // Joins `o.size` ranks through `store` (which must outlive the call only)
 // and returns the communicator. Errors: InvalidArgument for a bad rank or

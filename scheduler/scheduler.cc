@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "cluster/job_identity.h"
-#include "collectives/mpi/world.h"
+#include "collectives/world.h"
 #include "common/file.h"
 #include "frontend/compile.h"
 #include "scheduler/coordinator.h"
-#include "transport/zmq/transport.h"
+#include "transport/create.h"
 
 namespace rigel::scheduler {
 
@@ -64,12 +64,12 @@ StatusOr<std::unique_ptr<Driver>> MakeDriver(SchedulerOptions& o, std::ofstream*
 }
 
 StatusOr<std::unique_ptr<transport::Transport>> StartTransport(const SchedulerOptions& o) {
-  transport::ZmqOptions zo;
-  zo.self = {transport::Role::kScheduler, 0};
-  zo.listen = o.listen;
-  zo.key_file = o.key_file;
-  zo.insecure_plain = o.insecure_plain;
-  RIGEL_ASSIGN_OR_RETURN(auto t, transport::CreateZmqTransport(zo));
+  transport::TransportOptions to;
+  to.self = {transport::Role::kScheduler, 0};
+  to.listen = o.listen;
+  to.key_file = o.key_file;
+  to.insecure_plain = o.insecure_plain;
+  RIGEL_ASSIGN_OR_RETURN(auto t, transport::Create(to));
   if (!o.address_file.empty()) {
     RIGEL_RETURN_IF_ERROR(WriteFileAtomically(o.address_file, t->address() + "\n"));
   }
@@ -151,21 +151,21 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
   setup->servers = o.servers;
   setup->workers = o.workers;
   // An MPI-collectives job: this process takes part in the split of the
-  // job's ranks (collectives/mpi/world.h) on a thread of its own, since the
+  // job's ranks (collectives/world.h) on a thread of its own, since the
   // workers reach it only after registering, and finalizes MPI at the end.
   std::promise<void> job_over;
   std::thread mpi;
   if (setup->options.collectives == "mpi") {
-    if (Status st = collectives::mpi_backend::Available(); !st.ok()) {
+    if (Status st = collectives::MpiWorldAvailable(); !st.ok()) {
       err << "rigel-scheduler: --collectives mpi: " << st.message() << "\n";
       return 2;
     }
     mpi = std::thread([over = job_over.get_future(), &err]() mutable {
-      if (Status st = collectives::mpi_backend::Join(/*participate=*/false, 0); !st.ok()) {
+      if (Status st = collectives::JoinMpiWorld(/*participate=*/false, 0); !st.ok()) {
         err << "rigel-scheduler: " << st.message() << "\n";
       }
       over.wait();
-      collectives::mpi_backend::Finalize();
+      collectives::FinalizeMpiWorld();
     });
   }
   struct EndMpi {

@@ -29,7 +29,7 @@ struct SchedulerOptions {
   std::string progress_to;         // append a progress line per epoch here
   std::string listen = "tcp://127.0.0.1:*";
   std::string key_file;
-  bool insecure_plain = false;  // plain mode beyond loopback (transport/zmq/transport.h)
+  bool insecure_plain = false;  // plain mode beyond loopback (transport/create.h)
   std::string address_file;     // write the bound address here
 };
 

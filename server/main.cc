@@ -13,7 +13,7 @@
 #include <iostream>
 
 #include "cluster/member_flags.h"
-#include "collectives/mpi/world.h"
+#include "collectives/world.h"
 #include "common/memory.h"
 #include "ps/service.h"
 
@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
   joined->SetupDone();
   if (setup->options.collectives == "mpi") {
     // The workers' MPI communicator is split from every rank of the job,
-    // this one included (collectives/mpi/world.h).
-    if (Status st = collectives::mpi_backend::Join(/*participate=*/false, 0); !st.ok()) {
+    // this one included (collectives/world.h).
+    if (Status st = collectives::JoinMpiWorld(/*participate=*/false, 0); !st.ok()) {
       std::cerr << "rigel-server " << rank << ": " << st.message() << "\n";
       return 1;
     }
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   member = nullptr;
   service = nullptr;
   (*t)->Close();
-  collectives::mpi_backend::Finalize();
+  collectives::FinalizeMpiWorld();
   if (!end.ok()) {
     std::cerr << "rigel-server " << rank << ": stopping: " << end.message() << "\n";
     return 1;

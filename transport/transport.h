@@ -1,5 +1,6 @@
 // Transport: how Rigel processes exchange messages (design and rationale:
-// docs/transport.md). Backends: transport/zmq/transport.h, LoopbackTransport
+// docs/transport.md). Backends: transport/zmq/transport.h (which roles get
+// through transport::Create, transport/create.h), LoopbackTransport
 // (in-process) and FaultInjectingTransport (a wrapper).
 //
 // Each process owns one Transport, named by its PeerId. Send is one-way;

@@ -46,8 +46,8 @@ Status DenseSync::SyncDevice(std::span<const Replica> replicas) {
   device_.resize(buckets.size());
   for (size_t j = 0; j < buckets.size(); ++j) {
     if (device_[j].count() == buckets[j].floats) continue;
-    RIGEL_ASSIGN_OR_RETURN(
-        device_[j], coll::nccl_backend::DeviceBuffer::Allocate(buckets[j].floats, cuda_device_));
+    RIGEL_ASSIGN_OR_RETURN(device_[j],
+                           coll::DeviceBuffer::Allocate(buckets[j].floats, cuda_device_));
   }
   const bool first = comm_->rank() == 0;
   for (size_t j = 0; j < buckets.size(); ++j) {
@@ -81,8 +81,7 @@ Status DenseSync::SyncDevice(std::span<const Replica> replicas) {
 Status DenseSync::Broadcast(std::span<const Replica> replicas) {
   for (const Replica& r : replicas) {
     if (comm_->memory() == coll::Memory::kCuda) {
-      RIGEL_ASSIGN_OR_RETURN(auto buf,
-                             coll::nccl_backend::DeviceBuffer::Allocate(r.count, cuda_device_));
+      RIGEL_ASSIGN_OR_RETURN(auto buf, coll::DeviceBuffer::Allocate(r.count, cuda_device_));
       RIGEL_RETURN_IF_ERROR(buf.CopyFromHost(r.local, r.count));
       RIGEL_RETURN_IF_ERROR(comm_->Broadcast(buf.data(), r.count, 0));
       RIGEL_RETURN_IF_ERROR(buf.CopyToHost(r.local, r.count));

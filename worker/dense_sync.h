@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/device_buffer.h"
 #include "collectives/fusion.h"
-#include "collectives/nccl/communicator.h"
 #include "common/status.h"
 
 namespace rigel::worker {
@@ -68,7 +68,7 @@ class DenseSync {
   collectives::FusedAllReduce fused_;
   std::vector<std::vector<float>> deltas_;  // host: one per replica
   // cuda: per bucket, the device replica and the host staging buffer.
-  std::vector<collectives::nccl_backend::DeviceBuffer> device_;
+  std::vector<collectives::DeviceBuffer> device_;
   std::vector<float> staging_;
   uint64_t device_calls_ = 0;
   uint64_t bytes_ = 0;

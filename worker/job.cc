@@ -1,6 +1,6 @@
 #include "worker/job.h"
 
-#include "collectives/mpi/world.h"
+#include "collectives/world.h"
 #include "worker/task.h"
 
 namespace rigel::worker {
@@ -54,8 +54,8 @@ Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport
               std::chrono::milliseconds handoff_pause, bool audit_staleness) {
   if (setup.options.collectives == "mpi") {
     // Every process of the MPI job takes part in this split, whether or not
-    // the program has allreduce parameters (mpi/world.h).
-    Status joined = collectives::mpi_backend::Join(/*participate=*/true, rank);
+    // the program has allreduce parameters (collectives/world.h).
+    Status joined = collectives::JoinMpiWorld(/*participate=*/true, rank);
     if (!joined.ok()) {
       return Status(joined.code(), "worker " + std::to_string(rank) + ": " + joined.message());
     }

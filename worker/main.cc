@@ -23,7 +23,7 @@
 
 #include "cluster/member_flags.h"
 #include "cluster/scheduler_store.h"
-#include "collectives/mpi/world.h"
+#include "collectives/world.h"
 #include "common/memory.h"
 #include "ps/client.h"
 #include "worker/job.h"
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   (*t)->Close();
   joined.reset();
   // mpirun expects MPI_Finalize of every rank that initialised MPI.
-  collectives::mpi_backend::Finalize();
+  collectives::FinalizeMpiWorld();
   if (!end.ok()) {
     std::cerr << "rigel-worker " << rank << ": stopping: " << end.message() << "\n";
     return 1;

@@ -2,7 +2,6 @@
 // relaxed parameters' hot rows (worker/dense_sync.h; the strategies are
 // worker/sync/allreduce.cc and worker/sync/cached_rows.cc).
 #include "collectives/communicator.h"
-#include "collectives/nccl/communicator.h"
 #include "worker/runner.h"
 
 namespace rigel::worker {
@@ -25,7 +24,7 @@ Status Runner::StartCollectives() {
   namespace coll = collectives;
   const bool cuda = opts_.job.device == "cuda";
   if (cuda) {
-    if (Status s = coll::nccl_backend::Available(); !s.ok()) {
+    if (Status s = coll::Available(coll::Backend::kNccl); !s.ok()) {
       return Status(s.code(), "--device cuda: " + s.message());
     }
   } else if (opts_.job.device != "cpu") {
@@ -54,7 +53,7 @@ Status Runner::StartCollectives() {
   }
   int cuda_device = -1;
   if (cuda) {
-    RIGEL_ASSIGN_OR_RETURN(cuda_device, coll::nccl_backend::DeviceFor(co));
+    RIGEL_ASSIGN_OR_RETURN(cuda_device, coll::CudaDeviceFor(co));
     co.device = cuda_device;
   }
   const coll::Backend backend = cuda                             ? coll::Backend::kNccl

@@ -2,7 +2,8 @@
 
 #include <utility>
 
-#include "collectives/nccl/devices.h"
+#include "collectives/device_buffer.h"
+#include "collectives/devices.h"
 #include "common/config.h"
 
 #if RIGEL_HAVE_CUDA
@@ -23,17 +24,10 @@
 
 namespace rigel::collectives::nccl_backend {
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  std::swap(data_, o.data_);
-  std::swap(count_, o.count_);
-  std::swap(device_, o.device_);
-  return *this;
-}
-
 #if !RIGEL_HAVE_CUDA
 namespace {
-// The words `rigel run` says before any process starts (devices.cc).
+// The words `rigel run` says before any process starts (CountCudaDevices,
+// collectives/devices.h).
 Status NoNccl() { return CountCudaDevices().status(); }
 }  // namespace
 
@@ -42,10 +36,6 @@ StatusOr<int> DeviceFor(const CommunicatorOptions&) { return NoNccl(); }
 StatusOr<std::unique_ptr<Communicator>> NewNcclCommunicator(Store*, const CommunicatorOptions&) {
   return NoNccl();
 }
-DeviceBuffer::~DeviceBuffer() = default;
-StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t, int) { return NoNccl(); }
-Status DeviceBuffer::CopyFromHost(const float*, size_t) { return NoNccl(); }
-Status DeviceBuffer::CopyToHost(float*, size_t) const { return NoNccl(); }
 
 #else  // RIGEL_HAVE_CUDA
 
@@ -176,7 +166,7 @@ class NcclCommunicator : public Communicator {
     if (a.type == cudaMemoryTypeUnregistered) {
       return InvalidArgument(fmt::format(
           "nccl {} on rank {}: {} is host memory; this communicator's buffers live on CUDA "
-          "device {} (see nccl_backend::DeviceBuffer)",
+          "device {} (see collectives::DeviceBuffer)",
           what, rank_, name, device_));
     }
     if (a.type == cudaMemoryTypeDevice && a.device != device_) {
@@ -340,6 +330,34 @@ StatusOr<std::unique_ptr<Communicator>> NewNcclCommunicator(Store* store,
   return std::unique_ptr<Communicator>(std::move(comm));
 }
 
+#endif  // RIGEL_HAVE_CUDA
+
+}  // namespace rigel::collectives::nccl_backend
+
+// DeviceBuffer is declared at the folder root (collectives/device_buffer.h)
+// so that the worker needs no backend header; its CUDA calls stay here,
+// beside the backend's, and use the backend's helpers.
+namespace rigel::collectives {
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  std::swap(data_, o.data_);
+  std::swap(count_, o.count_);
+  std::swap(device_, o.device_);
+  return *this;
+}
+
+#if !RIGEL_HAVE_CUDA
+
+DeviceBuffer::~DeviceBuffer() = default;
+StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t, int) { return nccl_backend::NoNccl(); }
+Status DeviceBuffer::CopyFromHost(const float*, size_t) { return nccl_backend::NoNccl(); }
+Status DeviceBuffer::CopyToHost(float*, size_t) const { return nccl_backend::NoNccl(); }
+
+#else  // RIGEL_HAVE_CUDA
+
+using nccl_backend::CudaError;
+
 DeviceBuffer::~DeviceBuffer() {
   if (data_ == nullptr) return;
   (void)cudaSetDevice(device_);
@@ -413,4 +431,4 @@ Status DeviceBuffer::CopyToHost(float* host, size_t count) const {
 
 #endif  // RIGEL_HAVE_CUDA
 
-}  // namespace rigel::collectives::nccl_backend
+}  // namespace rigel::collectives

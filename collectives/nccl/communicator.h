@@ -3,10 +3,11 @@
 // under "<prefix>/nccl-id"; the others read it; each rank then joins with a
 // non-blocking ncclCommInitRankConfig on its CUDA device (one device per
 // rank: NCCL does not allow two ranks of a communicator on one device; how
-// many a host has, and whether a job's workers fit them: devices.h), with
-// one CUDA stream per communicator. Buffers passed to the collectives are
-// device pointers on that device (DeviceBuffer below); plain host pointers
-// are refused with InvalidArgument.
+// many a host has, and whether a job's workers fit them:
+// collectives/devices.h), with one CUDA stream per communicator. Buffers
+// passed to the collectives are device pointers on that device
+// (collectives/device_buffer.h); plain host pointers are refused with
+// InvalidArgument.
 //
 // Every collective runs on the communicator's stream, which is ordered after
 // work already issued to the legacy default stream (work on other streams
@@ -19,8 +20,7 @@
 // fails; joining or a collective that does not finish within the timeout
 // aborts the communicator (ncclCommAbort) and fails instead of hanging.
 //
-// Thread-safety: as collectives::Communicator. DeviceBuffer: one thread at a
-// time.
+// Thread-safety: as collectives::Communicator.
 #ifndef RIGEL_COLLECTIVES_NCCL_COMMUNICATOR_H_
 #define RIGEL_COLLECTIVES_NCCL_COMMUNICATOR_H_
 
@@ -45,33 +45,6 @@ StatusOr<int> DeviceFor(const CommunicatorOptions& o);
 // collectives::Make; InvalidArgument for a device that does not exist.
 StatusOr<std::unique_ptr<Communicator>> NewNcclCommunicator(Store* store,
                                                             const CommunicatorOptions& o);
-
-// A float buffer in device memory of one CUDA device, freed on destruction;
-// move-only. A default-constructed (or moved-from) buffer holds nothing.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer();
-
-  // Allocates `count` (uninitialised) floats on CUDA device `device`.
-  // Errors: Unavailable without CUDA, without that device, or out of memory.
-  static StatusOr<DeviceBuffer> Allocate(size_t count, int device);
-  // Copy host[0, count) to data()[0, count) and back (synchronous).
-  // InvalidArgument when count > count().
-  Status CopyFromHost(const float* host, size_t count);
-  Status CopyToHost(float* host, size_t count) const;
-  float* data() const { return data_; }
-  size_t count() const { return count_; }
-
- private:
-  float* data_ = nullptr;
-  size_t count_ = 0;
-  int device_ = 0;
-};
 
 }  // namespace rigel::collectives::nccl_backend
 

@@ -1,4 +1,7 @@
-#include "collectives/nccl/devices.h"
+// The CUDA side of collectives/devices.h, beside the NCCL backend that
+// needs one device per rank. It links the CUDA runtime only (target
+// rigel::collectives_devices), so `rigel` can count devices without NCCL.
+#include "collectives/devices.h"
 
 #include <cstdlib>
 
@@ -8,7 +11,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace rigel::collectives::nccl_backend {
+namespace rigel::collectives {
 
 namespace {
 
@@ -74,4 +77,4 @@ Status CheckCudaPlacement(const std::string& host, int workers, const CudaDevice
                             ", and NCCL needs a device of its own for each worker");
 }
 
-}  // namespace rigel::collectives::nccl_backend
+}  // namespace rigel::collectives

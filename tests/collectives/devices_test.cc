@@ -1,7 +1,7 @@
 // Counting CUDA devices and placing workers on them
-// (collectives/nccl/devices.h), on any machine: the test hook
+// (collectives/devices.h), on any machine: the test hook
 // RIGEL_FAKE_CUDA_DEVICES stands in for a GPU.
-#include "collectives/nccl/devices.h"
+#include "collectives/devices.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #include "common/config.h"
 
-namespace rigel::collectives::nccl_backend {
+namespace rigel::collectives {
 namespace {
 
 // Sets (or, for nullopt, unsets) the hook for one test and puts back what
@@ -120,4 +120,4 @@ TEST(CudaPlacement, NoDeviceSaysWhy) {
 }
 
 }  // namespace
-}  // namespace rigel::collectives::nccl_backend
+}  // namespace rigel::collectives

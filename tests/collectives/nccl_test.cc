@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/device_buffer.h"
 #include "collectives/nccl/communicator.h"
 #include "collectives/store.h"
 
 namespace rigel::collectives {
 namespace {
 
-using nccl_backend::DeviceBuffer;
 using std::chrono::milliseconds;
 
 // Skips the calling test, saying why, unless NCCL and a CUDA device are here.

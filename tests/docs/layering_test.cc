@@ -10,6 +10,12 @@
 // are not read. A top-level folder with a CMakeLists.txt and C++ sources that
 // the table does not name is an error too, so a new layer cannot skip it.
 // The source tree is RIGEL_SOURCE_DIR (cmake/RigelHelpers.cmake).
+//
+// Second rule, for the pluggable folders (`transport/`, `collectives/`):
+// their sub-folders hold backends and private parts, so a file outside such
+// a folder includes only its root headers, plus the sub-folders it shares on
+// purpose (transport's `auth/` key files and `wire/` schema). Files under
+// `tests/` and `bench/` may include backends directly and are not read.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -150,6 +156,61 @@ std::vector<std::string> CheckTree(const fs::path& root) {
   return out;
 }
 
+// A folder whose sub-folders are backends or private parts, and the
+// sub-folders that code outside it may include all the same.
+struct Pluggable {
+  std::string folder;
+  std::set<std::string> shared;
+};
+const std::vector<Pluggable> kPluggable = {
+    {"transport", {"auth", "wire"}},  // key files (`rigel keygen`), the wire schema
+    {"collectives", {}},
+};
+
+// Top-level folders whose files may include backends (they test or time
+// them one by one), and run outputs, which hold no sources of ours.
+const std::set<std::string> kMayIncludeBackends = {"tests", "bench", "runs"};
+
+// Checks every source file of the tree at `root` outside the folders above
+// and build outputs: an `#include "FOLDER/SUB/..."` of a pluggable FOLDER
+// from a file outside it must name a shared SUB. One line per violation.
+std::vector<std::string> CheckBackendIncludes(const fs::path& root) {
+  std::vector<fs::path> files;
+  for (const auto& top : fs::directory_iterator(root)) {
+    const std::string name = top.path().filename().string();
+    if (!top.is_directory() || name[0] == '.' || name.rfind("build", 0) == 0 ||
+        kMayIncludeBackends.count(name)) {
+      continue;
+    }
+    for (const auto& e : fs::recursive_directory_iterator(top.path())) {
+      std::string ext = e.path().extension().string();
+      if (e.is_regular_file() && (ext == ".h" || ext == ".cc")) files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  const std::regex include(R"(^\s*#\s*include\s+"([a-z_]+)/([A-Za-z0-9_]+)/)");
+  std::vector<std::string> out;
+  for (const fs::path& p : files) {
+    const fs::path rel = fs::relative(p, root);
+    const std::string owner = rel.begin()->string();
+    std::ifstream in(p);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      std::smatch m;
+      if (!std::regex_search(line, m, include)) continue;
+      for (const Pluggable& f : kPluggable) {
+        if (m[1] != f.folder || owner == f.folder || f.shared.count(m[2])) continue;
+        out.push_back(rel.string() + ":" + std::to_string(n) + ": `" + f.folder + "/" + m[2].str() +
+                      "/` is private to `" + f.folder + "/`; include the folder's root headers (" +
+                      line.substr(m.position(0)) + ")");
+      }
+    }
+  }
+  return out;
+}
+
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += "  " + x + "\n";
@@ -159,6 +220,11 @@ std::string Join(const std::vector<std::string>& v) {
 TEST(Layering, EveryIncludeFollowsTheTableInArchitectureMd) {
   std::vector<std::string> bad = CheckTree(RIGEL_SOURCE_DIR);
   EXPECT_TRUE(bad.empty()) << bad.size() << " layering violation(s):\n" << Join(bad);
+}
+
+TEST(Layering, NoFileOutsideTransportOrCollectivesIncludesTheirBackends) {
+  std::vector<std::string> bad = CheckBackendIncludes(RIGEL_SOURCE_DIR);
+  EXPECT_TRUE(bad.empty()) << bad.size() << " include(s) of a backend sub-folder:\n" << Join(bad);
 }
 
 // A throw-away source tree for the checker's own tests.
@@ -224,6 +290,35 @@ TEST_F(LayeringChecker, UnknownArrowsAndCyclesAreReported) {
   EXPECT_NE(all.find("`ir/` may depend on `nowhere/`, which is not a row"), std::string::npos) << all;
   EXPECT_NE(all.find("`ir/` depends on itself through its arrows (a cycle)"), std::string::npos)
       << all;
+}
+
+TEST_F(LayeringChecker, ABackendIncludedFromOutsideItsFolderIsReportedWithFileAndLine) {
+  Write("worker/run.cc",
+        "#include \"collectives/communicator.h\"\n"
+        "#include \"collectives/nccl/communicator.h\"\n");
+  Write("exec/sub/io.h", "// x\n\n#include \"transport/zmq/transport.h\"\n");
+  Write("ir/x.h", "#include \"transport/internal/core.h\"\n");
+  std::vector<std::string> bad = CheckBackendIncludes(root_);
+  ASSERT_EQ(bad.size(), 3u) << Join(bad);
+  EXPECT_EQ(bad[0],
+            "exec/sub/io.h:3: `transport/zmq/` is private to `transport/`; include the folder's "
+            "root headers (#include \"transport/zmq/transport.h\")");
+  EXPECT_NE(bad[1].find("ir/x.h:1: `transport/internal/` is private"), std::string::npos) << bad[1];
+  EXPECT_NE(bad[2].find("worker/run.cc:2: `collectives/nccl/` is private to `collectives/`"),
+            std::string::npos)
+      << bad[2];
+}
+
+TEST_F(LayeringChecker, RootHeadersSharedSubFoldersTheFolderItselfAndTestsMayIncludeThem) {
+  Write("transport/create.cc", "#include \"transport/zmq/transport.h\"\n");
+  Write("collectives/world.cc", "#include \"collectives/mpi/world.h\"\n");
+  Write("worker/job.cc",
+        "#include \"collectives/world.h\"\n#include \"transport/create.h\"\n"
+        "#include \"transport/wire/rigel.capnp.h\"\n#include \"transport/auth/keyfile.h\"\n");
+  Write("tests/transport/zmq_test.cc", "#include \"transport/zmq/transport.h\"\n");
+  Write("bench/allreduce.cc", "#include \"collectives/nccl/communicator.h\"\n");
+  Write("build/generated/x.cc", "#include \"collectives/gloo/mesh.h\"\n");
+  EXPECT_EQ(CheckBackendIncludes(root_), std::vector<std::string>{});
 }
 
 TEST_F(LayeringChecker, AMissingTableIsAnError) {

@@ -27,8 +27,8 @@
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "analysis/relaxed.h"
+#include "collectives/devices.h"
 #include "collectives/nccl/communicator.h"
-#include "collectives/nccl/devices.h"
 #include "exec/executor.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
@@ -404,7 +404,7 @@ TEST(Distributed, DenseOnCudaRunsOrSaysWhyNot) {
   DenseRun d = RunDense(1, {"--device", "cuda"});
   if (!gpu.ok()) {
     EXPECT_NE(d.result.rc, 0);
-    auto devices = collectives::nccl_backend::CountCudaDevices();
+    auto devices = collectives::CountCudaDevices();
     const std::string why =
         !devices.ok()         ? "rigel run: --device cuda: " + devices.status().message()
         : devices->count == 0 ? "rigel run: --device cuda puts 1 worker on localhost, which has "

@@ -1,4 +1,4 @@
-// Placing --device cuda workers on CUDA devices (collectives/nccl/devices.h):
+// Placing --device cuda workers on CUDA devices (collectives/devices.h):
 // NCCL needs a device of its own for each worker, so `rigel run` refuses a
 // local job with more workers than the host has devices, and scripts/rigel-ssh
 // a host of the host file with more workers than it has devices, before any
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/nccl/devices.h"
+#include "collectives/devices.h"
 #include "common/config.h"
 #include "tests/e2e/launch_util.h"
 #include "tests/e2e/process_util.h"
@@ -28,7 +28,7 @@
 namespace rigel {
 namespace {
 
-using collectives::nccl_backend::kFakeCudaDevicesEnv;
+using collectives::kFakeCudaDevicesEnv;
 using testing::Bin;
 using testing::Child;
 using testing::Example;
@@ -210,7 +210,7 @@ TEST(CudaPlacementLaunch, AHostThatCannotBeAskedIsNamed) {
 // With D devices here, D + 1 local workers are refused naming D devices.
 TEST(GpuPlacement, OneLocalWorkerMoreThanTheDevicesIsRefused) {
   unsetenv(kFakeCudaDevicesEnv);
-  auto devices = collectives::nccl_backend::CountCudaDevices();
+  auto devices = collectives::CountCudaDevices();
   if (!devices.ok()) GTEST_SKIP() << "no CUDA: " << devices.status().message();
   if (devices->count == 0) GTEST_SKIP() << "no CUDA device here: " << devices->note;
   const int d = devices->count;
@@ -229,7 +229,7 @@ TEST(GpuPlacement, OneLocalWorkerMoreThanTheDevicesIsRefused) {
 // `rigel devices` says the count the placement uses.
 TEST(GpuPlacement, RigelDevicesPrintsTheRealCount) {
   unsetenv(kFakeCudaDevicesEnv);
-  auto devices = collectives::nccl_backend::CountCudaDevices();
+  auto devices = collectives::CountCudaDevices();
   if (!devices.ok()) GTEST_SKIP() << "no CUDA: " << devices.status().message();
   if (devices->count == 0) GTEST_SKIP() << "no CUDA device here: " << devices->note;
   testing::ScopedTempDir dir("rigel-gpu-placement");

@@ -2,7 +2,8 @@
 // NCCL refuses two ranks of one communicator on one device, so a --device
 // cuda job needs a device of its own for each worker a host runs. `rigel run`
 // and scripts/rigel-ssh (through `rigel devices`) check this before any
-// process starts (docs/collectives.md, "Workers per host").
+// process starts (docs/collectives.md, "Workers per host"). Implemented
+// beside the NCCL backend, in collectives/nccl/devices.cc.
 //
 // Test hook: in a build with CUDA, the environment variable
 // RIGEL_FAKE_CUDA_DEVICES=N (a whole number, 0 to 1024; empty means unset)
@@ -12,14 +13,14 @@
 //
 // Target rigel::collectives_devices (the CUDA runtime only, no NCCL nor
 // Gloo). Thread-safe.
-#ifndef RIGEL_COLLECTIVES_NCCL_DEVICES_H_
-#define RIGEL_COLLECTIVES_NCCL_DEVICES_H_
+#ifndef RIGEL_COLLECTIVES_DEVICES_H_
+#define RIGEL_COLLECTIVES_DEVICES_H_
 
 #include <string>
 
 #include "common/status.h"
 
-namespace rigel::collectives::nccl_backend {
+namespace rigel::collectives {
 
 inline constexpr char kFakeCudaDevicesEnv[] = "RIGEL_FAKE_CUDA_DEVICES";
 
@@ -46,6 +47,6 @@ StatusOr<CudaDevices> CountCudaDevices();
 // (NOTE)". Callers add the remedy that fits their command line.
 Status CheckCudaPlacement(const std::string& host, int workers, const CudaDevices& devices);
 
-}  // namespace rigel::collectives::nccl_backend
+}  // namespace rigel::collectives
 
-#endif  // RIGEL_COLLECTIVES_NCCL_DEVICES_H_
+#endif  // RIGEL_COLLECTIVES_DEVICES_H_
