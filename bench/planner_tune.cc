@@ -1,4 +1,4 @@
-// planner_tune [--quick] [--budget S] [--work-dir DIR]: issue 31's measured
+// planner_tune [--quick] [--budget S] [--work-dir DIR] [--programs A,B]: issue 31's measured
 // lines about choosing plans, on 2 workers and 2 servers.
 //
 // "planner_default", per program: `rigel tune --trials 100` runs Rigel's
@@ -15,6 +15,7 @@
 // the row sums ran data-parallel with R summed through the servers in
 // mini-batches of 512 (now 1-D by i, R local): the same plans with
 // `--batch 512`. Goal: at least 1.3.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -146,6 +147,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   double budget = 60;
   fs::path work = fs::temp_directory_path() / "rigel-bench-planner-tune";
+  std::string only;  // ",mf,bias," from --programs: those alone
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
@@ -153,8 +155,10 @@ int main(int argc, char** argv) {
       budget = std::max(5.0, std::atof(argv[++i]));
     } else if (!std::strcmp(argv[i], "--work-dir") && i + 1 < argc) {
       work = argv[++i];
+    } else if (!std::strcmp(argv[i], "--programs") && i + 1 < argc) {
+      only = "," + std::string(argv[++i]) + ",";
     } else {
-      std::cerr << "usage: planner_tune [--quick] [--budget S] [--work-dir DIR]\n";
+      std::cerr << "usage: planner_tune [--quick] [--budget S] [--work-dir DIR] [--programs A,B]\n";
       return 2;
     }
   }
@@ -162,6 +166,11 @@ int main(int argc, char** argv) {
   const std::string bin = std::string(RIGEL_BIN_DIR) + "/rigel";
   std::vector<PlannerProgram> programs = rigel::bench::PlannerPrograms(RIGEL_SOURCE_DIR);
   if (quick) programs = {programs[2], programs.back()};  // kmeans, the row sums
+  if (!only.empty()) {
+    std::erase_if(programs, [&](const PlannerProgram& p) {
+      return only.find("," + p.name + ",") == std::string::npos;
+    });
+  }
   int failures = 0;
   for (const PlannerProgram& p : programs) {
     const fs::path dir = work / p.name;

@@ -69,6 +69,15 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+double TrimmedMean(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t cut = v.size() / 10;
+  double sum = 0;
+  for (size_t i = cut; i < v.size() - cut; ++i) sum += v[i];
+  return sum / static_cast<double>(v.size() - 2 * cut);
+}
+
 double MedianPrediction(const std::vector<analysis::Observation>& obs,
                         const analysis::CostConstants& k) {
   std::vector<double> s;

@@ -26,6 +26,12 @@ std::map<std::string, double> LastPrinted(const std::string& log_json);
 // The median (the upper one of an even count); 0 for none.
 double Median(std::vector<double> v);
 
+// The mean of `v` without its lowest and highest tenth (rounded down); 0
+// for none. Trials' epochs on a small machine fall into two modes (bias on
+// the 2-core VM: 3.0 or 4.5 ms per epoch, at random from run to run), where
+// a median jumps from one mode to the other as one run changes side.
+double TrimmedMean(std::vector<double> v);
+
 // The median over `obs` of the epoch seconds `k` predicts for each.
 double MedianPrediction(const std::vector<analysis::Observation>& obs,
                         const analysis::CostConstants& k);

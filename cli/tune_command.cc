@@ -124,7 +124,7 @@ Status RunTrial(const TuneArgs& a, const std::string& dir, const ir::Program& pr
   if (later.empty()) later = secs;
   if (t->rounds.empty()) t->printed = LastPrinted(base + ".jsonl");
   t->rounds.push_back(Median(later));
-  t->measured_s = Median(t->rounds);
+  t->measured_s = TrimmedMean(t->rounds);
   for (size_t e = 1; e < secs.size() && e < counted.epochs.size(); ++e) {
     t->obs.push_back({counted.epochs[e].runs, a.servers, secs[e]});
   }
@@ -132,8 +132,9 @@ Status RunTrial(const TuneArgs& a, const std::string& dir, const ir::Program& pr
 }
 
 // Rounds over every plan in turn, so that a slow spell of the machine falls
-// on all of them; no trial starts that would end past the budget, and a plan
-// that got no trial is dropped.
+// on all of them, each round starting one plan later than the last, so that
+// no plan always runs first; no trial starts that would end past the budget,
+// and a plan that got no trial is dropped.
 Status RunRounds(const TuneArgs& a, const std::string& dir, const ir::Program& prog,
                  const std::vector<PlanVariant>& variants,
                  const std::vector<exec::ProbeResult>& counted, const Clock::time_point start,
@@ -149,10 +150,12 @@ Status RunRounds(const TuneArgs& a, const std::string& dir, const ir::Program& p
         if (r == 0) trials->resize(k);
         return Status::Ok();
       }
-      Trial& t = (*trials)[k];
+      const size_t plan = (k + static_cast<size_t>(r)) % trials->size();
+      Trial& t = (*trials)[plan];
       if (r == 0) std::cerr << "rigel tune: trying " << Describe(variants[t.variant]) << "\n";
       const double before = elapsed();
-      RIGEL_RETURN_IF_ERROR(RunTrial(a, dir, prog, variants[t.variant], counted[t.variant], k, &t));
+      RIGEL_RETURN_IF_ERROR(
+          RunTrial(a, dir, prog, variants[t.variant], counted[t.variant], plan, &t));
       longest = std::max(longest, elapsed() - before);
     }
   }
@@ -267,7 +270,7 @@ int Tune(const TuneArgs& a) {
   for (const Trial& t : trials) complete = std::min(complete, t.rounds.size());
   for (Trial& t : trials) {
     t.rounds.resize(complete);
-    t.measured_s = Median(t.rounds);
+    t.measured_s = TrimmedMean(t.rounds);
   }
   std::vector<analysis::Observation> obs;
   for (const Trial& t : trials) obs.insert(obs.end(), t.obs.begin(), t.obs.end());
