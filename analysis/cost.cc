@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "common/json_reader.h"
+
 namespace rigel::analysis {
 
 namespace {
@@ -556,15 +558,16 @@ std::string ConstantsToJson(const CostConstants& k) {
 }
 
 StatusOr<CostConstants> ParseConstants(const std::string& text, const std::string& path) {
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, path));
+  if (!j.IsObject()) {
     return InvalidArgument(
         path + ": expected a JSON object of machine constants ({\"round_trip_s\": ...})");
   }
   std::vector<double> v = ConstantVector(CostConstants{});
-  for (const auto& item : j.items()) {
-    const std::string key = item.key();
-    const nlohmann::json& value = item.value();
+  RIGEL_ASSIGN_OR_RETURN(auto members, j.Members());
+  for (const auto& member : members) {
+    const std::string& key = member.first;
+    const JsonValue& value = member.second;
     const char* const* it = std::find_if(kConstantNames, kConstantNames + kConstants,
                                          [&](const char* n) { return key == n; });
     if (it == kConstantNames + kConstants) {
@@ -573,11 +576,12 @@ StatusOr<CostConstants> ParseConstants(const std::string& text, const std::strin
       return InvalidArgument(path + ": unknown constant '" + key + "' (expected one of " + known +
                              ")");
     }
-    if (!value.is_number() || value.get<double>() < 0) {
-      return InvalidArgument(path + ": " + key + ": expected a number >= 0 (seconds), not " +
-                             value.dump());
+    StatusOr<double> seconds = value.AsDouble();
+    if (!seconds.ok() || *seconds < 0) {
+      return value.Error("expected a number >= 0 (seconds), not " +
+                         (value.IsNumber() ? value.raw().dump() : value.Describe()));
     }
-    v[static_cast<size_t>(it - kConstantNames)] = value.get<double>();
+    v[static_cast<size_t>(it - kConstantNames)] = *seconds;
   }
   return ConstantsFrom(v);
 }

@@ -7,6 +7,7 @@
 
 #include "analysis/order.h"
 #include "common/check.h"
+#include "common/json_reader.h"
 
 namespace rigel::analysis {
 
@@ -352,102 +353,70 @@ std::string CutsToJson(const Cuts& cuts) {
   return j.dump();
 }
 
+namespace {
+
+// Axis `k` of cuts of `kind` on `workers` workers, as CutsFromJson reads it.
+StatusOr<AxisCuts> ReadAxis(const JsonValue& aj, size_t k, ScheduleKind kind, int workers) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  AxisCuts a;
+  const bool element_axis = kind == ScheduleKind::kDataParallel;
+  RIGEL_ASSIGN_OR_RETURN(int64_t dim,
+                         aj.GetIntIn("dim", element_axis ? -1 : 0, element_axis ? -1 : 64));
+  if (kind == ScheduleKind::kWavefront && dim != static_cast<int64_t>(k)) {
+    return aj.FieldError("dim", "wavefront axis " + std::to_string(k) + " must have dim " +
+                                    std::to_string(k) + ", found " + std::to_string(dim));
+  }
+  a.dim = static_cast<int>(dim);
+  RIGEL_ASSIGN_OR_RETURN(int64_t extent, aj.GetIntIn("extent", 0, kMax));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> bounds, aj.GetArray("bounds"));
+  for (const JsonValue& b : bounds) {
+    RIGEL_ASSIGN_OR_RETURN(int64_t x, b.AsIntIn(0, kMax));
+    a.bounds.push_back(x);
+  }
+  std::string problem = BoundsProblem(a.bounds);
+  if (!problem.empty()) return aj.FieldError("bounds", problem);
+  if (a.extent() != extent) {
+    return aj.FieldError("bounds", "must end at the extent " + std::to_string(extent) + ", found " +
+                                       std::to_string(a.extent()));
+  }
+  if (kind != ScheduleKind::kWavefront && a.parts() != workers) {
+    return aj.FieldError("bounds", std::to_string(a.parts()) + " parts, but " +
+                                       ScheduleKindName(kind) + " on " + std::to_string(workers) +
+                                       " workers has " + std::to_string(workers));
+  }
+  return a;
+}
+
+}  // namespace
+
 StatusOr<Cuts> CutsFromJson(const std::string& text, const std::string& what) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return InvalidArgument(what + ": not valid JSON: " + e.what());
-  }
-  auto bad = [&](const std::string& key, const std::string& why) {
-    return InvalidArgument(what + ": " + key + ": " + why);
-  };
-  auto as_int = [&](const json& v, const std::string& key, int64_t lo, int64_t hi,
-                    int64_t* out) -> Status {
-    if (!v.is_number_integer() ||
-        (v.is_number_unsigned() &&
-         v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))) {
-      return bad(key, "expected an integer, found " + v.dump());
-    }
-    int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) {
-      return bad(
-          key, std::to_string(x) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-    }
-    *out = x;
-    return Status::Ok();
-  };
-  auto get_int = [&](const json& o, const std::string& prefix, const std::string& name, int64_t lo,
-                     int64_t hi, int64_t* out) -> Status {
-    std::string key = prefix + name;
-    if (!o.contains(name)) return bad(key, "missing");
-    return as_int(o[name], key, lo, hi, out);
-  };
-  if (!j.is_object()) return bad("(top level)", "expected an object");
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, what));
   Cuts c;
-  if (!j.contains("schedule") || !j["schedule"].is_string()) {
-    return bad("schedule", "expected a schedule name");
-  }
-  std::string kind = j["schedule"];
+  RIGEL_ASSIGN_OR_RETURN(JsonValue schedule, j.Get("schedule"));
+  RIGEL_ASSIGN_OR_RETURN(std::string kind, schedule.AsString());
   if (!ParseScheduleKind(kind, &c.kind)) {
-    return bad("schedule", "unknown schedule '" + kind +
-                               "' (expected one of data_parallel, model_parallel_1d, "
-                               "conflict_free_2d, wavefront, serial)");
+    return schedule.Error("unknown schedule '" + kind +
+                          "' (expected one of data_parallel, model_parallel_1d, "
+                          "conflict_free_2d, wavefront, serial)");
   }
-  int64_t v = 0;
-  RIGEL_RETURN_IF_ERROR(get_int(j, "", "workers", 1, 65536, &v));
-  c.workers = static_cast<int>(v);
-  if (!j.contains("axes") || !j["axes"].is_array()) return bad("axes", "expected a list");
-  const json& axes = j["axes"];
-  size_t want = AxesOf(c.kind);
+  RIGEL_ASSIGN_OR_RETURN(int64_t workers, j.GetIntIn("workers", 1, 65536));
+  c.workers = static_cast<int>(workers);
+  RIGEL_ASSIGN_OR_RETURN(JsonValue axes_value, j.Get("axes"));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> axes, axes_value.Elements());
+  const size_t want = AxesOf(c.kind);
   if (c.kind == ScheduleKind::kWavefront ? axes.size() < 2 : axes.size() != want) {
-    return bad("axes", kind + " has " +
-                           (c.kind == ScheduleKind::kWavefront ? std::string("at least 2")
-                                                               : std::to_string(want)) +
-                           " axes, found " + std::to_string(axes.size()));
+    return axes_value.Error(
+        kind + " has " +
+        (c.kind == ScheduleKind::kWavefront ? std::string("at least 2") : std::to_string(want)) +
+        " axes, found " + std::to_string(axes.size()));
   }
   for (size_t k = 0; k < axes.size(); ++k) {
-    const json& aj = axes[k];
-    std::string key = "axes[" + std::to_string(k) + "]";
-    if (!aj.is_object()) return bad(key, "expected an object");
-    AxisCuts a;
-    int64_t dim = 0, extent = 0;
-    bool element_axis = c.kind == ScheduleKind::kDataParallel;
-    RIGEL_RETURN_IF_ERROR(
-        get_int(aj, key + ".", "dim", element_axis ? -1 : 0, element_axis ? -1 : 64, &dim));
-    if (c.kind == ScheduleKind::kWavefront && dim != static_cast<int64_t>(k)) {
-      return bad(key + ".dim", "wavefront axis " + std::to_string(k) + " must have dim " +
-                                   std::to_string(k) + ", found " + std::to_string(dim));
-    }
-    a.dim = static_cast<int>(dim);
-    RIGEL_RETURN_IF_ERROR(
-        get_int(aj, key + ".", "extent", 0, std::numeric_limits<int64_t>::max(), &extent));
-    std::string bkey = key + ".bounds";
-    if (!aj.contains("bounds") || !aj["bounds"].is_array()) {
-      return bad(bkey, "expected a list of integers");
-    }
-    const json& bj = aj["bounds"];
-    for (size_t p = 0; p < bj.size(); ++p) {
-      int64_t b = 0;
-      RIGEL_RETURN_IF_ERROR(as_int(bj[p], bkey + "[" + std::to_string(p) + "]", 0,
-                                   std::numeric_limits<int64_t>::max(), &b));
-      a.bounds.push_back(b);
-    }
-    std::string problem = BoundsProblem(a.bounds);
-    if (!problem.empty()) return bad(bkey, problem);
-    if (a.extent() != extent) {
-      return bad(bkey, "must end at the extent " + std::to_string(extent) + ", found " +
-                           std::to_string(a.extent()));
-    }
-    if (c.kind != ScheduleKind::kWavefront && a.parts() != c.workers) {
-      return bad(bkey, std::to_string(a.parts()) + " parts, but " + kind + " on " +
-                           std::to_string(c.workers) + " workers has " + std::to_string(c.workers));
-    }
+    RIGEL_ASSIGN_OR_RETURN(AxisCuts a, ReadAxis(axes[k], k, c.kind, c.workers));
     c.axes.push_back(std::move(a));
   }
   if (c.kind == ScheduleKind::kConflictFree2D && c.axes[0].dim == c.axes[1].dim) {
-    return bad("axes[1].dim", "conflict_free_2d cuts two different dimensions, found " +
-                                  std::to_string(c.axes[1].dim) + " twice");
+    return axes[1].FieldError("dim", "conflict_free_2d cuts two different dimensions, found " +
+                                         std::to_string(c.axes[1].dim) + " twice");
   }
   return c;
 }

@@ -1,7 +1,9 @@
 // Plan <-> JSON (schema: docs/schedules.md).
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "analysis/plan.h"
+#include "common/json_reader.h"
 
 namespace rigel::analysis {
 
@@ -145,91 +147,56 @@ json LoopJson(const Program& prog, const LoopPlan& lp) {
   return j;
 }
 
-// Typed reads with errors that name the key path.
-class Reader {
- public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-  Status Error(const std::string& key, const std::string& what) const {
-    return InvalidArgument(path_ + ": " + key + ": " + what);
+// The dimension of `dims` named by the string member `key` of `j`.
+StatusOr<int> ReadDim(const JsonValue& j, const std::string& key,
+                      const std::vector<std::string>& dims) {
+  RIGEL_ASSIGN_OR_RETURN(std::string s, j.GetString(key));
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == s) return static_cast<int>(d);
   }
-  Status Int(const json& j, const std::string& key, const std::string& name, int64_t* out) const {
-    if (!j.contains(name)) return Error(key + "." + name, "missing");
-    const json& v = j[name];
-    if (!v.is_number_integer())
-      return Error(key + "." + name, "expected an integer, found " + v.dump());
-    *out = v.get<int64_t>();
-    return Status::Ok();
-  }
-  Status Str(const json& j, const std::string& key, const std::string& name,
-             std::string* out) const {
-    if (!j.contains(name)) return Error(key + "." + name, "missing");
-    const json& v = j[name];
-    if (!v.is_string()) return Error(key + "." + name, "expected a string, found " + v.dump());
-    *out = v.get<std::string>();
-    return Status::Ok();
-  }
-  Status Dim(const json& j, const std::string& key, const std::string& name,
-             const std::vector<std::string>& dims, int* out) const {
-    std::string s;
-    RIGEL_RETURN_IF_ERROR(Str(j, key, name, &s));
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d] == s) {
-        *out = static_cast<int>(d);
-        return Status::Ok();
-      }
-    }
-    std::string list;
-    for (const std::string& d : dims) list += (list.empty() ? "" : ", ") + d;
-    return Error(key + "." + name,
-                 "'" + s + "' is not a dimension of the loop's space (" + list + ")");
-  }
-  Status IntList(const json& j, const std::string& key, const std::string& name,
-                 std::vector<int64_t>* out) const {
-    if (!j.contains(name)) return Error(key + "." + name, "missing");
-    const json& v = j[name];
-    if (!v.is_array()) return Error(key + "." + name, "expected a list of integers");
-    out->clear();
-    for (const json& x : v) {
-      if (!x.is_number_integer()) return Error(key + "." + name, "expected a list of integers");
-      out->push_back(x.get<int64_t>());
-    }
-    return Status::Ok();
-  }
+  std::string list;
+  for (const std::string& d : dims) list += (list.empty() ? "" : ", ") + d;
+  return j.FieldError(key, "'" + s + "' is not a dimension of the loop's space (" + list + ")");
+}
 
- private:
-  std::string path_;
-};
+StatusOr<std::vector<int64_t>> ReadIntList(const JsonValue& j) {
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> items, j.Elements());
+  std::vector<int64_t> out;
+  for (const JsonValue& x : items) {
+    RIGEL_ASSIGN_OR_RETURN(int64_t v, x.AsInt());
+    out.push_back(v);
+  }
+  return out;
+}
 
-Status ReadSchedule(const Reader& r, const json& j, const std::string& key,
-                    const std::vector<std::string>& dims, Schedule* s) {
-  if (!j.is_object()) return r.Error(key, "expected an object");
-  std::string kind;
-  RIGEL_RETURN_IF_ERROR(r.Str(j, key, "kind", &kind));
+Status ReadSchedule(const JsonValue& j, const std::vector<std::string>& dims, Schedule* s) {
+  RIGEL_ASSIGN_OR_RETURN(JsonValue kind_value, j.Get("kind"));
+  RIGEL_ASSIGN_OR_RETURN(std::string kind, kind_value.AsString());
   if (!ParseScheduleKind(kind, &s->kind)) {
-    return r.Error(key + ".kind", "unknown schedule '" + kind +
-                                      "' (expected one of data_parallel, model_parallel_1d, "
-                                      "conflict_free_2d, wavefront, serial)");
+    return kind_value.Error("unknown schedule '" + kind +
+                            "' (expected one of data_parallel, model_parallel_1d, "
+                            "conflict_free_2d, wavefront, serial)");
   }
   switch (s->kind) {
-    case ScheduleKind::kModelParallel1D:
-      return r.Dim(j, key, "dim", dims, &s->dim);
-    case ScheduleKind::kConflictFree2D:
-      RIGEL_RETURN_IF_ERROR(r.Dim(j, key, "local_dim", dims, &s->local_dim));
-      RIGEL_RETURN_IF_ERROR(r.Dim(j, key, "rotate_dim", dims, &s->rotate_dim));
-      return r.IntList(j, key, "blocks", &s->blocks);
+    case ScheduleKind::kModelParallel1D: {
+      RIGEL_ASSIGN_OR_RETURN(s->dim, ReadDim(j, "dim", dims));
+      return Status::Ok();
+    }
+    case ScheduleKind::kConflictFree2D: {
+      RIGEL_ASSIGN_OR_RETURN(s->local_dim, ReadDim(j, "local_dim", dims));
+      RIGEL_ASSIGN_OR_RETURN(s->rotate_dim, ReadDim(j, "rotate_dim", dims));
+      RIGEL_ASSIGN_OR_RETURN(JsonValue blocks, j.Get("blocks"));
+      RIGEL_ASSIGN_OR_RETURN(s->blocks, ReadIntList(blocks));
+      return Status::Ok();
+    }
     case ScheduleKind::kWavefront: {
-      RIGEL_RETURN_IF_ERROR(r.IntList(j, key, "blocks", &s->blocks));
-      if (!j.contains("skew") || !j["skew"].is_array()) {
-        return r.Error(key + ".skew", "expected a matrix (a list of rows of integers)");
-      }
+      RIGEL_ASSIGN_OR_RETURN(JsonValue blocks, j.Get("blocks"));
+      RIGEL_ASSIGN_OR_RETURN(s->blocks, ReadIntList(blocks));
+      // A matrix: a list of rows of integers.
+      RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> rows, j.GetArray("skew"));
       s->skew.clear();
-      for (const json& row : j["skew"]) {
-        std::vector<int64_t> vals;
-        if (!row.is_array()) return r.Error(key + ".skew", "expected a list of rows of integers");
-        for (const json& x : row) {
-          if (!x.is_number_integer()) return r.Error(key + ".skew", "expected integers");
-          vals.push_back(x.get<int64_t>());
-        }
+      for (const JsonValue& row : rows) {
+        RIGEL_ASSIGN_OR_RETURN(std::vector<int64_t> vals, ReadIntList(row));
         s->skew.push_back(std::move(vals));
       }
       return Status::Ok();
@@ -237,6 +204,55 @@ Status ReadSchedule(const Reader& r, const json& j, const std::string& key,
     default:
       return Status::Ok();
   }
+}
+
+// One entry of a loop's "params": its strategy, key and sharding.
+StatusOr<ParamPlan> ReadParam(const std::string& name, const JsonValue& pj,
+                              const std::vector<std::string>& dims) {
+  ParamPlan pp;
+  pp.name = name;
+  RIGEL_ASSIGN_OR_RETURN(JsonValue strategy_value, pj.Get("strategy"));
+  RIGEL_ASSIGN_OR_RETURN(std::string strategy, strategy_value.AsString());
+  if (!ParseStrategy(strategy, &pp.strategy)) {
+    return strategy_value.Error("unknown strategy '" + strategy +
+                                "' (expected one of local, rotate, ps, allreduce, "
+                                "replicated, accumulator, reduce)");
+  }
+  if (pj.Has("keyed_by")) {
+    RIGEL_ASSIGN_OR_RETURN(pp.keyed_by, ReadDim(pj, "keyed_by", dims));
+  }
+  if (pj.Has("shard")) {
+    RIGEL_ASSIGN_OR_RETURN(pp.shard, pj.GetString("shard"));
+    if (pp.shard != "range" && pp.shard != "hash") {
+      return pj.FieldError("shard", "expected \"range\" or \"hash\", found \"" + pp.shard + "\"");
+    }
+  }
+  return pp;
+}
+
+StatusOr<LoopPlan> ReadLoop(const JsonValue& lj) {
+  LoopPlan lp;
+  constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  RIGEL_ASSIGN_OR_RETURN(int64_t id, lj.GetIntIn("id", kIntMin, kIntMax));
+  RIGEL_ASSIGN_OR_RETURN(int64_t line, lj.GetIntIn("line", kIntMin, kIntMax));
+  lp.id = static_cast<int>(id);
+  lp.loc.line = static_cast<int>(line);
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> space, lj.GetArray("space"));
+  for (const JsonValue& d : space) {
+    RIGEL_ASSIGN_OR_RETURN(std::string dim, d.AsString());
+    lp.accesses.space.dims.push_back(std::move(dim));
+  }
+  RIGEL_ASSIGN_OR_RETURN(JsonValue schedule, lj.Get("schedule"));
+  RIGEL_RETURN_IF_ERROR(ReadSchedule(schedule, lp.accesses.space.dims, &lp.schedule));
+  // An object: parameter name -> strategy, in the order written.
+  RIGEL_ASSIGN_OR_RETURN(JsonValue params, lj.GetObject("params"));
+  RIGEL_ASSIGN_OR_RETURN(auto members, params.Members());
+  for (const auto& [name, pj] : members) {
+    RIGEL_ASSIGN_OR_RETURN(ParamPlan pp, ReadParam(name, pj, lp.accesses.space.dims));
+    lp.params.push_back(std::move(pp));
+  }
+  return lp;
 }
 
 }  // namespace
@@ -254,78 +270,26 @@ std::string PlanToJson(const Program& prog, const Plan& plan) {
 }
 
 StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return InvalidArgument(path + ": not valid JSON: " + e.what());
-  }
-  Reader r(path);
-  if (!j.is_object()) return r.Error("(top level)", "expected an object");
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, path));
   Plan plan;
-  int64_t v = 0;
-  RIGEL_RETURN_IF_ERROR(r.Int(j, "", "version", &v));
+  RIGEL_ASSIGN_OR_RETURN(JsonValue version, j.Get("version"));
+  RIGEL_ASSIGN_OR_RETURN(int64_t v, version.AsInt());
   if (v != 1) {
-    return r.Error("version", "plan version " + std::to_string(v) +
-                                  " is not supported (this Rigel reads version 1)");
+    return version.Error("plan version " + std::to_string(v) +
+                         " is not supported (this Rigel reads version 1)");
   }
   plan.version = 1;
-  if (j.contains("program") && j["program"].is_string()) plan.program = j["program"];
-  if (j.contains("program_hash") && j["program_hash"].is_string())
-    plan.program_hash = j["program_hash"];
-  int64_t workers = 0;
-  RIGEL_RETURN_IF_ERROR(r.Int(j, "", "workers", &workers));
+  RIGEL_ASSIGN_OR_RETURN(plan.program, j.GetStringOr("program", ""));
+  RIGEL_ASSIGN_OR_RETURN(plan.program_hash, j.GetStringOr("program_hash", ""));
+  RIGEL_ASSIGN_OR_RETURN(JsonValue workers_value, j.Get("workers"));
+  RIGEL_ASSIGN_OR_RETURN(int64_t workers, workers_value.AsInt());
   if (workers < 1 || workers > 65536) {
-    return r.Error("workers", "must be between 1 and 65536, got " + std::to_string(workers));
+    return workers_value.Error("must be between 1 and 65536, got " + std::to_string(workers));
   }
   plan.workers = static_cast<int>(workers);
-  if (!j.contains("loops") || !j["loops"].is_array()) return r.Error("loops", "expected a list");
-  for (size_t l = 0; l < j["loops"].size(); ++l) {
-    const json& lj = j["loops"][l];
-    std::string key = "loops[" + std::to_string(l) + "]";
-    if (!lj.is_object()) return r.Error(key, "expected an object");
-    LoopPlan lp;
-    int64_t id = 0, line = 0;
-    RIGEL_RETURN_IF_ERROR(r.Int(lj, key, "id", &id));
-    RIGEL_RETURN_IF_ERROR(r.Int(lj, key, "line", &line));
-    lp.id = static_cast<int>(id);
-    lp.loc.line = static_cast<int>(line);
-    if (!lj.contains("space") || !lj["space"].is_array())
-      return r.Error(key + ".space", "expected a list");
-    for (const json& d : lj["space"]) {
-      if (!d.is_string()) return r.Error(key + ".space", "expected a list of names");
-      lp.accesses.space.dims.push_back(d);
-    }
-    if (!lj.contains("schedule")) return r.Error(key + ".schedule", "missing");
-    RIGEL_RETURN_IF_ERROR(
-        ReadSchedule(r, lj["schedule"], key + ".schedule", lp.accesses.space.dims, &lp.schedule));
-    if (!lj.contains("params") || !lj["params"].is_object()) {
-      return r.Error(key + ".params", "expected an object (parameter name -> strategy)");
-    }
-    for (const auto& [name, pj] : lj["params"].items()) {
-      std::string pkey = key + ".params." + name;
-      if (!pj.is_object()) return r.Error(pkey, "expected an object");
-      ParamPlan pp;
-      pp.name = name;
-      std::string strategy;
-      RIGEL_RETURN_IF_ERROR(r.Str(pj, pkey, "strategy", &strategy));
-      if (!ParseStrategy(strategy, &pp.strategy)) {
-        return r.Error(pkey + ".strategy", "unknown strategy '" + strategy +
-                                               "' (expected one of local, rotate, ps, allreduce, "
-                                               "replicated, accumulator, reduce)");
-      }
-      if (pj.contains("keyed_by")) {
-        RIGEL_RETURN_IF_ERROR(r.Dim(pj, pkey, "keyed_by", lp.accesses.space.dims, &pp.keyed_by));
-      }
-      if (pj.contains("shard")) {
-        RIGEL_RETURN_IF_ERROR(r.Str(pj, pkey, "shard", &pp.shard));
-        if (pp.shard != "range" && pp.shard != "hash") {
-          return r.Error(pkey + ".shard",
-                         "expected \"range\" or \"hash\", found \"" + pp.shard + "\"");
-        }
-      }
-      lp.params.push_back(std::move(pp));
-    }
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> loops, j.GetArray("loops"));
+  for (const JsonValue& lj : loops) {
+    RIGEL_ASSIGN_OR_RETURN(LoopPlan lp, ReadLoop(lj));
     plan.loops.push_back(std::move(lp));
   }
   return plan;

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/constants_file.h"
+#include "common/check.h"
+#include "common/json_reader.h"
 
 namespace rigel::cli {
 
@@ -134,7 +136,10 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
 }
 
 std::string PlanWithPrediction(const std::string& plan_json, const PlanCost& cost) {
-  nlohmann::json j = nlohmann::json::parse(plan_json);
+  StatusOr<JsonValue> plan = ParseJson(plan_json, "the plan");
+  RIGEL_CHECK_MSG(plan.ok(), "PlanWithPrediction takes analysis::PlanToJson's text");
+  // The plan's own key order, then the prediction.
+  nlohmann::ordered_json j = plan->raw();
   nlohmann::json f = Figures(cost.fastest_steady);
   f["constants"] = cost.constants;
   f["workers"] = cost.options.workers;

@@ -5,20 +5,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/json_reader.h"
 #include "common/status.h"
 
 extern char** environ;
@@ -39,7 +42,7 @@ struct PlotArgs {
 // A log as read: its epoch lines, their x values, and the names it holds.
 struct Run {
   std::string label, path;
-  std::vector<nlohmann::json> epochs;
+  std::vector<JsonValue> epochs;
   std::vector<double> x;
   std::vector<std::vector<double>> y;  // [metric][point], filled by Plot
   std::set<std::string> printed;       // names the program printed
@@ -48,17 +51,15 @@ struct Run {
 
 // A metric's value in one epoch line: a printed name first, then a
 // top-level number (epoch_s, cpu_s, updates_per_s, ...).
-bool Value(const nlohmann::json& j, const std::string& name, double* v) {
-  static const nlohmann::json kNone;
-  const auto printed = j.find("printed");
-  for (const nlohmann::json* o : {printed != j.end() ? &*printed : &kNone, &j}) {
-    if (!o->is_object() || !o->contains(name)) continue;
-    const nlohmann::json& e = o->at(name);
-    if (e.is_number()) {
-      *v = e.get<double>();
+bool Value(const JsonValue& j, const std::string& name, double* v) {
+  for (const std::optional<JsonValue>& o : {j.Find("printed"), std::optional<JsonValue>(j)}) {
+    std::optional<JsonValue> e = o ? o->Find(name) : std::nullopt;
+    if (!e) continue;
+    if (e->IsNumber()) {
+      *v = *e->AsDouble();
       return true;
     }
-    if (e.is_null()) {  // a NaN the program printed
+    if (e->IsNull()) {  // a NaN the program printed
       *v = std::nan("");
       return true;
     }
@@ -76,23 +77,26 @@ StatusOr<Run> ReadRun(const std::string& spec, const std::string& x) {
   int workers = 1;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object() || !j.contains("epoch")) {
-      return InvalidArgument(r.path + ":" + std::to_string(n) +
-                             ": expected an epoch's JSON object (rigel run --log-json)");
+    const std::string where = r.path + ":" + std::to_string(n);
+    RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(line, where));
+    if (!j.Has("epoch")) {
+      return InvalidArgument(where + ": expected an epoch's JSON object (rigel run --log-json)");
     }
-    if (j["printed"].is_object()) {
-      for (const auto& [k, v] : j["printed"].items()) r.printed.insert(k);
+    if (std::optional<JsonValue> printed = j.Find("printed"); printed && printed->IsObject()) {
+      RIGEL_ASSIGN_OR_RETURN(auto members, printed->Members());
+      for (const auto& [k, v] : members) r.printed.insert(k);
     }
-    for (const auto& [k, v] : j.items()) {
-      if (v.is_number()) r.names.insert(k);
+    RIGEL_ASSIGN_OR_RETURN(auto members, j.Members());
+    for (const auto& [k, v] : members) {
+      if (v.IsNumber()) r.names.insert(k);
     }
     double xv = 0;
     if (!Value(j, x == "seconds" ? "elapsed_s" : "epoch", &xv)) {
-      return InvalidArgument(r.path + ":" + std::to_string(n) + ": no " + x + " in this line");
+      return InvalidArgument(where + ": no " + x + " in this line");
     }
     r.x.push_back(xv);
-    if (j["workers"].is_number_integer()) workers = j["workers"].get<int>();
+    RIGEL_ASSIGN_OR_RETURN(int64_t w, j.GetIntOr("workers", workers));
+    workers = static_cast<int>(std::clamp<int64_t>(w, 0, std::numeric_limits<int>::max()));
     r.epochs.push_back(std::move(j));
   }
   if (r.x.empty()) return InvalidArgument(r.path + ": holds no epoch line");
@@ -109,7 +113,7 @@ StatusOr<Run> ReadRun(const std::string& spec, const std::string& x) {
 StatusOr<std::vector<double>> Series(const Run& r, const std::string& metric) {
   std::vector<double> y;
   bool any = false;
-  for (const nlohmann::json& j : r.epochs) {
+  for (const JsonValue& j : r.epochs) {
     double v = std::nan("");
     Value(j, metric, &v);
     any = any || !std::isnan(v);

@@ -5,10 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "common/file.h"
+#include "common/json_reader.h"
 
 namespace rigel::cli {
 
@@ -41,8 +42,11 @@ std::vector<double> EpochSeconds(const std::string& log_json) {
   auto text = ReadFileToString(log_json);
   std::istringstream in(text.ok() ? *text : "");
   for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("epoch_s")) out.push_back(j["epoch_s"].get<double>());
+    // A line that is no epoch (a message, a cut-off last line) counts none.
+    StatusOr<JsonValue> j = ParseJson(line, log_json);
+    if (!j.ok()) continue;
+    StatusOr<double> s = j->GetDouble("epoch_s");
+    if (s.ok()) out.push_back(*s);
   }
   return out;
 }
@@ -55,10 +59,14 @@ std::map<std::string, double> LastPrinted(const std::string& log_json) {
   for (std::string line; std::getline(in, line);) {
     if (!line.empty()) last = line;
   }
-  const nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
-  if (!j.is_object() || !j.contains("printed") || !j["printed"].is_object()) return out;
-  for (const auto& [k, v] : j["printed"].items()) {
-    if (v.is_number()) out[k] = v.get<double>();
+  StatusOr<JsonValue> j = ParseJson(last, log_json);
+  if (!j.ok()) return out;
+  std::optional<JsonValue> printed = j->Find("printed");
+  if (!printed) return out;
+  auto members = printed->Members();
+  if (!members.ok()) return out;
+  for (const auto& [k, v] : *members) {
+    if (v.IsNumber()) out[k] = *v.AsDouble();
   }
   return out;
 }

@@ -1,10 +1,12 @@
 #include "cluster/setup.h"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
+#include "common/json_reader.h"
 
 namespace rigel::cluster {
-
-using json = nlohmann::json;
 
 namespace {
 
@@ -195,54 +197,57 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
   return s;
 }
 
-StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string& what) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return InvalidArgument(what + ": not valid JSON: " + e.what());
+namespace {
+
+// An integer member of a setup file; a missing one reads as mistyped
+// ("KEY: expected an integer").
+StatusOr<int64_t> SetupInt(const JsonValue& o, std::string_view key) {
+  std::optional<JsonValue> v = o.Find(key);
+  if (!v) return o.FieldError(key, "expected an integer");
+  return v->AsInt();
+}
+
+// A count of the setup as an int: values outside it are clamped to one past
+// its range so that CheckSetup names them.
+StatusOr<int> SetupCount(const JsonValue& o, std::string_view key) {
+  RIGEL_ASSIGN_OR_RETURN(int64_t x, SetupInt(o, key));
+  return static_cast<int>(std::clamp<int64_t>(x, -1, 1 << 30));
+}
+
+// One element of "params": its name, shape, sharding and initialiser.
+StatusOr<ParamSpec> ReadParamSpec(const JsonValue& root, const JsonValue& pj) {
+  ParamSpec p;
+  RIGEL_ASSIGN_OR_RETURN(p.decl.name, pj.GetString("name"));
+  const std::string key = "params." + p.decl.name;
+  RIGEL_ASSIGN_OR_RETURN(p.rows, SetupInt(pj, "rows"));
+  RIGEL_ASSIGN_OR_RETURN(p.decl.width, SetupInt(pj, "width"));
+  RIGEL_ASSIGN_OR_RETURN(std::string shard, pj.GetStringOr("shard", ""));
+  if (shard != "range" && shard != "hash") {
+    return root.FieldError(key + ".shard", "expected \"range\" or \"hash\"");
   }
-  auto bad = [&](const std::string& key, const std::string& why) {
-    return InvalidArgument(what + ": " + key + ": " + why);
-  };
-  auto get_int = [&](const json& o, const std::string& key, int64_t* out) -> Status {
-    if (!o.contains(key) || !o[key].is_number_integer()) return bad(key, "expected an integer");
-    *out = o[key].get<int64_t>();
-    return Status::Ok();
-  };
-  if (!j.is_object()) return bad("(top level)", "expected an object");
+  p.hash = shard == "hash";
+  RIGEL_ASSIGN_OR_RETURN(std::string init, pj.GetStringOr("init", "zeros"));
+  if (!InitFromName(init, &p.decl.init)) {
+    return root.FieldError(key + ".init", "unknown initialiser '" + init + "'");
+  }
+  RIGEL_ASSIGN_OR_RETURN(p.decl.a, pj.GetDoubleOr("a", 0.0));
+  RIGEL_ASSIGN_OR_RETURN(p.decl.b, pj.GetDoubleOr("b", 0.0));
+  RIGEL_ASSIGN_OR_RETURN(p.decl.seed, pj.GetUintOr("seed", 0));
+  return p;
+}
+
+}  // namespace
+
+StatusOr<ClusterSetup> SetupFromJson(const std::string& text, const std::string& what) {
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, what));
   ClusterSetup s;
-  int64_t v = 0;
-  // Out-of-int values are clamped to one past the range so CheckSetup names them.
-  auto clamp = [](int64_t x) { return static_cast<int>(std::clamp<int64_t>(x, -1, 1 << 30)); };
-  RIGEL_RETURN_IF_ERROR(get_int(j, "servers", &v));
-  s.servers = clamp(v);
-  RIGEL_RETURN_IF_ERROR(get_int(j, "workers", &v));
-  s.workers = clamp(v);
-  RIGEL_RETURN_IF_ERROR(get_int(j, "staleness", &v));
-  s.options.staleness = clamp(v);
-  if (!j.contains("params") || !j["params"].is_array()) return bad("params", "expected a list");
-  for (const json& pj : j["params"]) {
-    ParamSpec p;
-    if (!pj.is_object() || !pj.contains("name") || !pj["name"].is_string()) {
-      return bad("params", "each parameter needs a \"name\"");
-    }
-    p.decl.name = pj["name"];
-    std::string key = "params." + p.decl.name;
-    RIGEL_RETURN_IF_ERROR(get_int(pj, "rows", &p.rows));
-    RIGEL_RETURN_IF_ERROR(get_int(pj, "width", &p.decl.width));
-    std::string shard = pj.value("shard", "");
-    if (shard != "range" && shard != "hash") {
-      return bad(key + ".shard", "expected \"range\" or \"hash\"");
-    }
-    p.hash = shard == "hash";
-    std::string init = pj.value("init", "zeros");
-    if (!InitFromName(init, &p.decl.init)) {
-      return bad(key + ".init", "unknown initialiser '" + init + "'");
-    }
-    p.decl.a = pj.value("a", 0.0);
-    p.decl.b = pj.value("b", 0.0);
-    p.decl.seed = pj.value("seed", uint64_t{0});
+  if (!j.IsObject()) return j.Error("expected an object, found " + j.Describe());
+  RIGEL_ASSIGN_OR_RETURN(s.servers, SetupCount(j, "servers"));
+  RIGEL_ASSIGN_OR_RETURN(s.workers, SetupCount(j, "workers"));
+  RIGEL_ASSIGN_OR_RETURN(s.options.staleness, SetupCount(j, "staleness"));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> params, j.GetArray("params"));
+  for (const JsonValue& pj : params) {
+    RIGEL_ASSIGN_OR_RETURN(ParamSpec p, ReadParamSpec(j, pj));
     s.params.push_back(std::move(p));
   }
   RIGEL_RETURN_IF_ERROR(CheckSetup(s, what));

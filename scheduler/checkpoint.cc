@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "common/file.h"
+#include "common/json_reader.h"
 
 namespace rigel::scheduler {
 
@@ -32,16 +36,35 @@ json FileJson(const ps::SnapshotFile& f) {
           {"rows", f.rows}};
 }
 
-ps::SnapshotFile FileFromJson(const json& j) {
+// A file entry of a manifest, as FileJson writes it.
+StatusOr<ps::SnapshotFile> FileFromJson(const JsonValue& j) {
   ps::SnapshotFile f;
-  f.name = j.at("name").get<std::string>();
+  RIGEL_ASSIGN_OR_RETURN(JsonValue name, j.Get("name"));
+  RIGEL_ASSIGN_OR_RETURN(f.name, name.AsString());
   if (f.name.find('/') != std::string::npos || f.name.empty()) {
-    throw std::runtime_error("file name '" + f.name + "' is not a name within the directory");
+    return name.Error("file name '" + f.name + "' is not a name within the directory");
   }
-  f.bytes = j.at("bytes").get<uint64_t>();
-  f.checksum = std::stoull(j.at("checksum").get<std::string>(), nullptr, 16);
-  f.rows = j.at("rows").get<uint64_t>();
+  RIGEL_ASSIGN_OR_RETURN(f.bytes, j.GetUint("bytes"));
+  RIGEL_ASSIGN_OR_RETURN(JsonValue checksum, j.Get("checksum"));
+  RIGEL_ASSIGN_OR_RETURN(std::string hex, checksum.AsString());
+  const char* end = hex.data() + hex.size();
+  auto [at, ec] = std::from_chars(hex.data(), end, f.checksum, 16);
+  if (hex.empty() || hex.size() > 16 || ec != std::errc() || at != end) {
+    return checksum.Error("expected 16 hex digits, found '" + hex + "'");
+  }
+  RIGEL_ASSIGN_OR_RETURN(f.rows, j.GetUint("rows"));
   return f;
+}
+
+// The JSON of a checkpoint file whose checksum held; what it lacks or
+// mistypes is damage too: "PATH: damaged checkpoint file: KEY: ...".
+StatusOr<JsonValue> ParseCheckpointJson(const std::string& path, const std::string& text,
+                                        const char* format, const char* not_it) {
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, path + ": damaged checkpoint file"));
+  RIGEL_ASSIGN_OR_RETURN(JsonValue f, j.Get("format"));
+  StatusOr<std::string> name = f.AsString();
+  if (!name.ok() || *name != format) return f.Error(not_it);
+  return j;
 }
 
 // Text followed by its checksum line.
@@ -68,6 +91,76 @@ StatusOr<std::string> Unseal(const std::string& path, const std::string& bytes) 
 
 uint64_t Bits(double d) { return std::bit_cast<uint64_t>(d); }
 double Double(uint64_t u) { return std::bit_cast<double>(u); }
+
+StatusOr<std::vector<uint64_t>> Uints(const JsonValue& j, std::string_view key) {
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> items, j.GetArray(key));
+  std::vector<uint64_t> out;
+  for (const JsonValue& x : items) {
+    RIGEL_ASSIGN_OR_RETURN(uint64_t u, x.AsUint());
+    out.push_back(u);
+  }
+  return out;
+}
+
+// A driver state file's text (without its checksum line). Errors are the
+// reader's InvalidArgument.
+StatusOr<exec::DriverState> DriverStateFromText(const std::string& path, const std::string& text) {
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j,
+                         ParseCheckpointJson(path, text, kDriverFormat, "not a driver state file"));
+  exec::DriverState st;
+  RIGEL_ASSIGN_OR_RETURN(st.stmt, j.GetInt("stmt"));
+  RIGEL_ASSIGN_OR_RETURN(st.next, j.GetInt("next"));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> slots, j.GetArray("slots"));
+  for (const JsonValue& s : slots) {
+    // [is_int, integer value, bits of the float value]
+    RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> e, s.Elements());
+    if (e.size() != 3) return s.Error("expected [is_int, int, float bits]");
+    RIGEL_ASSIGN_OR_RETURN(bool is_int, e[0].AsBool());
+    RIGEL_ASSIGN_OR_RETURN(int64_t i, e[1].AsInt());
+    RIGEL_ASSIGN_OR_RETURN(uint64_t f, e[2].AsUint());
+    st.slots.push_back({is_int, i, Double(f)});
+  }
+  RIGEL_ASSIGN_OR_RETURN(std::vector<uint64_t> accums, Uints(j, "accums"));
+  for (uint64_t a : accums) st.accums.push_back(Double(a));
+  RIGEL_ASSIGN_OR_RETURN(st.launches, Uints(j, "launches"));
+  RIGEL_ASSIGN_OR_RETURN(st.prints, j.GetInt("prints"));
+  return st;
+}
+
+// A manifest's text (without its checksum line). Errors are the reader's
+// InvalidArgument.
+StatusOr<CheckpointManifest> ManifestFromText(const std::string& path, const std::string& text) {
+  RIGEL_ASSIGN_OR_RETURN(
+      JsonValue j, ParseCheckpointJson(path, text, kManifestFormat, "not a checkpoint manifest"));
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  CheckpointManifest m;
+  RIGEL_ASSIGN_OR_RETURN(m.seq, j.GetUint("seq"));
+  RIGEL_ASSIGN_OR_RETURN(m.program, j.GetString("program"));
+  RIGEL_ASSIGN_OR_RETURN(m.job_key, j.GetString("job_key"));
+  RIGEL_ASSIGN_OR_RETURN(m.program_ir, j.GetStringOr("program_ir", ""));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> params, j.GetArray("params"));
+  for (const JsonValue& p : params) {
+    CheckpointParam cp;
+    RIGEL_ASSIGN_OR_RETURN(cp.name, p.GetString("name"));
+    RIGEL_ASSIGN_OR_RETURN(cp.rows, p.GetInt("rows"));
+    RIGEL_ASSIGN_OR_RETURN(cp.width, p.GetInt("width"));
+    m.params.push_back(std::move(cp));
+  }
+  RIGEL_ASSIGN_OR_RETURN(int64_t servers, j.GetIntIn("servers", 0, kIntMax));
+  RIGEL_ASSIGN_OR_RETURN(int64_t workers, j.GetIntIn("workers", 0, kIntMax));
+  m.servers = static_cast<int>(servers);
+  m.workers = static_cast<int>(workers);
+  RIGEL_ASSIGN_OR_RETURN(m.iterations, j.GetInt("iterations"));
+  RIGEL_ASSIGN_OR_RETURN(m.every, j.GetString("every"));
+  RIGEL_ASSIGN_OR_RETURN(JsonValue driver, j.Get("driver"));
+  RIGEL_ASSIGN_OR_RETURN(m.driver, FileFromJson(driver));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> rows, j.GetArray("rows"));
+  for (const JsonValue& f : rows) {
+    RIGEL_ASSIGN_OR_RETURN(ps::SnapshotFile file, FileFromJson(f));
+    m.rows.push_back(std::move(file));
+  }
+  return m;
+}
 
 }  // namespace
 
@@ -103,21 +196,9 @@ StatusOr<exec::DriverState> ReadDriverState(const std::string& dir, const ps::Sn
                                   bytes.size(), ps::Checksum(bytes), file.bytes, file.checksum)));
   }
   RIGEL_ASSIGN_OR_RETURN(std::string text, Unseal(path, bytes));
-  exec::DriverState st;
-  try {
-    json j = json::parse(text);
-    if (j.at("format") != kDriverFormat) throw std::runtime_error("not a driver state file");
-    st.stmt = j.at("stmt").get<int64_t>();
-    st.next = j.at("next").get<int64_t>();
-    for (const json& s : j.at("slots")) {
-      st.slots.push_back({s.at(0).get<bool>(), s.at(1).get<int64_t>(), Double(s.at(2))});
-    }
-    for (const json& a : j.at("accums")) st.accums.push_back(Double(a.get<uint64_t>()));
-    st.launches = j.at("launches").get<std::vector<uint64_t>>();
-    st.prints = j.at("prints").get<int64_t>();
-  } catch (const std::exception& e) {
-    return IoError(Damaged(path, e.what()));
-  }
+  StatusOr<exec::DriverState> st = DriverStateFromText(path, text);
+  // The reader's InvalidArgument: the file does not say what it should.
+  if (!st.ok()) return IoError(st.status().message());
   return st;
 }
 
@@ -142,31 +223,12 @@ Status WriteManifest(const std::string& dir, const CheckpointManifest& m) {
 StatusOr<CheckpointManifest> ReadManifest(const std::string& path) {
   RIGEL_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
   RIGEL_ASSIGN_OR_RETURN(std::string text, Unseal(path, bytes));
-  CheckpointManifest m;
-  try {
-    json j = json::parse(text);
-    if (j.at("format") != kManifestFormat) throw std::runtime_error("not a checkpoint manifest");
-    m.seq = j.at("seq").get<uint64_t>();
-    m.program = j.at("program").get<std::string>();
-    m.job_key = j.at("job_key").get<std::string>();
-    if (j.contains("program_ir")) m.program_ir = j.at("program_ir").get<std::string>();
-    for (const json& p : j.at("params")) {
-      m.params.push_back({p.at("name").get<std::string>(), p.at("rows").get<int64_t>(),
-                          p.at("width").get<int64_t>()});
-    }
-    m.servers = j.at("servers").get<int>();
-    m.workers = j.at("workers").get<int>();
-    m.iterations = j.at("iterations").get<int64_t>();
-    m.every = j.at("every").get<std::string>();
-    m.driver = FileFromJson(j.at("driver"));
-    for (const json& f : j.at("rows")) m.rows.push_back(FileFromJson(f));
-  } catch (const std::exception& e) {
-    return IoError(Damaged(path, e.what()));
+  StatusOr<CheckpointManifest> read = ManifestFromText(path, text);
+  if (!read.ok()) return IoError(read.status().message());
+  if (fs::path(path).filename().string() != ManifestName(read->seq)) {
+    return IoError(Damaged(path, "it says it is " + ManifestName(read->seq)));
   }
-  if (fs::path(path).filename().string() != ManifestName(m.seq)) {
-    return IoError(Damaged(path, "it says it is " + ManifestName(m.seq)));
-  }
-  return m;
+  return read;
 }
 
 std::string NewestManifest(const std::string& dir) {

@@ -16,6 +16,13 @@
 // a folder includes only its root headers, plus the sub-folders it shares on
 // purpose (transport's `auth/` key files and `wire/` schema). Files under
 // `tests/` and `bench/` may include backends directly and are not read.
+//
+// Third rule: JSON text is parsed only by common/'s reader
+// (`common/json_reader.h`), whose errors name the file and the field. A file
+// outside `common/` that calls nlohmann's parser (`json::parse`,
+// `json::accept`, `json::sax_parse`, `json::from_cbor` and the other
+// `from_` readers) is reported with its line; `tests/`, `bench/`, run
+// outputs and build folders are not read. Writing JSON is allowed anywhere.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -167,19 +174,13 @@ const std::vector<Pluggable> kPluggable = {
     {"collectives", {}},
 };
 
-// Top-level folders whose files may include backends (they test or time
-// them one by one), and run outputs, which hold no sources of ours.
-const std::set<std::string> kMayIncludeBackends = {"tests", "bench", "runs"};
-
-// Checks every source file of the tree at `root` outside the folders above
-// and build outputs: an `#include "FOLDER/SUB/..."` of a pluggable FOLDER
-// from a file outside it must name a shared SUB. One line per violation.
-std::vector<std::string> CheckBackendIncludes(const fs::path& root) {
+// The .h and .cc files of the tree at `root`, sorted, outside the top-level
+// folders in `skip`, hidden folders and build outputs.
+std::vector<fs::path> SourcesOutside(const fs::path& root, const std::set<std::string>& skip) {
   std::vector<fs::path> files;
   for (const auto& top : fs::directory_iterator(root)) {
     const std::string name = top.path().filename().string();
-    if (!top.is_directory() || name[0] == '.' || name.rfind("build", 0) == 0 ||
-        kMayIncludeBackends.count(name)) {
+    if (!top.is_directory() || name[0] == '.' || name.rfind("build", 0) == 0 || skip.count(name)) {
       continue;
     }
     for (const auto& e : fs::recursive_directory_iterator(top.path())) {
@@ -188,6 +189,18 @@ std::vector<std::string> CheckBackendIncludes(const fs::path& root) {
     }
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Top-level folders whose files may include backends (they test or time
+// them one by one), and run outputs, which hold no sources of ours.
+const std::set<std::string> kMayIncludeBackends = {"tests", "bench", "runs"};
+
+// Checks every source file of the tree at `root` outside the folders above
+// and build outputs: an `#include "FOLDER/SUB/..."` of a pluggable FOLDER
+// from a file outside it must name a shared SUB. One line per violation.
+std::vector<std::string> CheckBackendIncludes(const fs::path& root) {
+  const std::vector<fs::path> files = SourcesOutside(root, kMayIncludeBackends);
   const std::regex include(R"(^\s*#\s*include\s+"([a-z_]+)/([A-Za-z0-9_]+)/)");
   std::vector<std::string> out;
   for (const fs::path& p : files) {
@@ -211,6 +224,33 @@ std::vector<std::string> CheckBackendIncludes(const fs::path& root) {
   return out;
 }
 
+// Top-level folders that may parse JSON as they like: the reader's own, and
+// those that are not read for the rules above.
+const std::set<std::string> kMayParseJson = {"common", "tests", "bench", "runs"};
+
+// Checks every source file of the tree at `root` outside the folders above,
+// hidden folders and build outputs for calls of nlohmann's parser. One line
+// per call: "FILE:LINE: ...".
+std::vector<std::string> CheckJsonParsing(const fs::path& root) {
+  const std::vector<fs::path> files = SourcesOutside(root, kMayParseJson);
+  // nlohmann::json and nlohmann::ordered_json, spelt in full or not.
+  const std::regex parse(R"(json\s*::\s*(parse|accept|sax_parse|from_[a-z_]+)\b)");
+  std::vector<std::string> out;
+  for (const fs::path& p : files) {
+    std::ifstream in(p);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      std::smatch m;
+      if (!std::regex_search(line, m, parse)) continue;
+      out.push_back(fs::relative(p, root).string() + ":" + std::to_string(n) + ": parses JSON (" +
+                    m[0].str() + "); read it with ParseJson (common/json_reader.h)");
+    }
+  }
+  return out;
+}
+
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += "  " + x + "\n";
@@ -225,6 +265,11 @@ TEST(Layering, EveryIncludeFollowsTheTableInArchitectureMd) {
 TEST(Layering, NoFileOutsideTransportOrCollectivesIncludesTheirBackends) {
   std::vector<std::string> bad = CheckBackendIncludes(RIGEL_SOURCE_DIR);
   EXPECT_TRUE(bad.empty()) << bad.size() << " include(s) of a backend sub-folder:\n" << Join(bad);
+}
+
+TEST(Layering, OnlyCommonParsesJson) {
+  std::vector<std::string> bad = CheckJsonParsing(RIGEL_SOURCE_DIR);
+  EXPECT_TRUE(bad.empty()) << bad.size() << " JSON parser call(s) outside common/:\n" << Join(bad);
 }
 
 // A throw-away source tree for the checker's own tests.
@@ -319,6 +364,37 @@ TEST_F(LayeringChecker, RootHeadersSharedSubFoldersTheFolderItselfAndTestsMayInc
   Write("bench/allreduce.cc", "#include \"collectives/nccl/communicator.h\"\n");
   Write("build/generated/x.cc", "#include \"collectives/gloo/mesh.h\"\n");
   EXPECT_EQ(CheckBackendIncludes(root_), std::vector<std::string>{});
+}
+
+TEST_F(LayeringChecker, JsonParsedOutsideCommonIsReportedWithFileAndLine) {
+  Write("scheduler/checkpoint.cc", "// x\n  json j = json::parse(text);\n");
+  Write("cli/plot.cc", "auto j = nlohmann::ordered_json::parse(line, nullptr, false);\n");
+  Write("ir/x.h", "\n\nbool ok = nlohmann::json::accept(s);\n");
+  Write("exec/sub/y.cc", "auto v = json::from_cbor(bytes);\nauto w = json :: sax_parse(t, &h);\n");
+  std::vector<std::string> bad = CheckJsonParsing(root_);
+  ASSERT_EQ(bad.size(), 5u) << Join(bad);
+  EXPECT_EQ(bad[0],
+            "cli/plot.cc:1: parses JSON (json::parse); read it with ParseJson "
+            "(common/json_reader.h)");
+  EXPECT_NE(bad[1].find("exec/sub/y.cc:1: parses JSON (json::from_cbor)"), std::string::npos)
+      << bad[1];
+  EXPECT_NE(bad[2].find("exec/sub/y.cc:2: parses JSON (json :: sax_parse)"), std::string::npos)
+      << bad[2];
+  EXPECT_NE(bad[3].find("ir/x.h:3: parses JSON (json::accept)"), std::string::npos) << bad[3];
+  EXPECT_NE(bad[4].find("scheduler/checkpoint.cc:2: parses JSON (json::parse)"), std::string::npos)
+      << bad[4];
+}
+
+TEST_F(LayeringChecker, CommonTestsAndWritingJsonMayDoAsTheyLike) {
+  Write("common/json_reader.cc", "tree = nlohmann::ordered_json::parse(b, e, nullptr, false);\n");
+  Write("tests/analysis/plan_test.cc", "json j = json::parse(PlanToJson(prog, plan));\n");
+  Write("bench/planner.cc", "auto j = nlohmann::json::parse(line);\n");
+  Write("build/x/gen.cc", "json::parse(x);\n");
+  Write(".hidden/y.cc", "json::parse(x);\n");
+  Write("exec/log.cc",
+        "nlohmann::json j = nlohmann::json::object();\nout << j.dump();\n"
+        "auto p = json::parser_callback_t();\nParseJson(text, path);\n");
+  EXPECT_EQ(CheckJsonParsing(root_), std::vector<std::string>{});
 }
 
 TEST_F(LayeringChecker, AMissingTableIsAnError) {
