@@ -65,7 +65,7 @@ Status Member::Join() {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     heard_ = std::chrono::steady_clock::now();
   }
   heartbeat_ = std::thread([this] { Beat(); });
@@ -74,10 +74,10 @@ Status Member::Join() {
 
 Member::~Member() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (heartbeat_.joinable()) heartbeat_.join();
 }
 
@@ -85,62 +85,72 @@ void Member::Beat() {
   using Clock = std::chrono::steady_clock;
   uint64_t seq = 0;
   auto last_wake = Clock::now();
-  std::unique_lock<std::mutex> l(mu_);
-  while (!stop_ && !end_) {
-    // Woken far later than asked: this process did not run, and the
-    // scheduler's messages of that time may still be unread.
-    const auto now = Clock::now();
-    const auto late = now - last_wake - opts_.heartbeat;
-    last_wake = now;
-    if (late > opts_.heartbeat) heard_ += late;
-    if (now - heard_ > opts_.heartbeat_timeout) {
-      const double secs = std::chrono::duration<double>(now - heard_).count();
-      l.unlock();
+  for (;;) {
+    std::optional<double> silent_s;  // set once the scheduler has been silent too long
+    {
+      MutexLock l(&mu_);
+      if (stop_ || end_) return;
+      // Woken far later than asked: this process did not run, and the
+      // scheduler's messages of that time may still be unread.
+      const auto now = Clock::now();
+      const auto late = now - last_wake - opts_.heartbeat;
+      last_wake = now;
+      if (late > opts_.heartbeat) heard_ += late;
+      if (now - heard_ > opts_.heartbeat_timeout) {
+        silent_s = std::chrono::duration<double>(now - heard_).count();
+      }
+    }
+    if (silent_s) {
       End(Unavailable(fmt::format(
           "the scheduler at {} is gone: nothing from it for {:.3g} s (--heartbeat-timeout-s)",
-          opts_.scheduler, secs)));
+          opts_.scheduler, *silent_s)));
       return;
     }
-    l.unlock();
-    OutMessage msg;
-    auto h = msg.header().getBody().initHeartbeat();
-    h.setSeq(++seq);
-    h.setIncarnation(incarnation_);
-    h.setCpuMicros(static_cast<uint64_t>(ProcessCpuSeconds() * 1e6));
-    h.setSentUnixMicros(
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count()));
-    transport::CallOptions co;
-    co.send_timeout = transport::Millis(0);
-    (void)transport_->Send(kScheduler, std::move(msg), co);
-    l.lock();
-    cv_.wait_for(l, opts_.heartbeat, [this] { return stop_ || end_.has_value(); });
+    SendHeartbeat(++seq);
+    MutexLock l(&mu_);
+    const auto deadline = Clock::now() + opts_.heartbeat;
+    while (!stop_ && !end_) {
+      if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout) break;
+    }
   }
+}
+
+void Member::SendHeartbeat(uint64_t seq) {
+  OutMessage msg;
+  auto h = msg.header().getBody().initHeartbeat();
+  h.setSeq(seq);
+  h.setIncarnation(incarnation_);
+  h.setCpuMicros(static_cast<uint64_t>(ProcessCpuSeconds() * 1e6));
+  h.setSentUnixMicros(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count()));
+  transport::CallOptions co;
+  co.send_timeout = transport::Millis(0);
+  (void)transport_->Send(kScheduler, std::move(msg), co);
 }
 
 void Member::End(const Status& end) {
   bool first;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     first = !end_.has_value();
     if (first) end_ = end;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (first && opts_.on_end) opts_.on_end(end);
 }
 
 bool Member::Handle(const InMessage& msg) {
   auto body = msg.header().getBody();
   if (msg.from().role == Role::kScheduler) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     heard_ = std::chrono::steady_clock::now();
   }
   switch (msg.type()) {
     case transport::MessageType::HEARTBEAT:
       return msg.from().role == Role::kScheduler;
     case transport::MessageType::PLAN: {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       setup_ = cluster::SetupFromWire(body.getPlan(), "the scheduler's setup");
       if (msg.is_request()) plan_request_ = msg;
       break;
@@ -150,7 +160,7 @@ bool Member::Handle(const InMessage& msg) {
       for (auto p : body.getRegisterReply().getPeers()) {
         peers.push_back({PeerId{static_cast<Role>(p.getRole()), p.getRank()}, p.getAddress()});
       }
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       peers_ = std::move(peers);
       break;
     }
@@ -169,7 +179,7 @@ bool Member::Handle(const InMessage& msg) {
     default:
       return false;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   return true;
 }
 
@@ -177,11 +187,13 @@ StatusOr<cluster::ClusterSetup> Member::WaitForSetup(std::chrono::milliseconds t
   std::optional<StatusOr<cluster::ClusterSetup>> setup;
   std::vector<PeerAddress> peers;
   {
-    std::unique_lock<std::mutex> l(mu_);
-    bool got = cv_.wait_for(
-        l, timeout, [this] { return end_.has_value() || (setup_.has_value() && !peers_.empty()); });
+    MutexLock l(&mu_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!end_ && !SetupReady()) {
+      if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout) break;
+    }
     if (end_) return *end_;
-    if (!got) return Unavailable("no cluster setup from the scheduler within the timeout");
+    if (!SetupReady()) return Unavailable("no cluster setup from the scheduler within the timeout");
     setup = setup_;
     peers = peers_;
   }
@@ -191,28 +203,30 @@ StatusOr<cluster::ClusterSetup> Member::WaitForSetup(std::chrono::milliseconds t
   return *setup;
 }
 
+bool Member::SetupReady() const { return setup_.has_value() && !peers_.empty(); }
+
 Status Member::WaitForEnd() {
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [this] { return end_.has_value(); });
+  MutexLock l(&mu_);
+  while (!end_) cv_.Wait(&mu_);
   return *end_;
 }
 
 void Member::SetupDone() {
   transport::InMessage req;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     req = plan_request_;
   }
   if (req.valid()) (void)transport_->Respond(req, transport::MakeAckMessage());
 }
 
 std::optional<Status> Member::ended() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return end_;
 }
 
 std::vector<PeerAddress> Member::peers() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return peers_;
 }
 

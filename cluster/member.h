@@ -7,9 +7,7 @@
 #ifndef RIGEL_CLUSTER_MEMBER_H_
 #define RIGEL_CLUSTER_MEMBER_H_
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -17,6 +15,7 @@
 
 #include "cluster/job_identity.h"
 #include "cluster/setup.h"
+#include "common/mutex.h"
 #include "transport/transport.h"
 
 namespace rigel::cluster {
@@ -54,41 +53,50 @@ class Member {
   // heartbeats every interval. Unavailable if the scheduler cannot be
   // reached; the scheduler's refusal (FailedPrecondition, InvalidArgument)
   // as it says. Call once.
-  Status Join();
+  Status Join() RIGEL_EXCLUDES(mu_);
   ~Member();
 
   // Control messages (plan, registerReply, peerDown, shutdown, the
   // scheduler's heartbeat): returns true when `msg` was one of them.
-  bool Handle(const transport::InMessage& msg);
+  bool Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
 
   // Waits for the setup; connects the transport to every member listed.
-  StatusOr<cluster::ClusterSetup> WaitForSetup(std::chrono::milliseconds timeout);
+  StatusOr<cluster::ClusterSetup> WaitForSetup(std::chrono::milliseconds timeout)
+      RIGEL_EXCLUDES(mu_);
   // Tells the scheduler this member is ready to serve its setup (servers
   // call it once their shards exist; the scheduler starts the workers after).
-  void SetupDone();
+  void SetupDone() RIGEL_EXCLUDES(mu_);
   // Blocks until the scheduler says shutdown (OK, or the failure it gives)
   // or a peer dies (Unavailable with the scheduler's reason).
-  Status WaitForEnd();
+  Status WaitForEnd() RIGEL_EXCLUDES(mu_);
   // Whether the job ended (non-blocking) and how.
-  std::optional<Status> ended() const;
-  std::vector<PeerAddress> peers() const;
+  std::optional<Status> ended() const RIGEL_EXCLUDES(mu_);
+  std::vector<PeerAddress> peers() const RIGEL_EXCLUDES(mu_);
 
  private:
-  void Beat();
+  // The heartbeat thread: beats until stopped, the job ends or the
+  // scheduler falls silent.
+  void Beat() RIGEL_EXCLUDES(mu_);
+  void SendHeartbeat(uint64_t seq);
+  // Whether the setup and the member list have both arrived.
+  bool SetupReady() const RIGEL_REQUIRES(mu_);
   // Ends the job (once): records `end`, wakes waiters, calls on_end.
-  void End(const Status& end);
+  void End(const Status& end) RIGEL_EXCLUDES(mu_);
 
   transport::Transport* transport_;
   MemberOptions opts_;
   uint64_t incarnation_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<StatusOr<cluster::ClusterSetup>> setup_;  // decoded when it arrives
-  transport::InMessage plan_request_;                     // the setup, when it came as a request
-  std::vector<PeerAddress> peers_;
-  std::optional<Status> end_;
-  bool stop_ = false;
-  std::chrono::steady_clock::time_point heard_;  // the scheduler's last message
+  mutable Mutex mu_;
+  CondVar cv_;  // setup_, peers_, end_ or stop_ changed
+  // Decoded when it arrives.
+  std::optional<StatusOr<cluster::ClusterSetup>> setup_ RIGEL_GUARDED_BY(mu_);
+  // The setup, when it came as a request.
+  transport::InMessage plan_request_ RIGEL_GUARDED_BY(mu_);
+  std::vector<PeerAddress> peers_ RIGEL_GUARDED_BY(mu_);
+  std::optional<Status> end_ RIGEL_GUARDED_BY(mu_);
+  bool stop_ RIGEL_GUARDED_BY(mu_) = false;
+  // The scheduler's last message.
+  std::chrono::steady_clock::time_point heard_ RIGEL_GUARDED_BY(mu_);
   std::thread heartbeat_;
 };
 

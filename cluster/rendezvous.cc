@@ -32,7 +32,7 @@ bool Rendezvous::Handle(const InMessage& msg) {
     for (unsigned i = 0; i < bytes.size(); ++i) value[i] = static_cast<char>(bytes[i]);
     std::vector<Waiter> woken;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       values_[key] = value;
       auto it = waiting_.find(key);
       if (it != waiting_.end()) {
@@ -51,7 +51,7 @@ bool Rendezvous::Handle(const InMessage& msg) {
     std::string key = e.getKey();
     std::string value;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       auto it = values_.find(key);
       if (it == values_.end()) {
         waiting_[key].push_back(
@@ -69,7 +69,7 @@ bool Rendezvous::Handle(const InMessage& msg) {
 void Rendezvous::Expire(Clock::time_point now) {
   std::vector<std::pair<std::string, Waiter>> late;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     for (auto it = waiting_.begin(); it != waiting_.end();) {
       auto& ws = it->second;
       for (auto w = ws.begin(); w != ws.end();) {

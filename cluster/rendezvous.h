@@ -12,10 +12,10 @@
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "transport/transport.h"
 
 namespace rigel::cluster {
@@ -30,9 +30,9 @@ class Rendezvous {
   explicit Rendezvous(transport::Transport* transport) : transport_(transport) {}
 
   // Answers storeSet/storeGet; false for any other message. Never blocks.
-  bool Handle(const transport::InMessage& msg);
+  bool Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
   // Fails the gets whose timeout has passed by `now`.
-  void Expire(Clock::time_point now);
+  void Expire(Clock::time_point now) RIGEL_EXCLUDES(mu_);
 
  private:
   struct Waiter {
@@ -42,9 +42,9 @@ class Rendezvous {
   transport::OutMessage Value(const std::string& key, const std::string& value) const;
 
   transport::Transport* transport_;
-  std::mutex mu_;
-  std::map<std::string, std::string> values_;
-  std::map<std::string, std::vector<Waiter>> waiting_;
+  Mutex mu_;
+  std::map<std::string, std::string> values_ RIGEL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Waiter>> waiting_ RIGEL_GUARDED_BY(mu_);
 };
 
 }  // namespace rigel::cluster

@@ -27,18 +27,20 @@ Status Missing(const std::string& key, std::chrono::milliseconds timeout) {
 
 Status MemoryStore::Set(const std::string& key, const std::string& value) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     values_[key] = value;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   return Status::Ok();
 }
 
 StatusOr<std::string> MemoryStore::Get(const std::string& key, std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> l(mu_);
-  if (!cv_.wait_for(l, timeout, [&] { return values_.count(key) > 0; })) {
-    return Missing(key, timeout);
+  MutexLock l(&mu_);
+  const auto deadline = Clock::now() + timeout;
+  while (values_.count(key) == 0) {
+    if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout) break;
   }
+  if (values_.count(key) == 0) return Missing(key, timeout);
   return values_[key];
 }
 

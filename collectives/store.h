@@ -10,11 +10,10 @@
 #define RIGEL_COLLECTIVES_STORE_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace rigel::collectives {
@@ -32,13 +31,14 @@ class Store {
 
 class MemoryStore : public Store {
  public:
-  Status Set(const std::string& key, const std::string& value) override;
-  StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) override;
+  Status Set(const std::string& key, const std::string& value) override RIGEL_EXCLUDES(mu_);
+  StatusOr<std::string> Get(const std::string& key, std::chrono::milliseconds timeout) override
+      RIGEL_EXCLUDES(mu_);
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, std::string> values_;
+  Mutex mu_;
+  CondVar cv_;  // a key was set
+  std::map<std::string, std::string> values_ RIGEL_GUARDED_BY(mu_);
 };
 
 // One file per key under `dir` (created if missing), written whole under a

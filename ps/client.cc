@@ -49,18 +49,20 @@ namespace {
 // Completes `done` once all `n` parts have reported, with the first error.
 struct Join {
   Join(int n, std::function<void(Status)> d) : left(n), done(std::move(d)) {}
-  void One(const Status& st) {
+  void One(const Status& st) RIGEL_EXCLUDES(mu) {
     bool last;
+    Status first;
     {
-      std::lock_guard<std::mutex> l(mu);
+      MutexLock l(&mu);
       if (!st.ok() && status.ok()) status = st;
       last = --left == 0;
+      if (last) first = status;
     }
-    if (last) done(status);
+    if (last) done(first);
   }
-  std::mutex mu;
-  int left;
-  Status status;
+  Mutex mu;
+  int left RIGEL_GUARDED_BY(mu);
+  Status status RIGEL_GUARDED_BY(mu);
   std::function<void(Status)> done;
 };
 
@@ -207,7 +209,7 @@ void PsClient::Fetch(int param, std::vector<int64_t> keys, std::function<void(St
   auto join = std::make_shared<Join>(parts, std::move(done));
   uint64_t clock;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     clock = clock_;
   }
   int64_t width = map_.params()[param].width;
@@ -234,7 +236,7 @@ void PsClient::Fetch(int param, std::vector<int64_t> keys, std::function<void(St
                                   std::to_string(skeys->size()) + " keys"));
       }
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         Cache& c = *cache_[param];
         std::vector<uint32_t> slots(skeys->size());
         for (size_t k = 0; k < skeys->size(); ++k) {
@@ -269,7 +271,7 @@ std::future<Status> PsClient::Prefetch(int param, std::span<const int64_t> keys)
   }
   std::vector<int64_t> missing;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     Cache& c = *cache_[param];
     for (int64_t k : keys) {
       if (!opts_.cache || !c.Fresh(k, clock_, opts_.staleness)) missing.push_back(k);
@@ -298,7 +300,7 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
   auto want = std::make_shared<std::vector<int64_t>>(keys.begin(), keys.end());
   std::vector<int64_t> missing;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     Cache& c = *cache_[param];
     for (int64_t k : *want) {
       if (!opts_.cache || !c.Fresh(k, clock_, opts_.staleness)) {
@@ -316,7 +318,7 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
     if (!s.ok()) return promise->set_value(s);
     std::vector<float> out;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       Cache& c = *cache_[param];
       out.resize(want->size() * c.width);
       for (size_t k = 0; k < want->size(); ++k) {
@@ -393,7 +395,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
   for (const auto& r : request)
     parts += static_cast<int>((r->size() + kChunkKeys - 1) / kChunkKeys);
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     stats_.cache_misses += state->first.size() - 1;
   }
   if (parts == 0) return promise->set_value(std::move(state->out));
@@ -406,7 +408,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
   });
   uint64_t clock;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     clock = clock_ + lead;
   }
   for (int s = 0; s < servers; ++s) {
@@ -458,7 +460,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
           put(distinct(k), rows.row(k).data(), false);
         }
         {
-          std::lock_guard<std::mutex> l(mu_);
+          MutexLock l(&mu_);
           // Deltas not sent yet are ours to see.
           for (const Run& run : own_writes ? pending_[param]->runs[s] : std::vector<Run>{}) {
             ForCommonKeys(skeys, run.keys, [&](size_t k, size_t j) {
@@ -484,7 +486,7 @@ Status PsClient::Push(int param, std::span<const int64_t> keys, const float* del
   // Sorting and merging need no lock; only adding the runs does.
   uint64_t merged = 0;
   std::vector<Run> runs = MakeRuns(param, keys, deltas, &merged);
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   Pending& p = *pending_[param];
   for (int s = 0; s < map_.servers(); ++s) {
     if (runs[s].keys.empty()) continue;
@@ -524,7 +526,7 @@ std::future<Status> PsClient::Flush() {
   {
     // Merged and counted under the lock: a clock tick sent meanwhile must
     // count every request of this flush.
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     clock = clock_;
     for (size_t param = 0; param < pending_.size(); ++param) {
       Pending& p = *pending_[param];
@@ -591,13 +593,13 @@ Status PsClient::AdvanceClock() {
     // pushes: the tick need not wait for their answers, one round trip
     // less per clock. The previous clock's answers came meanwhile.
     RIGEL_RETURN_IF_ERROR(WaitForPushes());
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     unacked_ = std::move(flushed);
   }
   uint64_t clock;
   std::vector<uint64_t> pushes;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     clock = ++clock_;
     pushes = pushes_sent_;
   }
@@ -617,7 +619,7 @@ Status PsClient::WaitForPushes() {
   Status first = Flush().get();
   std::future<Status> earlier;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     earlier = std::move(unacked_);
   }
   if (earlier.valid()) {
@@ -628,12 +630,12 @@ Status PsClient::WaitForPushes() {
 }
 
 uint64_t PsClient::clock() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return clock_;
 }
 
 PsClientStats PsClient::stats() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return stats_;
 }
 

@@ -18,11 +18,11 @@
 #include <cstdint>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
 #include "cluster/shard_map.h"
+#include "common/mutex.h"
 #include "transport/transport.h"
 
 namespace rigel::ps {
@@ -51,15 +51,17 @@ class PsClient {
   PsClient(transport::Transport* transport, cluster::ShardMap map, PsClientOptions options);
   ~PsClient();
 
-  std::future<Status> Prefetch(int param, std::span<const int64_t> keys);
+  std::future<Status> Prefetch(int param, std::span<const int64_t> keys) RIGEL_EXCLUDES(mu_);
   // keys.size() * width floats, row k at k * width.
-  std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys);
+  std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys)
+      RIGEL_EXCLUDES(mu_);
   // As Pull with the cache off, but answered only once every worker has
   // finished clock() - 1 whatever the staleness bound: the rows hold every
   // update of the clocks before this worker's. For conflict-free schedules,
   // whose steps must see each other exactly even in a relaxed job.
   std::future<StatusOr<std::vector<float>>> PullSynchronous(int param,
-                                                            std::span<const int64_t> keys);
+                                                            std::span<const int64_t> keys)
+      RIGEL_EXCLUDES(mu_);
   // As Pull with the cache off, for rows to be used `clocks` clocks after
   // the current one (a mini-batch's rows fetched while the previous batch
   // computes): answered once every worker finished clock() + clocks - s, so
@@ -68,21 +70,21 @@ class PsClient {
   // the request may already be in them). InvalidArgument if clocks > s: the
   // answer would wait for this worker's own later clocks.
   std::future<StatusOr<std::vector<float>>> PullAhead(int param, std::span<const int64_t> keys,
-                                                      uint64_t clocks);
+                                                      uint64_t clocks) RIGEL_EXCLUDES(mu_);
   // `deltas`: keys.size() * width floats. InvalidArgument for an unknown
   // parameter or a key outside its rows (nothing is buffered then).
-  Status Push(int param, std::span<const int64_t> keys, const float* deltas);
-  std::future<Status> Flush();
+  Status Push(int param, std::span<const int64_t> keys, const float* deltas) RIGEL_EXCLUDES(mu_);
+  std::future<Status> Flush() RIGEL_EXCLUDES(mu_);
   // Flushes and ends this worker's clock. With staleness 0 it returns once
   // the pushes are sent, not applied (the servers order them before the
   // tick); their errors come from the next AdvanceClock or WaitForPushes.
-  Status AdvanceClock();
+  Status AdvanceClock() RIGEL_EXCLUDES(mu_);
   // Flushes, then waits until the servers applied every push this client
   // sent, AdvanceClock's included; the first error of any of them.
-  Status WaitForPushes();
+  Status WaitForPushes() RIGEL_EXCLUDES(mu_);
 
-  uint64_t clock() const;
-  PsClientStats stats() const;
+  uint64_t clock() const RIGEL_EXCLUDES(mu_);
+  PsClientStats stats() const RIGEL_EXCLUDES(mu_);
   const cluster::ShardMap& map() const { return map_; }
 
  private:
@@ -102,21 +104,24 @@ class PsClient {
   // `lead`: clocks added to this worker's in the request (see PullSynchronous);
   // `own_writes`: add this worker's unsent deltas to the reply rows.
   void PullDirect(int param, std::span<const int64_t> keys, uint64_t lead, bool own_writes,
-                  std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise);
+                  std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise)
+      RIGEL_EXCLUDES(mu_);
   // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
-  // once every reply is cached. Caller holds no lock.
-  void Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done);
+  // once every reply is cached.
+  void Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done)
+      RIGEL_EXCLUDES(mu_);
 
   transport::Transport* transport_;
   cluster::ShardMap map_;
   PsClientOptions opts_;
-  mutable std::mutex mu_;
-  uint64_t clock_ = 0;
-  std::vector<uint64_t> pushes_sent_;  // per server, for clock ticks
-  std::future<Status> unacked_;        // AdvanceClock's flush, not waited for
-  std::vector<std::unique_ptr<Cache>> cache_;
-  std::vector<std::unique_ptr<Pending>> pending_;
-  PsClientStats stats_;
+  mutable Mutex mu_;
+  uint64_t clock_ RIGEL_GUARDED_BY(mu_) = 0;
+  std::vector<uint64_t> pushes_sent_ RIGEL_GUARDED_BY(mu_);  // per server, for clock ticks
+  std::future<Status> unacked_ RIGEL_GUARDED_BY(mu_);        // AdvanceClock's flush, not waited for
+  // By parameter; the vectors and the Cache and Pending they own.
+  std::vector<std::unique_ptr<Cache>> cache_ RIGEL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Pending>> pending_ RIGEL_GUARDED_BY(mu_);
+  PsClientStats stats_ RIGEL_GUARDED_BY(mu_);
 };
 
 }  // namespace rigel::ps

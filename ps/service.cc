@@ -42,6 +42,8 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(transport::Transport* tra
     RIGEL_ASSIGN_OR_RETURN(auto store, NewRangeStore(begin, end, width, init));
     s->stores_.push_back(std::move(store));
   }
+  // Not shared yet; the lock only states the rule for these fields.
+  MutexLock l(&s->marks_mu_);
   s->changed_.resize(setup.params.size());
   s->dirty_.resize(setup.params.size());
   for (size_t p = 0; p < setup.params.size(); ++p) {
@@ -97,7 +99,7 @@ void PsService::ServePull(const InMessage& msg) {
   uint32_t param = req.getParam();
   uint64_t clock = req.getClock();
   auto fail = [&](const Status& st) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++stats_.errors;
     (void)transport_->RespondError(msg, st);
   };
@@ -112,7 +114,7 @@ void PsService::ServePull(const InMessage& msg) {
   const uint64_t staleness = static_cast<uint64_t>(cluster::ClockStaleness(setup_.options));
   if (clock > staleness && min_clock_ < clock - staleness) {
     waiting_pulls_.push_back(msg);
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++stats_.deferred_pulls;
     return;
   }
@@ -133,7 +135,7 @@ void PsService::ServePull(const InMessage& msg) {
   reply.SetRows(body.initRows(), transport::Buffer(std::move(rows), data, n * sizeof(float)),
                 static_cast<uint32_t>(width));
   (void)transport_->Respond(msg, std::move(reply));
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   ++stats_.pulls;
   stats_.rows_pulled += keys.size();
 }
@@ -189,7 +191,7 @@ void PsService::ServePush(const InMessage& msg) {
     (void)transport_->RespondError(msg, st);
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (st.ok()) {
       ++stats_.pushes;
       stats_.rows_pushed += keys.size();
@@ -224,9 +226,10 @@ void PsService::Advance() {
     min = std::min(min, w.clock);
   }
   if (min == min_clock_ || min == UINT64_MAX) return;
+  min_clock_ = min;
   {
-    std::lock_guard<std::mutex> l(mu_);
-    min_clock_ = min;
+    MutexLock l(&mu_);
+    shared_min_clock_ = min;
   }
   std::vector<InMessage> waiting;
   waiting.swap(waiting_pulls_);
@@ -234,13 +237,13 @@ void PsService::Advance() {
 }
 
 PsStats PsService::stats() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return stats_;
 }
 
 uint64_t PsService::min_clock() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return min_clock_;
+  MutexLock l(&mu_);
+  return shared_min_clock_;
 }
 
 size_t PsService::bytes() const {

@@ -34,23 +34,22 @@
 // be in it.
 //
 // Thread-safety: Handle() is called from the transport's receive thread;
-// stats() from anywhere.
+// stats() and min_clock() from anywhere.
 #ifndef RIGEL_PS_SERVICE_H_
 #define RIGEL_PS_SERVICE_H_
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cluster/setup.h"
 #include "cluster/shard_map.h"
+#include "common/mutex.h"
 #include "ps/row_store.h"
 #include "ps/row_versions.h"
 #include "ps/snapshot.h"
@@ -80,27 +79,28 @@ class PsService {
   bool Handle(const transport::InMessage& msg);
 
   // Testing: how long a checkpoint waits after writing its rows file, so a
-  // test can kill the server in the middle of one.
+  // test can kill the server in the middle of one. Set before the first
+  // message is handled.
   void set_checkpoint_pause(std::chrono::milliseconds pause) { checkpoint_pause_ = pause; }
 
-  PsStats stats() const;
+  PsStats stats() const RIGEL_EXCLUDES(mu_);
   // Bytes held by the stores, and rows stored.
   size_t bytes() const;
   int64_t rows() const;
   // The smallest clock every worker has finished.
-  uint64_t min_clock() const;
+  uint64_t min_clock() const RIGEL_EXCLUDES(mu_);
 
  private:
   PsService(transport::Transport* t, int rank, cluster::ClusterSetup setup, cluster::ShardMap map);
-  void ServePull(const transport::InMessage& msg);
-  void ServePush(const transport::InMessage& msg);
-  void Tick(const transport::InMessage& msg);
+  void ServePull(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
+  void ServePush(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
+  void Tick(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
   // rowSync (ps/service_rows.cc): a worker's row cache exchange.
-  void ServeRowSync(const transport::InMessage& msg);
+  void ServeRowSync(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
   Status CheckRowSync(const transport::InMessage& msg, int* worker) const;
   RowVersions& Versions(int param);
   // Applies ticks whose pushes are in, then answers pulls that may now go.
-  void Advance();
+  void Advance() RIGEL_EXCLUDES(mu_);
   Status CheckKeys(int param, std::span<const uint64_t> keys) const;
   // Checkpoints and restores (ps/service_checkpoint.cc).
   // A copy of the rows a checkpoint writes, taken while no loop that writes
@@ -119,14 +119,16 @@ class PsService {
     transport::InMessage msg;
     std::unique_ptr<Copy> copy;
   };
-  void MarkChanged(int param, std::span<const uint64_t> keys);
-  void Enqueue(const transport::InMessage& msg);
-  void Background();
-  void Serve(Task& task);
+  void MarkChanged(int param, std::span<const uint64_t> keys) RIGEL_EXCLUDES(marks_mu_);
+  void Enqueue(const transport::InMessage& msg) RIGEL_EXCLUDES(ckpt_mu_, marks_mu_);
+  void Background() RIGEL_EXCLUDES(ckpt_mu_, marks_mu_);
+  void Serve(Task& task) RIGEL_EXCLUDES(ckpt_mu_, marks_mu_);
   // Copies the rows to write; null when none changed since the last file.
-  std::unique_ptr<Copy> TakeCopy(const std::string& dir, uint64_t seq);
-  Status WriteCopy(Copy& copy);
-  Status Restore(const std::string& dir, const std::vector<SnapshotFile>& files);
+  std::unique_ptr<Copy> TakeCopy(const std::string& dir, uint64_t seq)
+      RIGEL_EXCLUDES(ckpt_mu_, marks_mu_);
+  Status WriteCopy(Copy& copy) RIGEL_EXCLUDES(ckpt_mu_, marks_mu_);
+  Status Restore(const std::string& dir, const std::vector<SnapshotFile>& files)
+      RIGEL_EXCLUDES(marks_mu_);
 
   transport::Transport* transport_;
   int rank_;
@@ -134,6 +136,9 @@ class PsService {
   cluster::ShardMap map_;
   std::vector<std::unique_ptr<RowStore>> stores_;  // by param; null if none here
 
+  // Receive thread only: the workers' clocks, the pulls deferred until they
+  // advance, and the smallest finished clock (which min_clock() reads from
+  // its copy under mu_).
   struct WorkerClock {
     uint64_t clock = 0;  // clocks finished
     uint64_t pushes_applied = 0;
@@ -141,31 +146,36 @@ class PsService {
   };
   std::vector<WorkerClock> workers_;
   std::vector<transport::InMessage> waiting_pulls_;
+  uint64_t min_clock_ = 0;
   // Per parameter (made on first use), the row versions and what each
   // worker's cache lacks; receive thread only.
   std::vector<std::unique_ptr<RowVersions>> versions_;
-  mutable std::mutex mu_;  // stats_ and min_clock_ for readers on other threads
-  PsStats stats_;
-  uint64_t min_clock_ = 0;
+  // For readers on other threads.
+  mutable Mutex mu_;
+  PsStats stats_ RIGEL_GUARDED_BY(mu_);
+  uint64_t shared_min_clock_ RIGEL_GUARDED_BY(mu_) = 0;  // min_clock_, as last published
 
   // Per parameter held here, a bit per row: changed since the process
   // started, and since its last copy (empty vectors: none held). Their own
   // lock: pushes mark rows on the receive thread, which must never wait for
   // the background thread (it runs at idle priority).
-  std::mutex marks_mu_;
-  std::vector<std::vector<uint64_t>> changed_, dirty_;
-  std::mutex ckpt_mu_;               // guards the fields below
-  std::vector<SnapshotFile> chain_;  // the last full rows file and the deltas since
-  uint64_t delta_rows_ = 0;          // rows in the chain's delta files
-  Status last_write_;                // of the last copy
+  Mutex marks_mu_;
+  std::vector<std::vector<uint64_t>> changed_ RIGEL_GUARDED_BY(marks_mu_);
+  std::vector<std::vector<uint64_t>> dirty_ RIGEL_GUARDED_BY(marks_mu_);
+  Mutex ckpt_mu_;
+  // The last full rows file and the deltas since.
+  std::vector<SnapshotFile> chain_ RIGEL_GUARDED_BY(ckpt_mu_);
+  uint64_t delta_rows_ RIGEL_GUARDED_BY(ckpt_mu_) = 0;  // rows in the chain's delta files
+  Status last_write_ RIGEL_GUARDED_BY(ckpt_mu_);        // of the last copy
   // The last written copy's buffers, which the next copy fills again: a
   // shard-sized allocation on the receive thread, and its freeing on the
   // background thread, cost the job time at every checkpoint.
-  std::vector<SnapshotSection> spare_;
-  std::deque<Task> queue_;  // checkpoints and restores to serve, in order
-  bool stopping_ = false;
-  std::condition_variable queued_;
-  std::thread background_;  // serves queue_
+  std::vector<SnapshotSection> spare_ RIGEL_GUARDED_BY(ckpt_mu_);
+  // Checkpoints and restores to serve, in order.
+  std::deque<Task> queue_ RIGEL_GUARDED_BY(ckpt_mu_);
+  bool stopping_ RIGEL_GUARDED_BY(ckpt_mu_) = false;
+  CondVar queued_;                                     // queue_ or stopping_ changed
+  std::thread background_ RIGEL_GUARDED_BY(ckpt_mu_);  // serves queue_
   std::chrono::milliseconds checkpoint_pause_{0};
 };
 

@@ -43,15 +43,15 @@ std::vector<SnapshotFile> FilesOf(capnp::List<wire::CheckpointFile>::Reader list
 
 PsService::~PsService() {
   {
-    std::lock_guard<std::mutex> l(ckpt_mu_);
+    MutexLock l(&ckpt_mu_);
     stopping_ = true;
   }
-  queued_.notify_all();
+  queued_.NotifyAll();
   if (background_.joinable()) background_.join();
 }
 
 void PsService::MarkChanged(int param, std::span<const uint64_t> keys) {
-  std::lock_guard<std::mutex> l(marks_mu_);
+  MutexLock l(&marks_mu_);
   std::vector<uint64_t>& changed = changed_[param];
   std::vector<uint64_t>& dirty = dirty_[param];
   for (uint64_t k : keys) {
@@ -75,11 +75,11 @@ void PsService::Enqueue(const InMessage& msg) {
     (void)transport_->Respond(msg, std::move(reply));
   }
   {
-    std::lock_guard<std::mutex> l(ckpt_mu_);
+    MutexLock l(&ckpt_mu_);
     queue_.push_back(Task{msg, std::move(copy)});
     if (!background_.joinable()) background_ = std::thread([this] { Background(); });
   }
-  queued_.notify_all();
+  queued_.NotifyAll();
 }
 
 void PsService::Background() {
@@ -92,8 +92,8 @@ void PsService::Background() {
   for (;;) {
     Task task;
     {
-      std::unique_lock<std::mutex> l(ckpt_mu_);
-      queued_.wait(l, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock l(&ckpt_mu_);
+      while (!stopping_ && queue_.empty()) queued_.Wait(&ckpt_mu_);
       if (stopping_) return;
       task = std::move(queue_.front());
       queue_.pop_front();
@@ -117,7 +117,7 @@ void PsService::Serve(Task& task) {
   auto req = body.getCheckpoint();
   if (req.getConfirm()) {
     // Every copy queued before this one has been written by now.
-    std::lock_guard<std::mutex> l(ckpt_mu_);
+    MutexLock l(&ckpt_mu_);
     if (!last_write_.ok()) {
       (void)transport_->RespondError(msg, last_write_);
       return;
@@ -137,7 +137,7 @@ void PsService::Serve(Task& task) {
   // file (`confirm`) before it writes the manifest.
   Status st = task.copy ? WriteCopy(*task.copy) : Status::Ok();
   if (checkpoint_pause_.count() > 0) std::this_thread::sleep_for(checkpoint_pause_);
-  std::lock_guard<std::mutex> l(ckpt_mu_);
+  MutexLock l(&ckpt_mu_);
   last_write_ = st;
   if (task.copy) spare_ = std::move(task.copy->sections);
 }
@@ -150,7 +150,7 @@ std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uin
   size_t chain = 0;
   uint64_t base_rows = 0, delta_rows = 0;
   {
-    std::lock_guard<std::mutex> l(ckpt_mu_);
+    MutexLock l(&ckpt_mu_);
     chain = chain_.size();
     base_rows = chain ? chain_.front().rows : 0;
     delta_rows = delta_rows_;
@@ -162,7 +162,7 @@ std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uin
   sections.resize(stores_.size());
   bool unchanged = false;
   {
-    std::lock_guard<std::mutex> l(marks_mu_);
+    MutexLock l(&marks_mu_);
     uint64_t dirty = 0;
     for (size_t p = 0; p < stores_.size(); ++p) {
       for (uint64_t w : dirty_[p]) dirty += static_cast<uint64_t>(std::popcount(w));
@@ -181,7 +181,7 @@ std::unique_ptr<PsService::Copy> PsService::TakeCopy(const std::string& dir, uin
     }
   }
   if (unchanged) {
-    std::lock_guard<std::mutex> l(ckpt_mu_);
+    MutexLock l(&ckpt_mu_);
     spare_ = std::move(copy->sections);
     return nullptr;
   }
@@ -202,13 +202,13 @@ Status PsService::WriteCopy(Copy& copy) {
       WriteRowsFile(copy.dir, RowsFileName(copy.seq, rank_), copy.seq, rank_, copy.sections);
   if (!file.ok()) {
     // Not written: the rows stay marked for the next checkpoint.
-    std::lock_guard<std::mutex> l(marks_mu_);
+    MutexLock l(&marks_mu_);
     for (size_t p = 0; p < stores_.size(); ++p) {
       for (size_t w = 0; w < copy.taken[p].size(); ++w) dirty_[p][w] |= copy.taken[p][w];
     }
     return file.status();
   }
-  std::lock_guard<std::mutex> l(ckpt_mu_);
+  MutexLock l(&ckpt_mu_);
   if (copy.full) {
     chain_.clear();
     delta_rows_ = 0;
@@ -254,7 +254,7 @@ Status PsService::Restore(const std::string& dir, const std::vector<SnapshotFile
                       s.values.begin() + (k + 1) * s.width);
       }
       RIGEL_RETURN_IF_ERROR(stores_[s.param]->Push(keys, values.data(), assign));
-      std::lock_guard<std::mutex> l(marks_mu_);
+      MutexLock l(&marks_mu_);
       for (int64_t k : keys) SetBit(changed_[s.param], static_cast<uint64_t>(k));
     }
   }

@@ -148,7 +148,7 @@ void PsService::ServeRowSync(const InMessage& msg) {
   } else {
     (void)transport_->RespondError(msg, st);
   }
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (st.ok()) {
     ++stats_.row_syncs;
     stats_.rows_pushed += pushed;

@@ -30,7 +30,7 @@ std::unique_ptr<Coordinator> Coordinator::Start(transport::Transport* transport,
   // the guard, which the destructor clears after any call in progress.
   auto guard = c->guard_;
   transport->SetHandler([guard](InMessage m) {
-    std::lock_guard<std::mutex> l(guard->mu);
+    MutexLock l(&guard->mu);
     if (guard->coordinator) guard->coordinator->Handle(m);
   });
   c->timer_ = std::thread([raw] { raw->Timer(); });
@@ -40,45 +40,46 @@ std::unique_ptr<Coordinator> Coordinator::Start(transport::Transport* transport,
 
 Coordinator::~Coordinator() {
   {
-    std::lock_guard<std::mutex> l(guard_->mu);
+    MutexLock l(&guard_->mu);
     guard_->coordinator = nullptr;
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!ended_) {
       ended_ = true;
       result_ = Status::Ok();
     }
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (timer_.joinable()) timer_.join();
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     sender_done_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (sender_.joinable()) sender_.join();
 }
 
 void Coordinator::Post(std::function<void()> send) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     outbox_.push_back(std::move(send));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Coordinator::Sender() {
-  std::unique_lock<std::mutex> l(mu_);
-  while (true) {
-    cv_.wait(l, [this] { return sender_done_ || !outbox_.empty(); });
-    if (outbox_.empty()) return;  // done and drained
-    auto send = std::move(outbox_.front());
-    outbox_.pop_front();
-    l.unlock();
-    send();
-    l.lock();
-  }
+  std::function<void()> send;
+  while (NextSend(&send)) send();
+}
+
+bool Coordinator::NextSend(std::function<void()>* send) {
+  MutexLock l(&mu_);
+  while (!sender_done_ && outbox_.empty()) cv_.Wait(&mu_);
+  if (outbox_.empty()) return false;  // done and drained
+  *send = std::move(outbox_.front());
+  outbox_.pop_front();
+  return true;
 }
 
 void Coordinator::Log(const std::string& line) {
@@ -127,7 +128,7 @@ void Coordinator::SendSetup(std::shared_ptr<std::vector<std::pair<PeerId, OutMes
     Status st = transport_->Request(
         server, plan(),
         [guard, server, waiting, workers, plan](StatusOr<transport::InMessage> r) {
-          std::lock_guard<std::mutex> l(guard->mu);
+          MutexLock l(&guard->mu);
           Coordinator* c = guard->coordinator;
           if (!c) return;
           if (!r.ok()) {
@@ -151,7 +152,7 @@ void Coordinator::SendSetup(std::shared_ptr<std::vector<std::pair<PeerId, OutMes
 void Coordinator::Broadcast(std::function<OutMessage()> make, transport::Millis send_timeout) {
   std::vector<PeerId> to;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     for (const auto& [id, m] : members_.members()) {
       if (!m.dead) to.push_back(id);
     }
@@ -178,7 +179,7 @@ void Coordinator::BeatToMembers() {
 
 void Coordinator::End(Status result, const std::string& why) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (ended_) return;
     ended_ = true;
     result_ = result;
@@ -190,7 +191,7 @@ void Coordinator::End(Status result, const std::string& why) {
     m.header().getBody().initShutdown().setReason(reason);
     return m;
   });
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void Coordinator::Handle(const InMessage& msg) {
@@ -217,7 +218,7 @@ void Coordinator::Handle(const InMessage& msg) {
       OutMessage reply;
       bool complete = false;
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         if (ended_) {
           // Without an answer it would wait for a setup that never comes.
           (void)transport_->RespondError(
@@ -244,7 +245,7 @@ void Coordinator::Handle(const InMessage& msg) {
         Log("every member registered; sending the setup");
         std::vector<std::pair<PeerId, OutMessage>> lists;
         {
-          std::lock_guard<std::mutex> l(mu_);
+          MutexLock l(&mu_);
           for (const auto& [id, m] : members_.members())
             lists.emplace_back(id, MemberList(id.rank));
         }
@@ -258,7 +259,7 @@ void Coordinator::Handle(const InMessage& msg) {
     }
     case transport::MessageType::HEARTBEAT: {
       auto h = msg.header().getBody().getHeartbeat();
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       members_.Heard(msg.from(), h.getIncarnation(), now);
       if (msg.from().role == Role::kServer) {
         server_cpu_s_[msg.from().rank] = static_cast<double>(h.getCpuMicros()) * 1e-6;
@@ -270,7 +271,7 @@ void Coordinator::Handle(const InMessage& msg) {
       if (s.getCommand() != wire::StepCommand::FINISHED || msg.from().role != Role::kWorker) break;
       bool all;
       {
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         finished_workers_.insert(msg.from().rank);
         all = static_cast<int>(finished_workers_.size()) == opts_.setup.workers;
       }
@@ -289,8 +290,11 @@ void Coordinator::Timer() {
   auto last_tick = cluster::Clock::now(), last_beat = last_tick;
   while (true) {
     {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait_for(l, tick, [this] { return ended_; });
+      MutexLock l(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + tick;
+      while (!ended_) {
+        if (cv_.WaitUntil(&mu_, deadline) == std::cv_status::timeout) break;
+      }
       if (ended_) return;
     }
     const auto now = cluster::Clock::now();
@@ -301,7 +305,7 @@ void Coordinator::Timer() {
     const auto late = now - last_tick - tick;
     last_tick = now;
     if (late > opts_.heartbeat) {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       members_.Credit(late);
     }
     if (late > opts_.heartbeat) {
@@ -316,13 +320,14 @@ void Coordinator::Timer() {
     }
     CheckRegistrationDeadline();
     std::vector<cluster::MemberRecord> dead;
+    double secs = 0;  // the silence that makes a member dead
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       dead = members_.Expire(cluster::Clock::now());
+      secs = std::chrono::duration<double>(members_.dead_after()).count();
     }
     rendezvous_.Expire(cluster::Clock::now());
     for (const cluster::MemberRecord& d : dead) {
-      double secs = std::chrono::duration<double>(members_.dead_after()).count();
       std::string why = fmt::format("{} died: no heartbeat for {:.3g} s (from {})", d.id.ToString(),
                                     secs, d.address);
       Log(why);
@@ -343,7 +348,7 @@ void Coordinator::CheckRegistrationDeadline() {
   std::string missing, present;
   int registered = 0, expected = opts_.setup.servers + opts_.setup.workers;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (plan_sent_ || ended_ ||
         std::chrono::steady_clock::now() - started_ < opts_.register_timeout) {
       return;
@@ -366,13 +371,13 @@ void Coordinator::CheckRegistrationDeadline() {
 }
 
 Status Coordinator::Wait() {
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [this] { return ended_; });
+  MutexLock l(&mu_);
+  while (!ended_) cv_.Wait(&mu_);
   return result_;
 }
 
 double Coordinator::ServersCpuSeconds() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   double sum = 0;
   for (const auto& [rank, secs] : server_cpu_s_) sum += secs;
   return sum;

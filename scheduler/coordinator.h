@@ -33,12 +33,10 @@
 #ifndef RIGEL_SCHEDULER_COORDINATOR_H_
 #define RIGEL_SCHEDULER_COORDINATOR_H_
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -47,6 +45,7 @@
 #include "cluster/membership.h"
 #include "cluster/rendezvous.h"
 #include "cluster/setup.h"
+#include "common/mutex.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
@@ -76,64 +75,70 @@ class Coordinator {
 
   // Blocks until the job ends: OK when every worker finished (or Stop was
   // called), Unavailable naming the dead member otherwise.
-  Status Wait();
-  void Stop(const std::string& reason);
+  Status Wait() RIGEL_EXCLUDES(mu_);
+  void Stop(const std::string& reason) RIGEL_EXCLUDES(mu_);
   // Ends the job with `why` (a driver error): every member is told to shut
   // down with that reason and Wait() returns it.
-  void Fail(const Status& why);
+  void Fail(const Status& why) RIGEL_EXCLUDES(mu_);
   // CPU seconds the servers' processes have used so far, as their latest
   // heartbeats said (up to one heartbeat interval old).
-  double ServersCpuSeconds();
+  double ServersCpuSeconds() RIGEL_EXCLUDES(mu_);
 
  private:
   Coordinator(transport::Transport* t, CoordinatorOptions o);
-  void Handle(const transport::InMessage& msg);
-  void Timer();
+  void Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
+  void Timer() RIGEL_EXCLUDES(mu_);
   // Queues a send for the sender thread: sends can wait (a peer's queue, a
   // connection still being made), and the receive thread must keep reading
   // heartbeats meanwhile.
-  void Post(std::function<void()> send);
-  void Sender();
+  void Post(std::function<void()> send) RIGEL_EXCLUDES(mu_);
+  // The sender thread: runs what Post queued, in order, without the lock.
+  void Sender() RIGEL_EXCLUDES(mu_);
+  // Waits for the next queued send and moves it to *send; false once the
+  // coordinator is being destroyed and the queue is drained.
+  bool NextSend(std::function<void()>* send) RIGEL_EXCLUDES(mu_);
   // Sends make()'s message to every live member on the sender thread, each
   // send waiting at most `send_timeout` for a full queue.
   void Broadcast(std::function<transport::OutMessage()> make,
-                 transport::Millis send_timeout = transport::Millis(1000));
+                 transport::Millis send_timeout = transport::Millis(1000)) RIGEL_EXCLUDES(mu_);
   // Sends every live member a heartbeat, never waiting for a full queue.
-  void BeatToMembers();
+  void BeatToMembers() RIGEL_EXCLUDES(mu_);
   // Sends the member lists, then the setup to each server as a request and,
   // once every server answered, to the workers (on the sender thread).
   void SendSetup(
-      std::shared_ptr<std::vector<std::pair<transport::PeerId, transport::OutMessage>>> lists);
+      std::shared_ptr<std::vector<std::pair<transport::PeerId, transport::OutMessage>>> lists)
+      RIGEL_EXCLUDES(mu_);
   // Ends the job with `result` and tells every member why: `reason`, or
   // when empty "job finished" for OK and the error otherwise. Members take
   // any reason but "job finished" for a failure and stop at once.
-  void End(Status result, const std::string& reason = "");
+  void End(Status result, const std::string& reason = "") RIGEL_EXCLUDES(mu_);
   // Ends the job when the registration deadline passed with members missing.
-  void CheckRegistrationDeadline();
+  void CheckRegistrationDeadline() RIGEL_EXCLUDES(mu_);
   void Log(const std::string& line);
-  transport::OutMessage MemberList(int32_t rank) const;  // needs mu_
+  transport::OutMessage MemberList(int32_t rank) const RIGEL_REQUIRES(mu_);
 
   transport::Transport* transport_;
   CoordinatorOptions opts_;
   struct Guard {
-    std::mutex mu;
-    Coordinator* coordinator = nullptr;
+    Mutex mu;
+    Coordinator* coordinator RIGEL_GUARDED_BY(mu) = nullptr;
   };
   std::shared_ptr<Guard> guard_ = std::make_shared<Guard>();
-  std::mutex mu_;
-  std::condition_variable cv_;
-  cluster::Membership members_;
+  Mutex mu_;
+  CondVar cv_;  // ended_, outbox_ or sender_done_ changed
+  cluster::Membership members_ RIGEL_GUARDED_BY(mu_);
   cluster::Rendezvous rendezvous_;
-  bool plan_sent_ = false;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::set<int32_t> finished_workers_;
-  std::map<int32_t, double> server_cpu_s_;  // by server rank, from heartbeats
-  bool ended_ = false;
-  Status result_;
+  bool plan_sent_ RIGEL_GUARDED_BY(mu_) = false;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::set<int32_t> finished_workers_ RIGEL_GUARDED_BY(mu_);
+  // By server rank, from heartbeats.
+  std::map<int32_t, double> server_cpu_s_ RIGEL_GUARDED_BY(mu_);
+  bool ended_ RIGEL_GUARDED_BY(mu_) = false;
+  Status result_ RIGEL_GUARDED_BY(mu_);
   uint64_t beats_ = 0;  // heartbeats sent to the members (timer thread)
   std::thread timer_;
-  std::deque<std::function<void()>> outbox_;  // guarded by mu_
-  bool sender_done_ = false;
+  std::deque<std::function<void()>> outbox_ RIGEL_GUARDED_BY(mu_);
+  bool sender_done_ RIGEL_GUARDED_BY(mu_) = false;
   std::thread sender_;
 };
 

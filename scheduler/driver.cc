@@ -184,22 +184,22 @@ bool Driver::Handle(const transport::InMessage& msg) {
   if (msg.from().role != Role::kWorker) return false;
   if (msg.type() == transport::MessageType::STEP) {
     if (msg.header().getBody().getStep().getCommand() != wire::StepCommand::START) return false;
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     ++ready_;
-    cv_.notify_all();
+    cv_.NotifyAll();
     return true;
   }
   if (msg.type() != transport::MessageType::TASK_DONE) return false;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   done_[msg.from().rank] = msg;
-  cv_.notify_all();
+  cv_.NotifyAll();
   return true;
 }
 
 void Driver::Abort(const Status& why) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (aborted_.ok()) aborted_ = why.ok() ? Unavailable("the job was stopped") : why;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 namespace {
@@ -256,10 +256,8 @@ void FillTask(const exec::RemoteRun& run, const analysis::Cuts& cuts, const Task
 }  // namespace
 
 Status Driver::WaitReady() {
-  std::unique_lock<std::mutex> l(mu_);
-  cv_.wait(l, [this] {
-    return !aborted_.ok() || ready_ >= opts_.workers || !FirstWorkerError(done_).ok();
-  });
+  MutexLock l(&mu_);
+  while (aborted_.ok() && ready_ < opts_.workers && FirstWorkerError(done_).ok()) cv_.Wait(&mu_);
   if (!aborted_.ok()) return aborted_;
   return FirstWorkerError(done_);
 }
@@ -279,7 +277,7 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
     RIGEL_ASSIGN_OR_RETURN(size.m, ex_->EvalInt(space.grid_m));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     done_.clear();
   }
   for (int w = 0; w < opts_.workers; ++w) {
@@ -289,11 +287,11 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
   }
   std::map<int, transport::InMessage> done;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] {
-      return !aborted_.ok() || static_cast<int>(done_.size()) >= opts_.workers ||
-             !FirstWorkerError(done_).ok();
-    });
+    MutexLock lock(&mu_);
+    while (aborted_.ok() && static_cast<int>(done_.size()) < opts_.workers &&
+           FirstWorkerError(done_).ok()) {
+      cv_.Wait(&mu_);
+    }
     if (!aborted_.ok()) return aborted_;
     done.swap(done_);
   }

@@ -16,14 +16,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -34,6 +32,7 @@
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "cluster/setup.h"
+#include "common/mutex.h"
 #include "exec/executor.h"
 #include "exec/vectors_file.h"
 #include "ir/ir.h"
@@ -86,13 +85,13 @@ class Driver {
   const analysis::Plan& plan() const { return plan_; }
 
   // Takes `taskDone` and worker `step{start}` messages; false for others.
-  bool Handle(const transport::InMessage& msg);
+  bool Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
   // Runs the whole program on the cluster reachable through `transport`
   // (connected to every member). Returns the first error: a worker's
   // (prefixed with its rank), the driver's, or Abort's reason.
   Status Run(transport::Transport* transport);
   // Makes Run return `why` (a member died, the job was stopped).
-  void Abort(const Status& why);
+  void Abort(const Status& why) RIGEL_EXCLUDES(mu_);
   // The newest complete checkpoint of this job's directory ("" if none).
   std::string NewestCheckpoint() const;
   // Whether Run ran the whole program (its last checkpoint written).
@@ -107,11 +106,11 @@ class Driver {
  private:
   struct Epoch;
   explicit Driver(DriverOptions options);
-  Status RunRemote(const exec::RemoteRun& run);
+  Status RunRemote(const exec::RemoteRun& run) RIGEL_EXCLUDES(mu_);
   void OnEpoch(int64_t i, int64_t lo, int64_t hi);
   // --save-params and --save-vectors: the final values from the servers.
   Status SaveParams();
-  Status WaitReady();
+  Status WaitReady() RIGEL_EXCLUDES(mu_);
   // Checkpoints (scheduler/driver_checkpoint.cc).
   Status SetUpCheckpoints();
   // When a checkpoint is due at the coming checkpoint point, asks the
@@ -123,14 +122,15 @@ class Driver {
   Status WriteCheckpoint(CheckpointManifest m, const exec::DriverState& state,
                          std::chrono::steady_clock::time_point start, double copy_s);
   // Waits for the checkpoint being written; its error, if it failed.
-  Status FinishCheckpoint();
+  Status FinishCheckpoint() RIGEL_EXCLUDES(mu_);
   Status CheckpointFailed(uint64_t seq, const Status& why);
   // A request to every server, its body filled by `fill`; their answers.
   std::vector<std::future<StatusOr<transport::InMessage>>> ToServers(
       const std::function<void(wire::Envelope::Body::Builder)>& fill);
   std::vector<std::future<StatusOr<transport::InMessage>>> AskServers(uint64_t seq, bool confirm);
   // A server's answer, or the job's end (Abort) if that comes first.
-  StatusOr<transport::InMessage> Await(std::future<StatusOr<transport::InMessage>>& reply);
+  StatusOr<transport::InMessage> Await(std::future<StatusOr<transport::InMessage>>& reply)
+      RIGEL_EXCLUDES(mu_);
   Status RestoreServers();
 
   DriverOptions opts_;
@@ -143,12 +143,12 @@ class Driver {
   std::map<int, analysis::Cuts> cuts_;        // per loop (spaces sized at launch: recut each run)
   transport::Transport* transport_ = nullptr;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int ready_ = 0;
+  Mutex mu_;
+  CondVar cv_;  // ready_, done_ or aborted_ changed
+  int ready_ RIGEL_GUARDED_BY(mu_) = 0;
   // taskDone messages of the current run, by worker rank.
-  std::map<int, transport::InMessage> done_;
-  Status aborted_;
+  std::map<int, transport::InMessage> done_ RIGEL_GUARDED_BY(mu_);
+  Status aborted_ RIGEL_GUARDED_BY(mu_);
 
   std::unique_ptr<Epoch> epoch_;
 
@@ -173,10 +173,10 @@ class Driver {
   std::vector<std::future<StatusOr<transport::InMessage>>> copies_;
   std::ofstream print_log_;
   std::atomic<bool> finished_{false};
-  int64_t epochs_done_ = 0;     // top-level iterations ended (stop_after_epochs)
-  bool stopped_early_ = false;  // the driver stopped at stop_after_epochs
-  std::thread writing_;         // the checkpoint being written
-  Status written_;              // its outcome (guarded by mu_)
+  int64_t epochs_done_ = 0;               // top-level iterations ended (stop_after_epochs)
+  bool stopped_early_ = false;            // the driver stopped at stop_after_epochs
+  std::thread writing_;                   // the checkpoint being written
+  Status written_ RIGEL_GUARDED_BY(mu_);  // its outcome
   std::function<double()> servers_cpu_;
 };
 

@@ -156,7 +156,7 @@ Status Driver::AtCheckpointPoint() {
 StatusOr<transport::InMessage> Driver::Await(std::future<StatusOr<transport::InMessage>>& reply) {
   // A server that died is not waited for: the coordinator aborts the job.
   while (reply.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (!aborted_.ok()) return aborted_;
   }
   return reply.get();
@@ -220,7 +220,7 @@ Status Driver::TakeCheckpoint() {
         sched_param idle{};
         (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
         Status st = WriteCheckpoint(std::move(m), state, start, copy_s);
-        std::lock_guard<std::mutex> l(mu_);
+        MutexLock l(&mu_);
         written_ = st;
       });
   return Status::Ok();
@@ -268,7 +268,7 @@ Status Driver::WriteCheckpoint(CheckpointManifest m, const exec::DriverState& st
 
 Status Driver::FinishCheckpoint() {
   if (writing_.joinable()) writing_.join();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   Status st = written_;
   written_ = Status::Ok();
   return st;

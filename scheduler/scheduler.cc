@@ -3,12 +3,12 @@
 #include <chrono>
 #include <fstream>
 #include <future>
-#include <mutex>
 #include <thread>
 
 #include "cluster/job_identity.h"
 #include "collectives/world.h"
 #include "common/file.h"
+#include "common/mutex.h"
 #include "frontend/compile.h"
 #include "scheduler/coordinator.h"
 #include "transport/create.h"
@@ -18,8 +18,8 @@ namespace rigel::scheduler {
 namespace {
 
 // The running coordinator, for StopScheduler (called from a signal thread).
-std::mutex g_mu;
-Coordinator* g_coordinator = nullptr;
+Mutex g_mu;
+Coordinator* g_coordinator RIGEL_GUARDED_BY(g_mu) = nullptr;
 
 // Why a step before the job failed, and the exit status it calls for.
 struct Failure {
@@ -95,7 +95,7 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   if (driver) co.on_message = [driver](const transport::InMessage& m) { driver->Handle(m); };
   auto coordinator = Coordinator::Start(t, co);
   {
-    std::lock_guard<std::mutex> l(g_mu);
+    MutexLock l(&g_mu);
     g_coordinator = coordinator.get();
   }
   std::thread driving;
@@ -115,7 +115,7 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   // Give the shutdown messages a moment to leave before closing.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   {
-    std::lock_guard<std::mutex> l(g_mu);
+    MutexLock l(&g_mu);
     g_coordinator = nullptr;
   }
   coordinator.reset();
@@ -211,7 +211,7 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
 }
 
 bool StopScheduler(const std::string& reason) {
-  std::lock_guard<std::mutex> l(g_mu);
+  MutexLock l(&g_mu);
   if (!g_coordinator) return false;
   g_coordinator->Stop(reason);
   return true;

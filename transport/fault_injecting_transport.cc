@@ -3,9 +3,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <queue>
 #include <random>
 #include <set>
@@ -13,6 +11,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace rigel::transport {
 namespace {
@@ -46,30 +46,30 @@ class FaultInjectingTransport::Impl {
 
   ~Impl() { Close(); }
 
-  Status SetOptions(const FaultOptions& o) {
+  Status SetOptions(const FaultOptions& o) RIGEL_EXCLUDES(mu_) {
     RIGEL_RETURN_IF_ERROR(CheckOptions(o));
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     opts_ = o;
     rng_.seed(o.seed);
     return Status::Ok();
   }
 
-  void Cut(const PeerId& p) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Cut(const PeerId& p) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     cut_.insert(p);
   }
-  void Heal(const PeerId& p) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Heal(const PeerId& p) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     cut_.erase(p);
   }
-  bool IsCut(const PeerId& p) {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool IsCut(const PeerId& p) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (cut_.count(p) == 0) return false;
     ++counts_.cut;
     return true;
   }
-  FaultCounts counts() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  FaultCounts counts() const RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return counts_;
   }
   Transport& inner() { return *inner_; }
@@ -101,13 +101,13 @@ class FaultInjectingTransport::Impl {
     });
   }
 
-  Status Request(const PeerId& to, OutMessage msg, ResponseCallback done, const CallOptions& opts) {
+  Status Request(const PeerId& to, OutMessage msg, ResponseCallback done, const CallOptions& opts)
+      RIGEL_EXCLUDES(mu_) {
     if (closed_.load()) return FailedPrecondition("transport is closed");
     Millis timeout;
-    auto state = std::make_shared<RequestState>();
-    state->done = std::move(done);
+    auto state = std::make_shared<RequestState>(std::move(done));
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       timeout = opts.timeout.count() < 0 ? opts_.request_timeout : opts.timeout;
       state->id = next_request_++;
       live_.emplace(state->id, state);
@@ -133,18 +133,18 @@ class FaultInjectingTransport::Impl {
     return st;
   }
 
-  void Close() {
+  void Close() RIGEL_EXCLUDES(mu_) {
     if (closed_.exchange(true)) return;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     if (timer_thread_.joinable()) timer_thread_.join();
     inner_->Close();
     std::vector<std::shared_ptr<RequestState>> live;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       for (auto& [id, s] : live_) live.push_back(s);
     }
     for (auto& s : live) Finish(s, Unavailable("transport closed"));
@@ -152,10 +152,11 @@ class FaultInjectingTransport::Impl {
 
  private:
   struct RequestState {
-    uint64_t id = 0;
-    std::mutex mu;
-    ResponseCallback done;
-    bool finished = false;
+    explicit RequestState(ResponseCallback d) : done(std::move(d)) {}
+    uint64_t id = 0;  // set before the state is shared
+    Mutex mu;
+    ResponseCallback done RIGEL_GUARDED_BY(mu);
+    bool finished RIGEL_GUARDED_BY(mu) = false;
   };
   struct Timer {
     Clock::time_point at;
@@ -169,35 +170,36 @@ class FaultInjectingTransport::Impl {
   };
 
   // Calls the request's callback unless it already ran or was cancelled.
-  void Finish(const std::shared_ptr<RequestState>& s, StatusOr<InMessage> result) {
+  void Finish(const std::shared_ptr<RequestState>& s, StatusOr<InMessage> result)
+      RIGEL_EXCLUDES(mu_) {
     ResponseCallback done;
     {
-      std::lock_guard<std::mutex> lock(s->mu);
+      MutexLock lock(&s->mu);
       if (s->finished) return;
       s->finished = true;
       done = std::move(s->done);
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       live_.erase(s->id);
     }
     done(std::move(result));
   }
 
   // Marks the request finished without a callback; false if it already finished.
-  bool Cancel(const std::shared_ptr<RequestState>& s) {
+  bool Cancel(const std::shared_ptr<RequestState>& s) RIGEL_EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(s->mu);
+      MutexLock lock(&s->mu);
       if (s->finished) return false;
       s->finished = true;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     live_.erase(s->id);
     return true;
   }
 
-  Fault Decide(const PeerId& to, Millis* delay) {
-    std::lock_guard<std::mutex> lock(mu_);
+  Fault Decide(const PeerId& to, Millis* delay) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     if (cut_.count(to)) return Fault::kCut;
     double r = std::uniform_real_distribution<double>(0, 1)(rng_);
     if ((r -= opts_.drop) < 0) return Fault::kDrop;
@@ -211,7 +213,7 @@ class FaultInjectingTransport::Impl {
     return Fault::kNone;
   }
 
-  Status Outgoing(const PeerId& to, OutMessage msg, const Transmit& send) {
+  Status Outgoing(const PeerId& to, OutMessage msg, const Transmit& send) RIGEL_EXCLUDES(mu_) {
     Millis delay{0};
     Fault fault = Decide(to, &delay);
     Status st;
@@ -243,7 +245,7 @@ class FaultInjectingTransport::Impl {
         uint64_t generation = 0;
         Millis hold;
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          MutexLock lock(&mu_);
           Held& h = held_[to];
           if (!h.send) {
             ++counts_.reordered;
@@ -266,10 +268,10 @@ class FaultInjectingTransport::Impl {
 
   // Sends the message held for `to`, if any (and, when generation != 0, only
   // if it is still the one that timer was set for).
-  void FlushHeld(const PeerId& to, uint64_t generation) {
+  void FlushHeld(const PeerId& to, uint64_t generation) RIGEL_EXCLUDES(mu_) {
     std::function<void()> send;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = held_.find(to);
       if (it == held_.end() || !it->second.send) return;
       if (generation != 0 && it->second.generation != generation) return;
@@ -279,57 +281,65 @@ class FaultInjectingTransport::Impl {
     send();
   }
 
-  void Count(uint64_t FaultCounts::*field) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Count(uint64_t FaultCounts::*field) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     ++(counts_.*field);
   }
 
-  void Schedule(Clock::time_point at, std::function<void()> fn) {
+  void Schedule(Clock::time_point at, std::function<void()> fn) RIGEL_EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (stop_) return;
       timers_.push(Timer{at, next_timer_++, std::move(fn)});
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
-  void RunTimers() {
-    std::unique_lock<std::mutex> lock(mu_);
+  // The timer thread: runs each timer once it falls due, without the lock.
+  void RunTimers() RIGEL_EXCLUDES(mu_) {
+    std::function<void()> fn;
+    while (NextDue(&fn)) fn();
+  }
+
+  // Waits until the earliest timer falls due and moves its function to *fn;
+  // false once Close stops the thread.
+  bool NextDue(std::function<void()>* fn) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     while (!stop_) {
       if (timers_.empty()) {
-        cv_.wait(lock);
+        cv_.Wait(&mu_);
         continue;
       }
       Clock::time_point at = timers_.top().at;
       if (Clock::now() < at) {
-        cv_.wait_until(lock, at);
+        cv_.WaitUntil(&mu_, at);
         continue;
       }
-      std::function<void()> fn = std::move(const_cast<Timer&>(timers_.top()).fn);
+      *fn = std::move(const_cast<Timer&>(timers_.top()).fn);
       timers_.pop();
-      lock.unlock();
-      fn();
-      lock.lock();
+      return true;
     }
+    return false;
   }
 
   std::unique_ptr<Transport> inner_;
   std::atomic<bool> closed_{false};
 
-  mutable std::mutex mu_;  // guards everything below
-  FaultOptions opts_;
-  std::mt19937_64 rng_;
-  std::set<PeerId> cut_;
-  FaultCounts counts_;
-  std::map<PeerId, Held> held_;
-  uint64_t hold_generation_ = 0;
-  std::unordered_map<uint64_t, std::shared_ptr<RequestState>> live_;
-  uint64_t next_request_ = 1;
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
-  uint64_t next_timer_ = 0;
-  bool stop_ = false;
-  std::condition_variable cv_;
   std::thread timer_thread_;
+  CondVar cv_;  // timers_ and stop_ changed
+
+  mutable Mutex mu_;  // guards everything below
+  FaultOptions opts_ RIGEL_GUARDED_BY(mu_);
+  std::mt19937_64 rng_ RIGEL_GUARDED_BY(mu_);
+  std::set<PeerId> cut_ RIGEL_GUARDED_BY(mu_);
+  FaultCounts counts_ RIGEL_GUARDED_BY(mu_);
+  std::map<PeerId, Held> held_ RIGEL_GUARDED_BY(mu_);
+  uint64_t hold_generation_ RIGEL_GUARDED_BY(mu_) = 0;
+  std::unordered_map<uint64_t, std::shared_ptr<RequestState>> live_ RIGEL_GUARDED_BY(mu_);
+  uint64_t next_request_ RIGEL_GUARDED_BY(mu_) = 1;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_ RIGEL_GUARDED_BY(mu_);
+  uint64_t next_timer_ RIGEL_GUARDED_BY(mu_) = 0;
+  bool stop_ RIGEL_GUARDED_BY(mu_) = false;
 };
 
 StatusOr<std::unique_ptr<FaultInjectingTransport>> FaultInjectingTransport::Create(

@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <deque>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/check.h"
+#include "common/mutex.h"
 #include "transport/codec.h"
 #include "transport/internal/core.h"
 
@@ -36,57 +37,68 @@ class LoopbackInbox {
 
   // Responses skip the capacity check: the requester's window bounds them
   // (as ZeroMQ's per-connection queue does for the socket backend).
-  PushResult Push(LoopbackItem item, Millis wait, bool response) {
-    std::unique_lock<std::mutex> lock(mu_);
-    auto room = [&] { return closed_ || response || q_.size() < capacity_; };
-    if (!room() && wait.count() > 0) not_full_.wait_for(lock, wait, room);
+  PushResult Push(LoopbackItem item, Millis wait, bool response) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    if (!Room(response) && wait.count() > 0) {
+      const auto deadline = std::chrono::steady_clock::now() + wait;
+      while (!Room(response)) {
+        if (not_full_.WaitUntil(&mu_, deadline) == std::cv_status::timeout) break;
+      }
+    }
     if (closed_) return PushResult::kClosed;
     if (!response && q_.size() >= capacity_) return PushResult::kFull;
     q_.push_back(std::move(item));
-    not_empty_.notify_one();
+    not_empty_.NotifyOne();
     return PushResult::kOk;
   }
 
   // Waits until an item arrives, `until` passes, Wake() is called or the inbox
   // closes; returns whether *out was filled.
-  bool Pop(LoopbackItem* out, Clock::time_point until) {
-    std::unique_lock<std::mutex> lock(mu_);
-    not_empty_.wait_until(lock, until, [&] { return closed_ || woken_ || !q_.empty(); });
+  bool Pop(LoopbackItem* out, Clock::time_point until) RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
+    while (!closed_ && !woken_ && q_.empty()) {
+      if (not_empty_.WaitUntil(&mu_, until) == std::cv_status::timeout) break;
+    }
     woken_ = false;
     if (closed_ || q_.empty()) return false;
     *out = std::move(q_.front());
     q_.pop_front();
-    not_full_.notify_one();
+    not_full_.NotifyOne();
     return true;
   }
 
-  void Wake() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Wake() RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     woken_ = true;
-    not_empty_.notify_one();
+    not_empty_.NotifyOne();
   }
 
-  void Close() {
+  void Close() RIGEL_EXCLUDES(mu_) {
     std::deque<LoopbackItem> dropped;  // released outside the lock
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     closed_ = true;
     dropped.swap(q_);
-    not_empty_.notify_all();
-    not_full_.notify_all();
+    not_empty_.NotifyAll();
+    not_full_.NotifyAll();
   }
 
-  bool closed() {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool closed() RIGEL_EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     return closed_;
   }
 
  private:
+  // Whether Push may add an item now (or must stop trying: closed).
+  bool Room(bool response) const RIGEL_REQUIRES(mu_) {
+    return closed_ || response || q_.size() < capacity_;
+  }
+
   const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<LoopbackItem> q_;
-  bool closed_ = false;
-  bool woken_ = false;
+  Mutex mu_;
+  CondVar not_empty_, not_full_;
+  std::deque<LoopbackItem> q_ RIGEL_GUARDED_BY(mu_);
+  bool closed_ RIGEL_GUARDED_BY(mu_) = false;
+  bool woken_ RIGEL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace internal
@@ -260,7 +272,7 @@ std::shared_ptr<LoopbackNetwork> LoopbackNetwork::Create(const LoopbackOptions& 
 StatusOr<std::unique_ptr<Transport>> LoopbackNetwork::Join(const PeerId& self) {
   auto inbox = std::make_shared<LoopbackInbox>(options_.queue_capacity);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto [it, inserted] = endpoints_.emplace(self, inbox);
     if (!inserted) {
       return InvalidArgument(fmt::format("loopback endpoint {} already exists", self.ToString()));
@@ -271,13 +283,13 @@ StatusOr<std::unique_ptr<Transport>> LoopbackNetwork::Join(const PeerId& self) {
 }
 
 std::shared_ptr<internal::LoopbackInbox> LoopbackNetwork::Find(const PeerId& peer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = endpoints_.find(peer);
   return it == endpoints_.end() ? nullptr : it->second;
 }
 
 void LoopbackNetwork::Leave(const PeerId& peer, const internal::LoopbackInbox* inbox) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = endpoints_.find(peer);
   if (it != endpoints_.end() && it->second.get() == inbox) endpoints_.erase(it);
 }

@@ -23,8 +23,8 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "transport/transport.h"
 
@@ -51,21 +51,21 @@ class LoopbackNetwork : public std::enable_shared_from_this<LoopbackNetwork> {
   // A new endpoint `self` on this network. Returns InvalidArgument if `self`
   // is already taken by an open endpoint. The endpoint leaves the network when
   // closed or destroyed.
-  StatusOr<std::unique_ptr<Transport>> Join(const PeerId& self);
+  StatusOr<std::unique_ptr<Transport>> Join(const PeerId& self) RIGEL_EXCLUDES(mu_);
 
   const LoopbackOptions& options() const { return options_; }
 
   // Internal: the open inbox of `peer`, or null.
-  std::shared_ptr<internal::LoopbackInbox> Find(const PeerId& peer);
+  std::shared_ptr<internal::LoopbackInbox> Find(const PeerId& peer) RIGEL_EXCLUDES(mu_);
   // Internal: removes `peer`'s registration if it is still `inbox`.
-  void Leave(const PeerId& peer, const internal::LoopbackInbox* inbox);
+  void Leave(const PeerId& peer, const internal::LoopbackInbox* inbox) RIGEL_EXCLUDES(mu_);
 
   explicit LoopbackNetwork(const LoopbackOptions& options) : options_(options) {}
 
  private:
   const LoopbackOptions options_;
-  std::mutex mu_;
-  std::map<PeerId, std::shared_ptr<internal::LoopbackInbox>> endpoints_;
+  Mutex mu_;
+  std::map<PeerId, std::shared_ptr<internal::LoopbackInbox>> endpoints_ RIGEL_GUARDED_BY(mu_);
 };
 
 }  // namespace rigel::transport

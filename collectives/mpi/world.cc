@@ -1,11 +1,11 @@
 #include "collectives/mpi/world.h"
 
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "common/config.h"
+#include "common/mutex.h"
 
 #if RIGEL_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1
@@ -17,11 +17,11 @@ namespace rigel::collectives::mpi_backend {
 
 namespace {
 
-std::mutex g_mu;
-std::optional<Status> g_joined;
-bool g_initialised_here = false;
+Mutex g_mu;
+std::optional<Status> g_joined RIGEL_GUARDED_BY(g_mu);
+bool g_initialised_here RIGEL_GUARDED_BY(g_mu) = false;
 #if RIGEL_HAVE_MPI
-MPI_Comm g_workers = MPI_COMM_NULL;
+MPI_Comm g_workers RIGEL_GUARDED_BY(g_mu) = MPI_COMM_NULL;
 
 Status MpiFailure(const char* what, int rc) {
   char text[MPI_MAX_ERROR_STRING];
@@ -50,7 +50,7 @@ Status Available() {
 }
 
 Status Join(bool participate, int key) {
-  std::lock_guard<std::mutex> l(g_mu);
+  MutexLock l(&g_mu);
   if (g_joined) return *g_joined;
   Status st = Available();
 #if RIGEL_HAVE_MPI
@@ -86,7 +86,7 @@ Status Join(bool participate, int key) {
 }
 
 void* WorkersComm() {
-  std::lock_guard<std::mutex> l(g_mu);
+  MutexLock l(&g_mu);
 #if RIGEL_HAVE_MPI
   return g_workers == MPI_COMM_NULL ? nullptr : static_cast<void*>(&g_workers);
 #else
@@ -95,7 +95,7 @@ void* WorkersComm() {
 }
 
 void Finalize() {
-  std::lock_guard<std::mutex> l(g_mu);
+  MutexLock l(&g_mu);
 #if RIGEL_HAVE_MPI
   if (!g_initialised_here) return;
   if (g_workers != MPI_COMM_NULL) MPI_Comm_free(&g_workers);

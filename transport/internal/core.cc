@@ -23,7 +23,7 @@ Core::Core(std::string name, Millis default_timeout, int max_in_flight)
 
 void Core::SetHandler(Handler handler) {
   auto h = handler ? std::make_shared<const Handler>(std::move(handler)) : nullptr;
-  std::lock_guard<std::mutex> lock(handler_mu_);
+  MutexLock lock(&handler_mu_);
   handler_ = std::move(h);
 }
 
@@ -32,14 +32,16 @@ StatusOr<uint64_t> Core::AddRequest(const PeerId& to, MessageType type, Millis t
                                     Clock::time_point* deadline) {
   if (timeout.count() < 0) timeout = default_timeout_;
   Clock::time_point start = Clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   int& n = in_flight_[to];
   if (n >= max_in_flight_) {
     // The window bounds the responses a peer may owe us, so they always fit
     // in its send queue (see transport.h, back-pressure).
     if (!OnReceiveThread()) {
       ++window_waiters_;
-      window_cv_.wait_until(lock, wait_until, [&] { return in_flight_[to] < max_in_flight_; });
+      while (in_flight_[to] >= max_in_flight_) {
+        if (window_cv_.WaitUntil(&mu_, wait_until) == std::cv_status::timeout) break;
+      }
       --window_waiters_;
     }
     if (in_flight_[to] >= max_in_flight_) {
@@ -61,11 +63,11 @@ StatusOr<uint64_t> Core::AddRequest(const PeerId& to, MessageType type, Millis t
 void Core::ReleaseSlot(const PeerId& to) {
   auto it = in_flight_.find(to);
   if (it != in_flight_.end() && --it->second <= 0) in_flight_.erase(it);
-  if (window_waiters_ > 0) window_cv_.notify_all();
+  if (window_waiters_ > 0) window_cv_.NotifyAll();
 }
 
 Clock::time_point Core::NextDeadline() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Stale heap entries only make this earlier than needed: a harmless early wake.
   return due_.empty() ? Clock::time_point::max() : due_.top().first;
 }
@@ -78,7 +80,7 @@ Clock::time_point Core::PlanWake(Clock::time_point next, Clock::time_point cap) 
 
 bool Core::CancelRequest(uint64_t id) {
   ResponseCallback dropped;  // destroyed outside the lock
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = pending_.find(id);
   if (it == pending_.end()) return false;
   dropped = std::move(it->second.done);
@@ -106,7 +108,7 @@ void Core::Deliver(InMessage msg) {
   if (msg.kind() == wire::Kind::RESPONSE) {
     ResponseCallback done;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = pending_.find(msg.request_id());
       // The sender must be the peer the request went to: request ids are
       // sequential, so another peer could otherwise answer for it.
@@ -137,7 +139,7 @@ void Core::Deliver(InMessage msg) {
   }
   std::shared_ptr<const Handler> handler;
   {
-    std::lock_guard<std::mutex> lock(handler_mu_);
+    MutexLock lock(&handler_mu_);
     handler = handler_;
   }
   if (!handler) {
@@ -162,7 +164,7 @@ Clock::time_point Core::ExpireDue(Clock::time_point now) {
   std::vector<std::pair<ResponseCallback, Status>> expired;
   Clock::time_point next = Clock::time_point::max();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     while (!due_.empty()) {
       auto [deadline, id] = due_.top();
       auto it = pending_.find(id);
@@ -194,12 +196,12 @@ Clock::time_point Core::ExpireDue(Clock::time_point now) {
 void Core::FailAll(const Status& status) {
   std::vector<ResponseCallback> failed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto& [id, p] : pending_) failed.push_back(std::move(p.done));
     pending_.clear();
     due_ = {};
     in_flight_.clear();
-    if (window_waiters_ > 0) window_cv_.notify_all();
+    if (window_waiters_ > 0) window_cv_.NotifyAll();
   }
   for (auto& done : failed) RunCallback(done, status);
 }
@@ -207,7 +209,7 @@ void Core::FailAll(const Status& status) {
 void Core::FailPeer(const PeerId& peer, const Status& status) {
   std::vector<ResponseCallback> failed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (it->second.to == peer) {
         failed.push_back(std::move(it->second.done));
@@ -231,7 +233,7 @@ void Core::CountDrop(const std::string& peer_key, DropReason reason, const Statu
 
 void Core::WarnOnce(const std::string& key, const std::string& message) {
   {
-    std::lock_guard<std::mutex> lock(log_mu_);
+    MutexLock lock(&log_mu_);
     if (logged_.size() >= kMaxLoggedKeys || !logged_.insert(key).second) return;
   }
   Log(LogLevel::kWarning, "transport", "{}", message);

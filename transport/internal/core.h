@@ -10,10 +10,8 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <queue>
 #include <string>
 #include <thread>
@@ -22,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "transport/transport.h"
 
 namespace rigel::transport::internal {
@@ -46,7 +45,7 @@ class Core {
   void SetReceiveThread(std::thread::id id) { receive_thread_.store(id); }
   bool OnReceiveThread() const { return std::this_thread::get_id() == receive_thread_.load(); }
 
-  void SetHandler(Handler handler);
+  void SetHandler(Handler handler) RIGEL_EXCLUDES(handler_mu_);
 
   // Registers a request to `to` whose response is due by `now + timeout`
   // (timeout negative: the default). If `to` already has max_in_flight
@@ -56,31 +55,31 @@ class Core {
   // backend must make sure its receive thread wakes by then (see PlanWake).
   StatusOr<uint64_t> AddRequest(const PeerId& to, MessageType type, Millis timeout,
                                 ResponseCallback done, Clock::time_point wait_until,
-                                Clock::time_point* deadline);
+                                Clock::time_point* deadline) RIGEL_EXCLUDES(mu_);
   // Forgets request `id` without calling its callback (its send failed).
   // Returns false if it was no longer pending: its callback has run or is
   // running (it timed out or the transport closed meanwhile).
-  bool CancelRequest(uint64_t id);
+  bool CancelRequest(uint64_t id) RIGEL_EXCLUDES(mu_);
 
   // Hands a received, validated message on: a response completes its request
   // (or counts as late), anything else goes to the handler.
-  void Deliver(InMessage msg);
+  void Deliver(InMessage msg) RIGEL_EXCLUDES(mu_, handler_mu_);
 
   // Fails every request whose deadline is <= now with a timeout; returns the
   // earliest remaining deadline (Clock::time_point::max() if none).
-  Clock::time_point ExpireDue(Clock::time_point now);
+  Clock::time_point ExpireDue(Clock::time_point now) RIGEL_EXCLUDES(mu_);
   // The earliest pending deadline (Clock::time_point::max() if none).
-  Clock::time_point NextDeadline();
+  Clock::time_point NextDeadline() RIGEL_EXCLUDES(mu_);
   // Fails every pending request with `status` (used by Close).
-  void FailAll(const Status& status);
+  void FailAll(const Status& status) RIGEL_EXCLUDES(mu_);
   // Fails every pending request to `peer` with `status`.
-  void FailPeer(const PeerId& peer, const Status& status);
+  void FailPeer(const PeerId& peer, const Status& status) RIGEL_EXCLUDES(mu_);
 
   // Counts a dropped message and logs it if it is the first from `peer_key`
   // (a peer name or, when the identity is unknown, its address).
   void CountDrop(const std::string& peer_key, DropReason reason, const Status& why);
   // Logs `message` at warning level once per `key` (bounded memory).
-  void WarnOnce(const std::string& key, const std::string& message);
+  void WarnOnce(const std::string& key, const std::string& message) RIGEL_EXCLUDES(log_mu_);
 
   // The receive thread's wake-up protocol, shared by the backends:
   //   receive thread: t = PlanWake(ExpireDue(now)); sleep until t or woken.
@@ -88,7 +87,7 @@ class Core {
   // PlanWake publishes the planned wake time and then re-reads the earliest
   // deadline, so a request added concurrently is either seen by the receive
   // thread or sees the published time and wakes it. Returns the time to sleep until.
-  Clock::time_point PlanWake(Clock::time_point next, Clock::time_point cap);
+  Clock::time_point PlanWake(Clock::time_point next, Clock::time_point cap) RIGEL_EXCLUDES(mu_);
   bool NeedsWake(Clock::time_point deadline) const {
     return deadline.time_since_epoch().count() < planned_wake_.load();
   }
@@ -108,9 +107,9 @@ class Core {
   };
   using Due = std::pair<Clock::time_point, uint64_t>;
 
-  void RunCallback(ResponseCallback& done, StatusOr<InMessage> result);
-  // Frees `to`'s window slot; mu_ must be held.
-  void ReleaseSlot(const PeerId& to);
+  void RunCallback(ResponseCallback& done, StatusOr<InMessage> result) RIGEL_EXCLUDES(mu_);
+  // Frees `to`'s window slot.
+  void ReleaseSlot(const PeerId& to) RIGEL_REQUIRES(mu_);
 
   const std::string name_;
   const Millis default_timeout_;
@@ -120,19 +119,19 @@ class Core {
   std::atomic<uint64_t> next_id_{1};
   std::atomic<Clock::rep> planned_wake_{0};
 
-  std::mutex handler_mu_;
-  std::shared_ptr<const Handler> handler_;
+  Mutex handler_mu_;
+  std::shared_ptr<const Handler> handler_ RIGEL_GUARDED_BY(handler_mu_);
 
-  std::mutex mu_;  // guards pending_, due_, in_flight_, window_waiters_
-  std::unordered_map<uint64_t, Pending> pending_;
-  std::unordered_map<PeerId, int, PeerIdHash> in_flight_;
-  std::condition_variable window_cv_;
-  int window_waiters_ = 0;
+  Mutex mu_;
+  std::unordered_map<uint64_t, Pending> pending_ RIGEL_GUARDED_BY(mu_);
+  std::unordered_map<PeerId, int, PeerIdHash> in_flight_ RIGEL_GUARDED_BY(mu_);
+  CondVar window_cv_;  // a window slot was freed
+  int window_waiters_ RIGEL_GUARDED_BY(mu_) = 0;
   // Min-heap of deadlines; entries whose request is gone are skipped lazily.
-  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due_ RIGEL_GUARDED_BY(mu_);
 
-  std::mutex log_mu_;
-  std::unordered_set<std::string> logged_;
+  Mutex log_mu_;
+  std::unordered_set<std::string> logged_ RIGEL_GUARDED_BY(log_mu_);
 };
 
 }  // namespace rigel::transport::internal

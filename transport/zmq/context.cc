@@ -48,7 +48,7 @@ Status ZmqContext::AddCurveDomain(const std::string& domain, const std::string& 
       zmq_z85_decode(key.data(), client_key_z85.c_str()) == nullptr) {
     return InvalidArgument("CURVE key is not 40 characters of Z85");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!zap_thread_.joinable()) {
     // Bound here, before any CURVE socket of this context can handshake:
     // without a ZAP handler libzmq would accept any client key.
@@ -70,12 +70,12 @@ Status ZmqContext::AddCurveDomain(const std::string& domain, const std::string& 
 }
 
 void ZmqContext::RemoveCurveDomain(const std::string& domain) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   domains_.erase(domain);
 }
 
 uint64_t ZmqContext::refused(const std::string& domain) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = domains_.find(domain);
   return it == domains_.end() ? 0 : it->second.refused;
 }
@@ -84,7 +84,7 @@ std::string ZmqContext::Authenticate(const std::string& domain, const std::strin
                                      const std::string& mechanism, const std::string& key) {
   std::string name, why;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = domains_.find(domain);
     if (it != domains_.end() && mechanism == "CURVE" && key == it->second.key) return "200";
     if (it == domains_.end()) {

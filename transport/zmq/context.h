@@ -20,11 +20,11 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace rigel::transport {
@@ -45,10 +45,10 @@ class ZmqContext {
   // first use. `name` prefixes log lines about refusals. Returns Internal if
   // the handler cannot be bound.
   Status AddCurveDomain(const std::string& domain, const std::string& client_key_z85,
-                        const std::string& name);
-  void RemoveCurveDomain(const std::string& domain);
+                        const std::string& name) RIGEL_EXCLUDES(mu_);
+  void RemoveCurveDomain(const std::string& domain) RIGEL_EXCLUDES(mu_);
   // Handshakes refused by the ZAP handler for `domain` so far.
-  uint64_t refused(const std::string& domain) const;
+  uint64_t refused(const std::string& domain) const RIGEL_EXCLUDES(mu_);
 
   // A process-unique suffix for inproc endpoint and domain names.
   uint64_t NextId() { return next_id_.fetch_add(1); }
@@ -64,14 +64,15 @@ class ZmqContext {
   void RunZap(void* socket);
   // Decides one ZAP request: returns "200" or "400" and logs refusals.
   std::string Authenticate(const std::string& domain, const std::string& address,
-                           const std::string& mechanism, const std::string& key);
+                           const std::string& mechanism, const std::string& key)
+      RIGEL_EXCLUDES(mu_);
 
   void* ctx_;
   std::atomic<uint64_t> next_id_{1};
-  mutable std::mutex mu_;
-  std::map<std::string, Domain> domains_;
-  std::set<std::string> logged_;  // "domain|address" already logged
-  std::thread zap_thread_;
+  mutable Mutex mu_;
+  std::map<std::string, Domain> domains_ RIGEL_GUARDED_BY(mu_);
+  std::set<std::string> logged_ RIGEL_GUARDED_BY(mu_);  // "domain|address" already logged
+  std::thread zap_thread_ RIGEL_GUARDED_BY(mu_);        // started by the first AddCurveDomain
   std::atomic<bool> stop_{false};
 };
 

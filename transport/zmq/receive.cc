@@ -69,16 +69,14 @@ void ZmqTransport::SweepPeerMonitors() {
   // peer monitors must be drained even when nothing is being sent.
   std::vector<std::pair<PeerId, std::shared_ptr<Peer>>> peers;
   {
-    std::lock_guard<std::mutex> lock(peers_mu_);
+    MutexLock lock(&peers_mu_);
     peers.assign(peers_.begin(), peers_.end());
   }
   for (auto& [id, p] : peers) {
     Status failed;
-    {
-      std::unique_lock<std::mutex> lock(p->mu, std::try_to_lock);
-      if (!lock.owns_lock()) continue;  // a sender holds it and checks the monitor itself
-      CheckPeerMonitor(*p, id, &failed, true);
-    }
+    if (!p->mu.TryLock()) continue;  // a sender holds it and checks the monitor itself
+    CheckPeerMonitor(*p, id, &failed, true);
+    p->mu.Unlock();
     if (!failed.ok()) core_.FailPeer(id, failed);
   }
 }

@@ -178,12 +178,12 @@ Status ZmqTransport::Connect(const PeerId& peer, const std::string& address) {
   RIGEL_RETURN_IF_ERROR(CheckAddress(address));
   std::shared_ptr<Peer> p;
   {
-    std::lock_guard<std::mutex> lock(peers_mu_);
+    MutexLock lock(&peers_mu_);
     std::shared_ptr<Peer>& slot = peers_[peer];
     if (!slot) slot = std::make_shared<Peer>();
     p = slot;
   }
-  std::lock_guard<std::mutex> lock(p->mu);
+  MutexLock lock(&p->mu);
   if (closed_.load()) return Closed();  // Teardown may have collected the peers already
   if (p->socket != nullptr && p->address == address) return Status::Ok();
   ClosePeerSocket(*p);
@@ -231,7 +231,7 @@ void ZmqTransport::ClosePeerSocket(Peer& p) {
 }
 
 std::shared_ptr<Peer> ZmqTransport::FindPeer(const PeerId& to) {
-  std::lock_guard<std::mutex> lock(peers_mu_);
+  MutexLock lock(&peers_mu_);
   auto it = peers_.find(to);
   return it == peers_.end() ? nullptr : it->second;
 }
@@ -314,7 +314,7 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
   Status newly_failed;
   Status result;
   {
-    std::lock_guard<std::mutex> lock(p->mu);
+    MutexLock lock(&p->mu);
     if (p->socket == nullptr) return Closed();
     CheckPeerMonitor(*p, to, &newly_failed, false);
     if (!p->failed.ok()) {
@@ -394,7 +394,7 @@ void ZmqTransport::Close() {
     core_.FailAll(Unavailable(self_.ToString() + ": transport closed"));
     return;
   }
-  std::lock_guard<std::mutex> teardown(teardown_mu_);
+  MutexLock teardown(&teardown_mu_);
   if (thread_.joinable()) thread_.join();
   core_.FailAll(Unavailable(self_.ToString() + ": transport closed"));
   Teardown();
@@ -403,12 +403,12 @@ void ZmqTransport::Close() {
 void ZmqTransport::Teardown() {
   std::vector<std::shared_ptr<Peer>> peers;
   {
-    std::lock_guard<std::mutex> lock(peers_mu_);
+    MutexLock lock(&peers_mu_);
     for (auto& [id, p] : peers_) peers.push_back(p);
     peers_.clear();
   }
   for (auto& p : peers) {
-    std::lock_guard<std::mutex> lock(p->mu);
+    MutexLock lock(&p->mu);
     ClosePeerSocket(*p);
   }
   if (inbox_ != nullptr) {

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/mutex.h"
 #include "transport/internal/core.h"
 #include "transport/zmq/transport.h"
 
@@ -50,13 +50,13 @@ struct BytesHash {
 
 // One peer we send to: a DEALER socket and its handshake monitor.
 struct Peer {
-  std::mutex mu;  // guards everything below; held while sending
-  void* socket = nullptr;
-  void* monitor = nullptr;
-  std::string address;
-  Status failed;  // sticky: authentication refused
-  Clock::time_point next_monitor_check{};
-  uint32_t sends = 0;
+  Mutex mu;  // held while sending
+  void* socket RIGEL_GUARDED_BY(mu) = nullptr;
+  void* monitor RIGEL_GUARDED_BY(mu) = nullptr;
+  std::string address RIGEL_GUARDED_BY(mu);
+  Status failed RIGEL_GUARDED_BY(mu);  // sticky: authentication refused
+  Clock::time_point next_monitor_check RIGEL_GUARDED_BY(mu){};
+  uint32_t sends RIGEL_GUARDED_BY(mu) = 0;
 };
 
 // "WHAT: <libzmq's description of the last error>".
@@ -82,7 +82,7 @@ class ZmqTransport final : public Transport {
 
   const PeerId& self() const override { return self_; }
   const std::string& address() const override { return address_; }
-  Status Connect(const PeerId& peer, const std::string& address) override;
+  Status Connect(const PeerId& peer, const std::string& address) override RIGEL_EXCLUDES(peers_mu_);
   void SetHandler(Handler handler) override { core_.SetHandler(std::move(handler)); }
 
   Status Send(const PeerId& to, OutMessage msg, const CallOptions& opts) override {
@@ -114,10 +114,11 @@ class ZmqTransport final : public Transport {
     (void)!::write(wake_fd_, &one, sizeof one);
   }
   Status CheckAddress(const std::string& address) const;
-  Status OpenPeerSocket(Peer& p, const std::string& address);
-  static void ClosePeerSocket(Peer& p);
-  std::shared_ptr<Peer> FindPeer(const PeerId& to);
-  void CheckPeerMonitor(Peer& p, const PeerId& to, Status* newly_failed, bool sweep);
+  Status OpenPeerSocket(Peer& p, const std::string& address) RIGEL_REQUIRES(p.mu);
+  static void ClosePeerSocket(Peer& p) RIGEL_REQUIRES(p.mu);
+  std::shared_ptr<Peer> FindPeer(const PeerId& to) RIGEL_EXCLUDES(peers_mu_);
+  void CheckPeerMonitor(Peer& p, const PeerId& to, Status* newly_failed, bool sweep)
+      RIGEL_REQUIRES(p.mu);
   Status Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind, uint64_t id, Millis wait,
                   bool is_response, const std::string* reply_address);
   // Counts a response to `to` that could not be queued (`why`), logs the first
@@ -128,8 +129,8 @@ class ZmqTransport final : public Transport {
   void Process(size_t n, bool too_many);
   Identity& IdentityOf(zmq_msg_t* routing_id, zmq_msg_t* first_frame);
   void DrainInboxMonitor();
-  void SweepPeerMonitors();
-  void Teardown();
+  void SweepPeerMonitors() RIGEL_EXCLUDES(peers_mu_);
+  void Teardown() RIGEL_REQUIRES(teardown_mu_) RIGEL_EXCLUDES(peers_mu_);
 
   const ZmqOptions opts_;
   std::shared_ptr<ZmqContext> ctx_;
@@ -144,9 +145,9 @@ class ZmqTransport final : public Transport {
   Core core_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> stop_{false};
-  std::mutex teardown_mu_;
-  std::mutex peers_mu_;
-  std::unordered_map<PeerId, std::shared_ptr<Peer>, PeerIdHash> peers_;
+  Mutex teardown_mu_;  // one Close joins the receive thread and tears down
+  Mutex peers_mu_;
+  std::unordered_map<PeerId, std::shared_ptr<Peer>, PeerIdHash> peers_ RIGEL_GUARDED_BY(peers_mu_);
   // Receive thread only: known identities (bounded), receive scratch frames.
   std::unordered_map<std::string, Identity, BytesHash, std::equal_to<>> identities_;
   std::vector<zmq_msg_t> scratch_;
