@@ -16,8 +16,11 @@ TEST(Mutex, TryLockFailsWhileAnotherThreadHoldsItAndAssertHeldKnowsTheHolder) {
   mu.AssertHeld();
   bool taken = true;
   std::thread other([&] {
-    taken = mu.TryLock();
-    if (taken) mu.Unlock();
+    if (mu.TryLock()) {
+      mu.Unlock();
+    } else {
+      taken = false;
+    }
   });
   other.join();
   EXPECT_FALSE(taken);
