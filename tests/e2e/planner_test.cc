@@ -9,9 +9,9 @@
 // as in the bench. Seconds are checked only with RIGEL_TEST_TIMING=1, which
 // CTest's e2e.planner_seconds sets when it runs these tests alone
 // (RUN_SERIAL): beside another test on 2 cores a run takes twice as long as
-// the probe predicts (mf: 0.48). Sanitizer builds check bytes only: their
-// instrumented bodies are timed, but the constants describe the
-// uninstrumented runtime.
+// the probe predicts (mf: 0.48). Sanitizer builds check the bytes of every
+// strategy but the row caches (below), and no seconds: their instrumented
+// bodies are timed, but the constants describe the uninstrumented runtime.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -124,23 +124,32 @@ TEST_P(Predicted, BytesAndSecondsAreWithinTwiceTheDocumentedBoundsOfARun) {
   // The moved bytes in all, then each strategy that moves a tenth of them or
   // more (a small row cache's exchanges, as LDA's 20 rows of nk, depend on
   // how the workers' steps interleave: 8.3 to 9.8 KB in four epochs).
+  // Under the sanitizers the row caches' exchanges are left out: how often
+  // a cached row is refreshed depends on how the workers' steps interleave,
+  // which the instrumentation changes (sparse_lr's cache moved 182 KB there
+  // against 274 KB in release runs and 246 KB predicted); the other
+  // strategies move the same bytes whatever the timing.
+  auto counted = [](const std::string& what) {
+    return what != "local.kept" && !(kSanitized && what == "cache");
+  };
   double total = 0, predicted_total = 0;
-  for (const auto& [what, bytes] : measured) total += what == "local.kept" ? 0 : bytes;
+  for (const auto& [what, bytes] : measured) total += counted(what) ? bytes : 0;
   for (const auto& [what, bytes] : predicted.items()) {
-    predicted_total += what == "local.kept" ? 0 : bytes.get<double>();
+    predicted_total += counted(what) ? bytes.get<double>() : 0;
   }
+  if (total == 0 && kSanitized) return;  // only cached rows move
   ASSERT_GT(total, 0);
   EXPECT_NEAR(predicted_total / total, 1.0, 0.2)
       << c.program << ": predicted " << predicted_total << " bytes, measured " << total;
   for (const auto& [what, bytes] : measured) {
-    if (bytes < 1024 || bytes < total / 10) continue;
+    if (!counted(what) || bytes < 1024 || bytes < total / 10) continue;
     ASSERT_TRUE(predicted.contains(what)) << what << " was measured, not predicted: " << e.out;
     const double p = predicted.at(what).get<double>();
     EXPECT_NEAR(p / bytes, 1.0, 0.2)
         << c.program << " " << what << ": predicted " << p << ", measured " << bytes;
   }
   for (const auto& [what, bytes] : predicted.items()) {
-    if (bytes.get<double>() >= 1024 && bytes.get<double>() >= total / 10) {
+    if (counted(what) && bytes.get<double>() >= 1024 && bytes.get<double>() >= total / 10) {
       EXPECT_TRUE(measured.count(what)) << what << " was predicted, not measured: " << e.out;
     }
   }
