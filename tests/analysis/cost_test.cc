@@ -109,27 +109,39 @@ TEST(CountRun, TheRotationMovesEachColumnOnceAndLocalRowsAreKeptAfterTheFirstRun
   }
 }
 
+// Every element of both workers touches row 0 of a cached parameter w of 10
+// rows; 12 elements per worker in 4 steps of 3.
+struct SharedRow {
+  SharedRow() {
+    std::map<int64_t, int64_t> touched;
+    std::vector<int64_t> a, c;
+    for (int64_t e = 0; e < 24; ++e) {
+      touched[e] = 0;
+      (e < 12 ? a : c).push_back(e);
+    }
+    rows = TableFn({touched});
+    counts = CountsFn({touched});
+    blocks.workers = 2;
+    blocks.blocks = {{a, c}};
+    PlanParam w{0, Strategy::kPs, true, true};
+    w.cached = true;
+    in = TwoWorkers(ScheduleKind::kDataParallel, {w});
+    in.batch = 3;
+    in.params = 1;
+  }
+  RowsFn rows;
+  RowCountsFn counts;
+  StepBlocks blocks;
+  PlanInput in;
+};
+
 TEST(CountRun, CachedRowsArePushedAtTheBoundAndRefreshedAfterMoreThanNMergesByOthers) {
-  // Every element of both workers touches row 0 of w; 4 steps of 3 elements each.
-  std::map<int64_t, int64_t> rows;
-  for (int64_t e = 0; e < 24; ++e) rows[e] = 0;
-  StepBlocks b;
-  b.workers = 2;
-  std::vector<int64_t> a, c;
-  for (int64_t e = 0; e < 12; ++e) a.push_back(e);
-  for (int64_t e = 12; e < 24; ++e) c.push_back(e);
-  b.blocks = {{a, c}};
-  PlanParam w{0, Strategy::kPs, true, true};
-  w.cached = true;
-  PlanInput in = TwoWorkers(ScheduleKind::kDataParallel, {w});
-  in.batch = 3;
-  in.params = 1;
+  const SharedRow g;
   CountState state(2, 1);
   CacheSettings cache;
   cache.staleness = 1;
   cache.push_bound = 6;  // a push every second step
-  auto r =
-      CountRun(Loop(), in, b, {{"w", 10, 1}}, TableFn({rows}), CountsFn({rows}), cache, &state);
+  auto r = CountRun(Loop(), g.in, g.blocks, {{"w", 10, 1}}, g.rows, g.counts, cache, &state);
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const WorkerCounts& wc : r->workers) {
     EXPECT_EQ(wc.cache_rows.at("fetched.w"), 1);
@@ -199,19 +211,7 @@ TEST(CountRun, RowsNoSliceCanKnowArePushedByTheWorkersLikelyToHaveWrittenThem) {
 // when each element writes its row 3 times, a bound of 6 is reached every
 // second element.
 TEST(CountRun, CachedRowsCountTheRunsWritesPerTouchTowardsThePushBound) {
-  std::map<int64_t, int64_t> rows;
-  for (int64_t e = 0; e < 24; ++e) rows[e] = 0;
-  StepBlocks b;
-  b.workers = 2;
-  std::vector<int64_t> a, c;
-  for (int64_t e = 0; e < 12; ++e) a.push_back(e);
-  for (int64_t e = 12; e < 24; ++e) c.push_back(e);
-  b.blocks = {{a, c}};
-  PlanParam w{0, Strategy::kPs, true, true};
-  w.cached = true;
-  PlanInput in = TwoWorkers(ScheduleKind::kDataParallel, {w});
-  in.batch = 3;
-  in.params = 1;
+  const SharedRow g;
   CacheSettings cache;
   cache.staleness = 1;
   cache.push_bound = 6;
@@ -219,8 +219,8 @@ TEST(CountRun, CachedRowsCountTheRunsWritesPerTouchTowardsThePushBound) {
   effects.writes = {std::vector<uint32_t>(10, 0)};
   effects.writes[0][0] = 3 * 24;
   CountState state(2, 1);
-  auto r = CountRun(Loop(), in, b, {{"w", 10, 1}}, TableFn({rows}), CountsFn({rows}), cache,
-                    &state, &effects);
+  auto r =
+      CountRun(Loop(), g.in, g.blocks, {{"w", 10, 1}}, g.rows, g.counts, cache, &state, &effects);
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const WorkerCounts& wc : r->workers) {
     // 9 writes a step: pushed after every step (9, then 3 + 9, ...).
@@ -229,8 +229,8 @@ TEST(CountRun, CachedRowsCountTheRunsWritesPerTouchTowardsThePushBound) {
   // Rows touched but never written are never pushed.
   effects.writes[0][0] = 0;
   CountState fresh(2, 1);
-  auto none = CountRun(Loop(), in, b, {{"w", 10, 1}}, TableFn({rows}), CountsFn({rows}), cache,
-                       &fresh, &effects);
+  auto none =
+      CountRun(Loop(), g.in, g.blocks, {{"w", 10, 1}}, g.rows, g.counts, cache, &fresh, &effects);
   ASSERT_TRUE(none.ok());
   for (const WorkerCounts& wc : none->workers) EXPECT_EQ(wc.cache_rows.at("pushed.w"), 0);
 }
