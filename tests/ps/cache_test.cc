@@ -12,12 +12,12 @@
 
 #include "ir/param_init.h"
 #include "ps/row_versions.h"
-#include "tests/ps/ps_test_util.h"
+#include "tests/harness/ps_cluster.h"
 
 namespace rigel::ps {
 namespace {
 
-using testing::Cluster;
+using testing::PsCluster;
 
 // One parameter "w" of `rows` rows of width 4, hash-sharded, zeros; and a
 // range-sharded 1-D "b" of 1 row, which only the last server holds.
@@ -39,11 +39,11 @@ cluster::ClusterSetup CacheSetup(int servers, int workers, int64_t rows) {
 
 // A worker: its local copy of "w", its cache, its exchange.
 struct Worker {
-  Worker(Cluster& c, const cluster::ClusterSetup& s, int rank, int64_t capacity, uint32_t bound)
+  Worker(PsCluster& c, const cluster::ClusterSetup& s, int rank, int64_t capacity, uint32_t bound)
       : map(s.MakeShardMap().value()),
         values(static_cast<size_t>(s.params[0].rows * 4), 0.0f),
         cache(0, map, values.data(), capacity, bound),
-        exchange(c.worker_transports[rank].get(), s.servers, {}) {}
+        exchange(c.worker(rank), s.servers, {}) {}
 
   // What the kernel does for a write of `delta` to every column of `row`.
   void Write(int64_t row, float delta) {
@@ -96,7 +96,9 @@ TEST(RowVersions, HoldersLackOtherWorkersMergesAndAreDueOncePastTheBound) {
 
 TEST(RowCache, AReadLacksAtMostNMergesAndKeepsItsOwnWrites) {
   const cluster::ClusterSetup s = CacheSetup(2, 2, 50);
-  Cluster c(s);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   for (uint32_t n : {1u, 3u}) {
     SCOPED_TRACE("N = " + std::to_string(n));
     Worker a(c, s, 0, 50, 1), b(c, s, 1, 50, 1);
@@ -129,7 +131,9 @@ TEST(RowCache, AReadLacksAtMostNMergesAndKeepsItsOwnWrites) {
 
 TEST(RowCache, EveryDeltaIsMergedExactlyAndTheAuditFindsTheBound) {
   const cluster::ClusterSetup s = CacheSetup(2, 3, 200);
-  Cluster c(s);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   for (uint32_t n : {1u, 4u}) {
     SCOPED_TRACE("N = " + std::to_string(n));
     std::vector<std::unique_ptr<Worker>> w;
@@ -173,7 +177,9 @@ TEST(RowCache, EveryDeltaIsMergedExactlyAndTheAuditFindsTheBound) {
 
 TEST(RowCache, APartialCacheEvictsAndStaysExact) {
   const cluster::ClusterSetup s = CacheSetup(2, 2, 64);
-  Cluster c(s);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   Worker a(c, s, 0, 8, 3), b(c, s, 1, 64, 3);
   EXPECT_FALSE(a.cache.whole());
   ASSERT_TRUE(b.Exchange(1).ok());
@@ -206,7 +212,9 @@ TEST(RowCache, APartialCacheEvictsAndStaysExact) {
 
 TEST(RowCache, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
   const cluster::ClusterSetup s = CacheSetup(1, 1, 10);
-  Cluster c(s);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   Worker a(c, s, 0, 10, 1);
   ASSERT_TRUE(a.Exchange(1).ok());
   a.Write(2, 5);
@@ -221,7 +229,9 @@ TEST(RowCache, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
 
 TEST(RowCache, ReplicatedMergesReachTheServersAndNoHolderLacksThem) {
   const cluster::ClusterSetup s = CacheSetup(2, 2, 10);
-  Cluster c(s);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   Worker a(c, s, 0, 10, 1), b(c, s, 1, 10, 1);
   ASSERT_TRUE(a.Exchange(0).ok());
   ASSERT_TRUE(b.Exchange(0).ok());

@@ -1,7 +1,7 @@
-// Parameter servers and the worker client over real ZeroMQ transports in one
-// process: lazy initial values that do not depend on the number of servers,
-// pushes from several workers that sum exactly, and the staleness bound under
-// an adversarially slow worker.
+// Parameter servers and the worker client in one process, over loopback
+// endpoints (tests/harness/ps_cluster.h): lazy initial values that do not
+// depend on the number of servers, pushes from several workers that sum
+// exactly, and the staleness bound under an adversarially slow worker.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -10,9 +10,8 @@
 #include "ir/param_init.h"
 #include "ps/client.h"
 #include "ps/service.h"
-#include "tests/ps/ps_test_util.h"
+#include "tests/harness/ps_cluster.h"
 #include "transport/fault_injecting_transport.h"
-#include "transport/zmq/transport.h"
 
 namespace rigel::ps {
 
@@ -20,7 +19,8 @@ using cluster::ClusterSetup;
 using cluster::ParamSpec;
 namespace {
 
-using testing::Cluster;
+using testing::PsCluster;
+using testing::PsClusterOptions;
 using testing::TestSetup;
 using transport::PeerId;
 using transport::Role;
@@ -31,16 +31,18 @@ TEST(ParameterServer, LazyInitialValuesDoNotDependOnTheNumberOfServers) {
   for (int64_t k = 0; k < 1001; k += 3) bias_keys.push_back(k);
   std::vector<std::vector<float>> emb_by_s, bias_by_s;
   for (int servers : {1, 2, 3}) {
-    Cluster c(TestSetup(servers, 1, 0));
-    auto emb = c.clients[0]->Pull(0, emb_keys).get();
+    auto started = PsCluster::Start(TestSetup(servers, 1, 0));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
+    auto emb = c.client(0).Pull(0, emb_keys).get();
     ASSERT_TRUE(emb.ok()) << emb.status().message();
-    auto bias = c.clients[0]->Pull(1, bias_keys).get();
+    auto bias = c.client(0).Pull(1, bias_keys).get();
     ASSERT_TRUE(bias.ok()) << bias.status().message();
     emb_by_s.push_back(*emb);
     bias_by_s.push_back(*bias);
     // Only the rows touched exist on the hash shards.
     int64_t stored = 0;
-    for (auto& s : c.services) stored += s->rows();
+    for (int s = 0; s < c.servers(); ++s) stored += c.service(s).rows();
     EXPECT_LT(stored, 3000 + 1001 + 1);
   }
   EXPECT_EQ(emb_by_s[0], emb_by_s[1]);
@@ -56,30 +58,32 @@ TEST(ParameterServer, LazyInitialValuesDoNotDependOnTheNumberOfServers) {
 }
 
 TEST(ParameterServer, PushesFromSeveralWorkersSumExactly) {
-  Cluster c(TestSetup(2, 3, 0));
+  auto started = PsCluster::Start(TestSetup(2, 3, 0));
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   std::vector<int64_t> keys;
   for (int64_t k = 0; k < 1000; k += 7) keys.push_back(k);
   std::vector<float> ones(keys.size(), 1.0f);
-  auto before = c.clients[0]->Pull(1, keys).get();
+  auto before = c.client(0).Pull(1, keys).get();
   ASSERT_TRUE(before.ok());
   std::vector<std::thread> threads;
   for (int w = 0; w < 3; ++w) {
     threads.emplace_back([&, w] {
       for (int round = 0; round < 20; ++round) {
         // Each row twice per round: merged into one delta of 2.
-        ASSERT_TRUE(c.clients[w]->Push(1, keys, ones.data()).ok());
-        ASSERT_TRUE(c.clients[w]->Push(1, keys, ones.data()).ok());
-        ASSERT_TRUE(c.clients[w]->AdvanceClock().ok());
+        ASSERT_TRUE(c.client(w).Push(1, keys, ones.data()).ok());
+        ASSERT_TRUE(c.client(w).Push(1, keys, ones.data()).ok());
+        ASSERT_TRUE(c.client(w).AdvanceClock().ok());
       }
     });
   }
   for (auto& t : threads) t.join();
-  auto after = c.clients[0]->Pull(1, keys).get();
+  auto after = c.client(0).Pull(1, keys).get();
   ASSERT_TRUE(after.ok()) << after.status().message();
   for (size_t k = 0; k < keys.size(); ++k) {
     EXPECT_FLOAT_EQ((*after)[k], (*before)[k] + 3 * 20 * 2) << "row " << keys[k];
   }
-  auto st = c.clients[1]->stats();
+  auto st = c.client(1).stats();
   EXPECT_EQ(st.merged, 20 * keys.size());
   EXPECT_EQ(st.push_requests, 20u * 2);  // one per server per clock
 }
@@ -94,7 +98,12 @@ void StalenessBoundHolds(int staleness) {
   slow.delay_max = transport::Millis(30);
   cluster::ClusterSetup setup = TestSetup(2, 2, staleness);
   setup.params[1].decl.init = ir::ParamDecl::kZeros;
-  Cluster c(setup, {transport::FaultOptions{}, slow});
+  PsClusterOptions opts;
+  opts.cluster.faults[PeerId{Role::kWorker, 0}] = transport::FaultOptions{};
+  opts.cluster.faults[PeerId{Role::kWorker, 1}] = slow;
+  auto started = PsCluster::Start(setup, opts);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   constexpr int kClocks = 12;
   std::vector<int64_t> key = {500};
   std::atomic<int> violations{0};
@@ -102,24 +111,24 @@ void StalenessBoundHolds(int staleness) {
   for (int w = 0; w < 2; ++w) {
     threads.emplace_back([&, w] {
       for (int clock = 0; clock < kClocks; ++clock) {
-        auto v = c.clients[w]->Pull(1, key).get();
+        auto v = c.client(w).Pull(1, key).get();
         ASSERT_TRUE(v.ok()) << v.status().message();
         // Every update of clocks < clock - s: one per worker per clock.
         int64_t must = 2 * std::max(0, clock - staleness);
         if ((*v)[0] < must) ++violations;
         float one = 1.0f;
-        ASSERT_TRUE(c.clients[w]->Push(1, key, &one).ok());
+        ASSERT_TRUE(c.client(w).Push(1, key, &one).ok());
         if (w == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        ASSERT_TRUE(c.clients[w]->AdvanceClock().ok());
+        ASSERT_TRUE(c.client(w).AdvanceClock().ok());
       }
     });
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(violations.load(), 0);
   uint64_t deferred = 0;
-  for (auto& s : c.services) deferred += s->stats().deferred_pulls;
+  for (int s = 0; s < c.servers(); ++s) deferred += c.service(s).stats().deferred_pulls;
   EXPECT_GT(deferred, 0u) << "the fast worker never had to wait: the test did not test anything";
-  auto final_value = c.clients[0]->Pull(1, key).get();
+  auto final_value = c.client(0).Pull(1, key).get();
   ASSERT_TRUE(final_value.ok());
   EXPECT_EQ((*final_value)[0], 2 * kClocks);
 }
@@ -130,9 +139,11 @@ TEST(ParameterServer, StalenessBoundHoldsUnderASlowWorker) {
 }
 
 TEST(ParameterServer, RefusesKeysItDoesNotHoldAndBadWidths) {
-  Cluster c(TestSetup(2, 1, 0));
+  auto started = PsCluster::Start(TestSetup(2, 1, 0));
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   std::vector<int64_t> bad = {5000};
-  auto r = c.clients[0]->Pull(1, bad).get();
+  auto r = c.client(0).Pull(1, bad).get();
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   // A request built by hand for a row on the other server is refused by the server.
   transport::OutMessage m;
@@ -140,7 +151,7 @@ TEST(ParameterServer, RefusesKeysItDoesNotHoldAndBadWidths) {
   req.setParam(1);
   auto keys = std::make_shared<std::vector<uint64_t>>(std::vector<uint64_t>{900});
   m.SetKeys(req.initKeys(), transport::Buffer(keys, keys->data(), 8));
-  auto reply = c.worker_transports[0]->Call(PeerId{Role::kServer, 0}, std::move(m));
+  auto reply = c.worker(0)->Call(PeerId{Role::kServer, 0}, std::move(m));
   ASSERT_FALSE(reply.ok());
   EXPECT_NE(reply.status().message().find("not held by server 0"), std::string::npos)
       << reply.status().message();
@@ -157,14 +168,19 @@ TEST(PsClient, PushErrorsSurfaceEvenWhenTheTickDoesNotWait) {
   transport::FaultOptions lossy;
   lossy.drop = 1.0;  // every message this worker sends is lost
   for (int staleness : {0, 1}) {
-    Cluster c(TestSetup(1, 1, staleness), {lossy}, transport::Millis(200));
+    PsClusterOptions opts;
+    opts.cluster.faults[PeerId{Role::kWorker, 0}] = lossy;
+    opts.call_timeout = transport::Millis(200);
+    auto started = PsCluster::Start(TestSetup(1, 1, staleness), opts);
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     std::vector<int64_t> key = {5};
     float one = 1.0f;
-    ASSERT_TRUE(c.clients[0]->Push(1, key, &one).ok());
-    Status tick = c.clients[0]->AdvanceClock();
+    ASSERT_TRUE(c.client(0).Push(1, key, &one).ok());
+    Status tick = c.client(0).AdvanceClock();
     if (staleness == 0) {
       EXPECT_TRUE(tick.ok()) << tick.message();
-      Status waited = c.clients[0]->WaitForPushes();
+      Status waited = c.client(0).WaitForPushes();
       EXPECT_EQ(waited.code(), StatusCode::kUnavailable) << waited.message();
     } else {
       EXPECT_EQ(tick.code(), StatusCode::kUnavailable) << tick.message();
@@ -182,11 +198,13 @@ TEST(PsClient, PullAnswersInRequestOrderWithRepeats) {
   cluster::ClusterSetup setup = TestSetup(1, 1, 0);
   for (int servers : {1, 2, 3}) {
     setup.servers = servers;
-    Cluster c(setup);
+    auto started = PsCluster::Start(setup);
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     for (bool cache : {true, false}) {  // the uncached pass pushes last
       ps::PsClientOptions o;
       o.cache = cache;
-      ps::PsClient client(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
+      ps::PsClient client(c.worker(0), setup.MakeShardMap().value(), o);
       auto rows = client.Pull(0, keys).get();
       ASSERT_TRUE(rows.ok()) << rows.status().message();
       ASSERT_EQ(rows->size(), keys.size() * 8);
@@ -227,10 +245,12 @@ TEST(PsClient, ReadsItsOwnUnflushedWrites) {
   cluster::ClusterSetup setup = TestSetup(2, 1, 0);
   setup.params[1].decl.init = ir::ParamDecl::kZeros;
   for (bool cache : {false, true}) {
-    Cluster c(setup);
+    auto started = PsCluster::Start(setup);
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     ps::PsClientOptions o;
     o.cache = cache;
-    ps::PsClient client(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
+    ps::PsClient client(c.worker(0), setup.MakeShardMap().value(), o);
     std::vector<int64_t> keys = {900, 3, 500, 3, 1000};
     std::vector<float> d = {1, 2, 4, 8, 16};
     ASSERT_TRUE(client.Push(1, keys, d.data()).ok());
@@ -241,7 +261,7 @@ TEST(PsClient, ReadsItsOwnUnflushedWrites) {
     ASSERT_TRUE(before.ok()) << before.status().message();
     EXPECT_EQ(*before, want) << "cache " << cache;
     ASSERT_TRUE(client.Flush().get().ok());
-    ps::PsClient other(c.worker_transports[0].get(), setup.MakeShardMap().value(), {});
+    ps::PsClient other(c.worker(0), setup.MakeShardMap().value(), {});
     auto after = other.Pull(1, ask).get();
     ASSERT_TRUE(after.ok());
     EXPECT_EQ(*after, want) << "cache " << cache;
@@ -254,8 +274,10 @@ TEST(PsClient, ReadsItsOwnUnflushedWrites) {
 TEST(PsClient, ManySmallPushesSumExactlyInOneRequestPerServer) {
   cluster::ClusterSetup setup = TestSetup(3, 1, 0);
   setup.params[0].decl.init = ir::ParamDecl::kZeros;
-  Cluster c(setup);
-  ps::PsClient& client = *c.clients[0];
+  auto started = PsCluster::Start(setup);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
+  ps::PsClient& client = c.client(0);
   std::vector<float> expect(100 * 8, 0.0f);
   std::set<int64_t> distinct;
   for (int push = 0; push < 40; ++push) {
@@ -281,7 +303,7 @@ TEST(PsClient, ManySmallPushesSumExactlyInOneRequestPerServer) {
   for (int k = 0; k < 100; ++k) all[k] = k;
   ps::PsClientOptions o;
   o.cache = false;
-  ps::PsClient reader(c.worker_transports[0].get(), setup.MakeShardMap().value(), o);
+  ps::PsClient reader(c.worker(0), setup.MakeShardMap().value(), o);
   auto rows = reader.Pull(0, all).get();
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(*rows, expect);

@@ -14,12 +14,12 @@
 #include <fstream>
 
 #include "common/file.h"
-#include "tests/ps/ps_test_util.h"
+#include "tests/harness/ps_cluster.h"
 
 namespace rigel::ps {
 namespace {
 
-using testing::Cluster;
+using testing::PsCluster;
 using testing::TestSetup;
 using transport::PeerId;
 using transport::Role;
@@ -102,18 +102,9 @@ TEST(Snapshot, TruncatedFlippedOrSwappedFilesAreRefusedByName) {
 }
 
 struct Scheduler {
-  explicit Scheduler(const Cluster& c) {
-    transport::ZmqOptions o;
-    o.self = PeerId{Role::kScheduler, 0};
-    o.linger = transport::Millis(0);
-    t = std::move(transport::CreateZmqTransport(o)).value();
-    for (size_t s = 0; s < c.server_transports.size(); ++s) {
-      EXPECT_TRUE(
-          t->Connect(PeerId{Role::kServer, static_cast<int>(s)}, c.server_transports[s]->address())
-              .ok());
-    }
-  }
-  ~Scheduler() { t->Close(); }
+  // The scheduler's endpoint on `c`'s network, which owns and closes it.
+  explicit Scheduler(PsCluster& c)
+      : t(std::move(c.base().Join(PeerId{Role::kScheduler, 0})).value()) {}
 
   // Has server `s` copy its rows as checkpoint `seq` (confirm false), or
   // waits for that file (confirm true).
@@ -159,7 +150,7 @@ struct Scheduler {
     return Status::Ok();
   }
 
-  std::unique_ptr<transport::Transport> t;
+  transport::Transport* t;
 };
 
 uint64_t Rows(const std::vector<SnapshotFile>& files) {
@@ -176,9 +167,11 @@ TEST(Snapshot, ServersWriteChangedRowsAndRestoreOnAnotherNumberOfServers) {
   std::vector<float> emb_before, bias_before, emb_after, bias_after;
   std::vector<SnapshotFile> first, second;
   {
-    Cluster c(TestSetup(2, 1, 0));
+    auto started = PsCluster::Start(TestSetup(2, 1, 0));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     Scheduler sched(c);
-    PsClient& w = *c.clients[0];
+    PsClient& w = c.client(0);
     ASSERT_TRUE(w.Push(0, emb_keys, emb_delta.data()).ok());
     ASSERT_TRUE(w.Push(1, bias_keys, bias_delta.data()).ok());
     ASSERT_TRUE(w.WaitForPushes().ok());
@@ -198,10 +191,12 @@ TEST(Snapshot, ServersWriteChangedRowsAndRestoreOnAnotherNumberOfServers) {
     bias_after = *w.Pull(1, bias_keys).get();
   }
   for (int servers : {1, 3}) {
-    Cluster c(TestSetup(servers, 1, 0));
+    auto started = PsCluster::Start(TestSetup(servers, 1, 0));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     Scheduler sched(c);
     ASSERT_TRUE(sched.Restore(servers, d.path, second).ok());
-    PsClient& w = *c.clients[0];
+    PsClient& w = c.client(0);
     EXPECT_EQ(*w.Pull(0, emb_keys).get(), emb_after) << servers << " servers";
     EXPECT_EQ(*w.Pull(1, bias_keys).get(), bias_after) << servers << " servers";
     // The first checkpoint of a restored server is a full one.
@@ -210,11 +205,13 @@ TEST(Snapshot, ServersWriteChangedRowsAndRestoreOnAnotherNumberOfServers) {
     EXPECT_EQ(Rows(files), emb_keys.size() + bias_keys.size());
   }
   {
-    Cluster c(TestSetup(2, 1, 0));
+    auto started = PsCluster::Start(TestSetup(2, 1, 0));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     Scheduler sched(c);
     ASSERT_TRUE(sched.Restore(2, d.path, first).ok());
-    EXPECT_EQ(*c.clients[0]->Pull(1, bias_keys).get(), bias_before);
-    EXPECT_EQ(*c.clients[0]->Pull(0, emb_keys).get(), emb_before);
+    EXPECT_EQ(*c.client(0).Pull(1, bias_keys).get(), bias_before);
+    EXPECT_EQ(*c.client(0).Pull(0, emb_keys).get(), emb_before);
   }
 }
 
@@ -224,10 +221,12 @@ TEST(Snapshot, ADamagedFileIsNamedAndNothingIsLoaded) {
   std::vector<int64_t> keys = {0, 1, 2};
   std::vector<float> delta = {5, 6, 7};
   {
-    Cluster c(TestSetup(2, 1, 0));
+    auto started = PsCluster::Start(TestSetup(2, 1, 0));
+    ASSERT_TRUE(started.ok()) << started.status().message();
+    PsCluster& c = **started;
     Scheduler sched(c);
-    ASSERT_TRUE(c.clients[0]->Push(1, keys, delta.data()).ok());
-    ASSERT_TRUE(c.clients[0]->WaitForPushes().ok());
+    ASSERT_TRUE(c.client(0).Push(1, keys, delta.data()).ok());
+    ASSERT_TRUE(c.client(0).WaitForPushes().ok());
     files = sched.Checkpoint(2, d.path, 1);
   }
   ASSERT_EQ(files.size(), 2u);
@@ -236,26 +235,30 @@ TEST(Snapshot, ADamagedFileIsNamedAndNothingIsLoaded) {
   std::string bytes = *ReadFileToString(path);
   bytes[bytes.size() / 2] ^= 1;
   ASSERT_TRUE(WriteFileAtomically(path, bytes).ok());
-  Cluster c(TestSetup(1, 1, 0));
+  auto started = PsCluster::Start(TestSetup(1, 1, 0));
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   Scheduler sched(c);
-  auto initial = *c.clients[0]->Pull(1, keys).get();
+  auto initial = *c.client(0).Pull(1, keys).get();
   Status st = sched.Restore(1, d.path, files);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
-  EXPECT_EQ(*c.clients[0]->Pull(1, keys).get(), initial);
+  EXPECT_EQ(*c.client(0).Pull(1, keys).get(), initial);
 }
 
 TEST(Snapshot, AFailedWriteKeepsItsRowsForTheNextCheckpoint) {
   TempDir d;
-  Cluster c(TestSetup(1, 1, 0));
+  auto started = PsCluster::Start(TestSetup(1, 1, 0));
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   Scheduler sched(c);
   std::vector<int64_t> keys = {7, 8};
   std::vector<float> delta = {1, 1};
-  ASSERT_TRUE(c.clients[0]->Push(1, keys, delta.data()).ok());
-  ASSERT_TRUE(c.clients[0]->WaitForPushes().ok());
+  ASSERT_TRUE(c.client(0).Push(1, keys, delta.data()).ok());
+  ASSERT_TRUE(c.client(0).WaitForPushes().ok());
   ASSERT_EQ(Rows(sched.Checkpoint(1, d.path, 1)), 2u);
-  ASSERT_TRUE(c.clients[0]->Push(1, std::vector<int64_t>{9}, delta.data()).ok());
-  ASSERT_TRUE(c.clients[0]->WaitForPushes().ok());
+  ASSERT_TRUE(c.client(0).Push(1, std::vector<int64_t>{9}, delta.data()).ok());
+  ASSERT_TRUE(c.client(0).WaitForPushes().ok());
   // A directory that does not exist stands for one that cannot be written:
   // the copy is taken, the file fails.
   ASSERT_TRUE(sched.Ask(0, d.path + "/missing", 2, false).ok());
@@ -271,12 +274,14 @@ TEST(Snapshot, AFailedWriteKeepsItsRowsForTheNextCheckpoint) {
 
 TEST(Snapshot, DeltasAsLargeAsTheFullFileAreWrittenAsAFullFile) {
   TempDir d;
-  Cluster c(TestSetup(1, 1, 0));
+  auto started = PsCluster::Start(TestSetup(1, 1, 0));
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
   Scheduler sched(c);
   std::vector<float> delta = {1, 1};
   auto push = [&](std::vector<int64_t> keys) {
-    ASSERT_TRUE(c.clients[0]->Push(1, keys, delta.data()).ok());
-    ASSERT_TRUE(c.clients[0]->WaitForPushes().ok());
+    ASSERT_TRUE(c.client(0).Push(1, keys, delta.data()).ok());
+    ASSERT_TRUE(c.client(0).WaitForPushes().ok());
   };
   push({3, 4});
   ASSERT_EQ(sched.Checkpoint(1, d.path, 1).size(), 1u);

@@ -1,4 +1,4 @@
-// Runners against in-process parameter servers (tests/worker/inproc_cluster.h),
+// Runners against in-process parameter servers (tests/harness/runner_cluster.h),
 // one program per sync strategy (worker/sync/strategy.h), each compared with
 // the serial executor in the schedule's order: local and replicated (1-D
 // model parallel), rotate (2-D, 3 workers), local with shared boundary rows
@@ -12,15 +12,15 @@
 #include <sstream>
 #include <string>
 
-#include "tests/worker/inproc_cluster.h"
+#include "tests/harness/runner_cluster.h"
 
 namespace rigel::worker {
 namespace {
 
 using analysis::ScheduleKind;
 using analysis::Strategy;
-using testing::InProcCluster;
-using testing::InProcOptions;
+using testing::RunnerCluster;
+using testing::RunnerClusterOptions;
 using testing::RunValues;
 
 class RunnerStrategiesTest : public ::testing::Test {
@@ -53,9 +53,10 @@ class RunnerStrategiesTest : public ::testing::Test {
 
   // Starts a cluster for `program`, runs it, and compares every parameter
   // and accumulator with the serial run within `rel` relative error.
-  std::unique_ptr<InProcCluster> RunAndCompare(const std::string& program,
-                                               const InProcOptions& opts, double rel = 1e-5) {
-    auto c = InProcCluster::Start(program, opts);
+  std::unique_ptr<RunnerCluster> RunAndCompare(const std::string& program,
+                                               const RunnerClusterOptions& opts,
+                                               double rel = 1e-5) {
+    auto c = RunnerCluster::Start(program, opts);
     EXPECT_TRUE(c.ok()) << c.status().message();
     if (!c.ok()) return nullptr;
     auto got = (*c)->Run();
@@ -88,7 +89,7 @@ class RunnerStrategiesTest : public ::testing::Test {
     }
   }
 
-  static const analysis::ParamPlan& ParamOf(const InProcCluster& c, int loop,
+  static const analysis::ParamPlan& ParamOf(const RunnerCluster& c, int loop,
                                             const std::string& name) {
     for (const analysis::ParamPlan& pp : c.plan().loops[loop].params) {
       if (pp.name == name) return pp;
@@ -115,7 +116,7 @@ for ep in 0..3 {
   print("epoch", ep, "sq", sq)
 }
 )");
-  auto c = RunAndCompare(prog, InProcOptions{});
+  auto c = RunAndCompare(prog, RunnerClusterOptions{});
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->plan().loops[0].schedule.kind, ScheduleKind::kModelParallel1D);
   EXPECT_EQ(ParamOf(*c, 0, "b").strategy, Strategy::kLocal);
@@ -139,7 +140,7 @@ for ep in 0..3 {
   }
 }
 )");
-  InProcOptions o;
+  RunnerClusterOptions o;
   o.workers = 3;
   auto c = RunAndCompare(prog, o);
   ASSERT_NE(c, nullptr);
@@ -161,7 +162,7 @@ parallel ordered for (i, j) in grid(N, M) {
 parallel for (i, j) in grid(N, M) { total += A[i + 1, j + 1] }
 print("mean", total / (N * M))
 )");
-  auto c = RunAndCompare(prog, InProcOptions{});
+  auto c = RunAndCompare(prog, RunnerClusterOptions{});
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->plan().loops[0].schedule.kind, ScheduleKind::kWavefront);
   EXPECT_EQ(ParamOf(*c, 0, "A").strategy, Strategy::kLocal);
@@ -196,9 +197,9 @@ print("counts", counts[0], counts[1], counts[2], counts[3], n)
 )");
   for (int workers : {2, 3}) {
     SCOPED_TRACE(std::to_string(workers) + " workers");
-    InProcOptions o;
+    RunnerClusterOptions o;
     o.workers = workers;
-    auto c = InProcCluster::Start(prog, o);
+    auto c = RunnerCluster::Start(prog, o);
     ASSERT_TRUE(c.ok()) << c.status().message();
     auto got = (*c)->Run();
     ASSERT_TRUE(got.ok()) << got.status().message();
@@ -236,7 +237,7 @@ for ep in 0..2 {
   print("s", s)
 }
 )");
-  InProcOptions o;
+  RunnerClusterOptions o;
   o.batch = 3;  // several steps, the last one partial
   auto c = RunAndCompare(prog, o);
   ASSERT_NE(c, nullptr);
@@ -258,7 +259,7 @@ for ep in 0..3 {
 )");
   for (int staleness : {0, 1}) {
     SCOPED_TRACE("staleness " + std::to_string(staleness));
-    InProcOptions o;
+    RunnerClusterOptions o;
     o.staleness = staleness;
     o.batch = 4;
     auto c = RunAndCompare(prog, o);
@@ -278,7 +279,7 @@ for ep in 0..2 {
   parallel for (i, j, v) in r relax c { c[j] = 0.5 * c[j] + v }
 }
 )");
-  InProcOptions o;
+  RunnerClusterOptions o;
   o.workers = 1;
   o.servers = 2;
   o.staleness = 1;
@@ -300,7 +301,7 @@ for ep in 0..2 {
   print("ep", ep, "s", s)
 }
 )");
-  InProcOptions o;
+  RunnerClusterOptions o;
   o.batch = 4;
   o.sync_every = 2;
   auto c = RunAndCompare(prog, o);
@@ -323,7 +324,7 @@ parallel for (i, j, v) in r { total += v }
 let mu = total / r.count
 parallel for (i, j, v) in r { b[i] += 0.1 * (v - mu - b[i]) }
 )");
-  auto c = InProcCluster::Start(prog, InProcOptions{});
+  auto c = RunnerCluster::Start(prog, RunnerClusterOptions{});
   ASSERT_TRUE(c.ok()) << c.status().message();
   auto loaded = data::LoadTriples(dir_ + "/r.csv", {});
   ASSERT_TRUE(loaded.ok());

@@ -1,33 +1,34 @@
-#include "tests/worker/inproc_cluster.h"
+#include "tests/harness/runner_cluster.h"
 
 #include <numeric>
-#include <thread>
+#include <utility>
 
 #include "analysis/order.h"
 #include "analysis/partition.h"
 #include "data/dataset.h"
 #include "frontend/compile.h"
 
-namespace rigel::worker::testing {
+namespace rigel::testing {
 
 using transport::PeerId;
 using transport::Role;
+using worker::Runner;
+using worker::TaskResult;
+using worker::TaskSpec;
 
-InProcCluster::InProcCluster(std::string program, InProcOptions opts)
-    : path_(std::move(program)), opts_(opts) {}
+RunnerCluster::RunnerCluster(std::string program, const RunnerClusterOptions& opts)
+    : base_(opts.cluster), path_(std::move(program)), opts_(opts) {}
 
-InProcCluster::~InProcCluster() {
-  // Transports first: their receive threads may be in a runner or service.
+RunnerCluster::~RunnerCluster() {
+  // Endpoints first: their receive threads may be in a runner or the client.
+  base_.Close();
   client_.reset();
-  for (auto& t : worker_transports_) t->Close();
-  for (auto& t : server_transports_) t->Close();
-  if (client_transport_) client_transport_->Close();
   runners_.clear();
 }
 
-StatusOr<std::unique_ptr<InProcCluster>> InProcCluster::Start(const std::string& program,
-                                                              const InProcOptions& opts) {
-  std::unique_ptr<InProcCluster> c(new InProcCluster(program, opts));
+StatusOr<std::unique_ptr<RunnerCluster>> RunnerCluster::Start(const std::string& program,
+                                                              const RunnerClusterOptions& opts) {
+  std::unique_ptr<RunnerCluster> c(new RunnerCluster(program, opts));
   RIGEL_ASSIGN_OR_RETURN(c->prog_, frontend::CompileFile(program, {}));
   analysis::PlanOptions po;
   po.workers = opts.workers;
@@ -36,21 +37,29 @@ StatusOr<std::unique_ptr<InProcCluster>> InProcCluster::Start(const std::string&
   eo.seed = opts.seed;
   eo.out = &c->printed_;
   eo.allocate_params = false;
-  InProcCluster* self = c.get();
+  RunnerCluster* self = c.get();
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
   RIGEL_ASSIGN_OR_RETURN(c->driver_, exec::SerialExecutor::Create(c->prog_, eo));
-  // The cluster setup as scheduler/driver.cc makes it.
+  RIGEL_ASSIGN_OR_RETURN(cluster::ClusterSetup setup, c->MakeSetup());
+  RIGEL_RETURN_IF_ERROR(c->base_.StartServers(setup));
+  RIGEL_RETURN_IF_ERROR(c->StartClient(setup));
+  RIGEL_RETURN_IF_ERROR(c->StartWorkers(setup));
+  return c;
+}
+
+// The cluster setup as scheduler/driver.cc makes it.
+StatusOr<cluster::ClusterSetup> RunnerCluster::MakeSetup() const {
   cluster::ClusterSetup setup;
-  setup.servers = opts.servers;
-  setup.workers = opts.workers;
-  setup.options.staleness = opts.staleness;
-  setup.options.batch = opts.batch;
-  setup.options.sync_every = opts.sync_every;
-  for (size_t p = 0; p < c->prog_.params.size(); ++p) {
+  setup.servers = opts_.servers;
+  setup.workers = opts_.workers;
+  setup.options.staleness = opts_.staleness;
+  setup.options.batch = opts_.batch;
+  setup.options.sync_every = opts_.sync_every;
+  for (size_t p = 0; p < prog_.params.size(); ++p) {
     cluster::ParamSpec spec;
-    spec.decl = c->prog_.params[p];
-    spec.rows = c->driver_->bindings()[p].rows;
-    for (const analysis::LoopPlan& lp : c->plan_.loops) {
+    spec.decl = prog_.params[p];
+    spec.rows = driver_->bindings()[p].rows;
+    for (const analysis::LoopPlan& lp : plan_.loops) {
       for (const analysis::ParamPlan& pp : lp.params) {
         spec.hash |= !pp.is_accum && pp.index == static_cast<int>(p) &&
                      pp.strategy == analysis::Strategy::kPs && pp.shard == "hash";
@@ -59,68 +68,59 @@ StatusOr<std::unique_ptr<InProcCluster>> InProcCluster::Start(const std::string&
     setup.params.push_back(std::move(spec));
   }
   cluster::JobSpec job;
-  job.program = program;
-  job.seed = opts.seed;
-  job.plan = analysis::PlanToJson(c->prog_, c->plan_);
-  for (size_t k = 0; k < c->prog_.data.size(); ++k) {
-    const data::Dataset& d = c->driver_->data(static_cast<int>(k));
-    if (!d.path.empty()) job.data.emplace_back(c->prog_.data[k].name, data::DatasetDigest(d));
+  job.program = path_;
+  job.seed = opts_.seed;
+  job.plan = analysis::PlanToJson(prog_, plan_);
+  for (size_t k = 0; k < prog_.data.size(); ++k) {
+    const data::Dataset& d = driver_->data(static_cast<int>(k));
+    if (!d.path.empty()) job.data.emplace_back(prog_.data[k].name, data::DatasetDigest(d));
   }
   setup.job = std::move(job);
-  RIGEL_RETURN_IF_ERROR(c->StartServers(setup));
-  RIGEL_RETURN_IF_ERROR(c->StartWorkers(setup));
-  return c;
+  return setup;
 }
 
-Status InProcCluster::StartServers(const cluster::ClusterSetup& setup) {
-  for (int s = 0; s < setup.servers; ++s) {
-    RIGEL_ASSIGN_OR_RETURN(auto t, net_->Join(PeerId{Role::kServer, s}));
-    RIGEL_ASSIGN_OR_RETURN(auto svc, ps::PsService::Create(t.get(), s, setup));
-    ps::PsService* raw = svc.get();
-    t->SetHandler([raw](transport::InMessage m) { raw->Handle(m); });
-    server_transports_.push_back(std::move(t));
-    services_.push_back(std::move(svc));
-  }
-  RIGEL_ASSIGN_OR_RETURN(client_transport_, net_->Join(PeerId{Role::kScheduler, 0}));
+// The scheduler's endpoint, for the client that pulls the parameters.
+Status RunnerCluster::StartClient(const cluster::ClusterSetup& setup) {
+  RIGEL_ASSIGN_OR_RETURN(transport::Transport * t, base_.Join(PeerId{Role::kScheduler, 0}));
   RIGEL_ASSIGN_OR_RETURN(cluster::ShardMap map, setup.MakeShardMap());
   ps::PsClientOptions po;
   po.cache = false;
-  client_ = std::make_unique<ps::PsClient>(client_transport_.get(), std::move(map), po);
+  client_ = std::make_unique<ps::PsClient>(t, std::move(map), po);
   return Status::Ok();
 }
 
-Status InProcCluster::StartWorkers(const cluster::ClusterSetup& setup) {
+Status RunnerCluster::StartWorkers(const cluster::ClusterSetup& setup) {
   const int m = setup.workers;
-  std::vector<StatusOr<std::unique_ptr<Runner>>> made;
-  for (int w = 0; w < m; ++w) made.emplace_back(Internal("not started"));
   for (int w = 0; w < m; ++w) {
-    RIGEL_ASSIGN_OR_RETURN(auto t, net_->Join(PeerId{Role::kWorker, w}));
+    RIGEL_ASSIGN_OR_RETURN(transport::Transport * t, base_.Join(PeerId{Role::kWorker, w}));
     handlers_.push_back(std::make_unique<std::atomic<Runner*>>(nullptr));
     std::atomic<Runner*>* runner = handlers_.back().get();
+    // Messages that come before the runner exists are not for it yet.
     t->SetHandler([runner](transport::InMessage msg) {
       if (Runner* r = runner->load()) r->Handle(msg);
     });
-    worker_transports_.push_back(std::move(t));
+    workers_.push_back(t);
   }
-  std::vector<std::thread> threads;
+  std::vector<StatusOr<std::unique_ptr<Runner>>> made;
+  for (int w = 0; w < m; ++w) made.emplace_back(Internal("not started"));
   for (int w = 0; w < m; ++w) {
-    threads.emplace_back([&, w] {
+    base_.Spawn([&, w] {
       auto map = setup.MakeShardMap();
       if (!map.ok()) {
         made[w] = map.status();
         return;
       }
-      RunnerOptions ro;
+      worker::RunnerOptions ro;
       ro.rank = w;
       ro.workers = m;
       ro.job = setup.options;
       ro.store = &store_;
       ro.collectives_host = "127.0.0.1";
       ro.collectives_timeout = std::chrono::milliseconds(20000);
-      made[w] = Runner::Create(*setup.job, worker_transports_[w].get(), std::move(map).value(), ro);
+      made[w] = Runner::Create(*setup.job, workers_[w], std::move(map).value(), ro);
     });
   }
-  for (auto& t : threads) t.join();
+  base_.JoinSpawned();
   for (int w = 0; w < m; ++w) {
     if (!made[w].ok()) return made[w].status();
     runners_.push_back(std::move(made[w]).value());
@@ -129,13 +129,12 @@ Status InProcCluster::StartWorkers(const cluster::ClusterSetup& setup) {
   return Status::Ok();
 }
 
-StatusOr<std::vector<TaskResult>> InProcCluster::RunTask(const TaskSpec& task) {
+StatusOr<std::vector<TaskResult>> RunnerCluster::RunTask(const TaskSpec& task) {
   const int m = static_cast<int>(runners_.size());
   std::vector<StatusOr<TaskResult>> results;
   for (int w = 0; w < m; ++w) results.emplace_back(Internal("not run"));
-  std::vector<std::thread> threads;
   for (int w = 0; w < m; ++w) {
-    threads.emplace_back([&, w] {
+    base_.Spawn([&, w] {
       results[w] = runners_[w]->Run(task);
       // A worker that failed leaves its neighbours waiting for hand-offs.
       if (!results[w].ok()) {
@@ -143,7 +142,7 @@ StatusOr<std::vector<TaskResult>> InProcCluster::RunTask(const TaskSpec& task) {
       }
     });
   }
-  for (auto& t : threads) t.join();
+  base_.JoinSpawned();
   std::vector<TaskResult> out;
   for (int w = 0; w < m; ++w) {
     if (!results[w].ok()) return results[w].status();
@@ -152,7 +151,7 @@ StatusOr<std::vector<TaskResult>> InProcCluster::RunTask(const TaskSpec& task) {
   return out;
 }
 
-Status InProcCluster::RunRemote(const exec::RemoteRun& run) {
+Status RunnerCluster::RunRemote(const exec::RemoteRun& run) {
   const ir::DataDecl& space = prog_.data[prog_.loops[run.loop].data];
   TaskSpec task;
   task.loop = run.loop;
@@ -178,13 +177,13 @@ Status InProcCluster::RunRemote(const exec::RemoteRun& run) {
   return Status::Ok();
 }
 
-StatusOr<std::vector<float>> InProcCluster::PullParam(int p) {
+StatusOr<std::vector<float>> RunnerCluster::PullParam(int p) {
   std::vector<int64_t> keys(static_cast<size_t>(driver_->bindings()[p].rows));
   std::iota(keys.begin(), keys.end(), 0);
   return client_->Pull(p, keys).get();
 }
 
-StatusOr<RunValues> InProcCluster::Run() {
+StatusOr<RunValues> RunnerCluster::Run() {
   RIGEL_RETURN_IF_ERROR(driver_->Run());
   RunValues out;
   for (size_t p = 0; p < prog_.params.size(); ++p) {
@@ -196,7 +195,7 @@ StatusOr<RunValues> InProcCluster::Run() {
   return out;
 }
 
-StatusOr<RunValues> InProcCluster::Serial() const {
+StatusOr<RunValues> RunnerCluster::Serial() const {
   std::ostringstream printed;
   exec::ExecutorOptions eo;
   eo.seed = opts_.seed;
@@ -221,4 +220,4 @@ StatusOr<RunValues> InProcCluster::Serial() const {
   return out;
 }
 
-}  // namespace rigel::worker::testing
+}  // namespace rigel::testing
