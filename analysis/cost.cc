@@ -68,13 +68,16 @@ void Move(WorkerCounts* wc, const std::string& what, double rows, double row_byt
 }
 
 // local: held rows pulled at the start unless kept from this loop's last
-// run, pushed at the end when written; shared rows around every step.
+// run or still the initialiser's (`initial`: no run wrote the parameter, so
+// the worker computes them), pushed at the end when written (unless they stay on the worker
+// between runs: analysis/held_rows.h; the flush before a checkpoint or the
+// saved parameters is not an epoch's); shared rows around every step.
 void CountLocal(const ParamRun& r, const std::vector<std::vector<std::vector<int64_t>>>& srv,
-                bool kept, WorkerCounts* wc) {
+                bool kept, bool initial, WorkerCounts* wc) {
   const double rb = RowBytes(*r.shape), held = static_cast<double>(r.rows->held.size());
   if (kept) {
     wc->bytes["local.kept"] += held * rb;
-  } else if (held > 0) {
+  } else if (held > 0 && !initial) {
     Move(wc, "local", held, rb, -1);
   }
   const int p = r.rows->param.index;
@@ -84,6 +87,7 @@ void CountLocal(const ParamRun& r, const std::vector<std::vector<std::vector<int
     if (n == 0) continue;
     Move(wc, "local", n + Pushed(r, srv[s][p]), rb, static_cast<int64_t>(s));
   }
+  if (r.rows->param.held) return;
   const double pushed = Pushed(r, r.rows->held);
   if (pushed > 0) Move(wc, "local", pushed, rb, -2);
 }
@@ -323,9 +327,10 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
       if (!pr.used) continue;
       const int p = pr.param.index;
       const ParamShape& shape = shapes[static_cast<size_t>(p)];
-      const std::vector<uint8_t>* ch = effects != nullptr && static_cast<size_t>(p) < effects->changed.size()
-                                           ? &effects->changed[static_cast<size_t>(p)]
-                                           : nullptr;
+      const std::vector<uint8_t>* ch =
+          effects != nullptr && static_cast<size_t>(p) < effects->changed.size()
+              ? &effects->changed[static_cast<size_t>(p)]
+              : nullptr;
       ParamRun r{&pr, &shape, w, P, ch};
       if (effects != nullptr && static_cast<size_t>(p) < effects->inexact.size() &&
           effects->inexact[static_cast<size_t>(p)] && total_elements > 0) {
@@ -342,7 +347,7 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
         case Strategy::kLocal: {
           const bool kept = ps.local.loop == lp.id && ps.local.rows == pr.held &&
                             ps.local.generation == ps.generation && ps.local.valid;
-          CountLocal(r, srv, kept, &wc);
+          CountLocal(r, srv, kept, ps.generation == 0, &wc);
           any_server = any_server || std::any_of(srv.begin(), srv.end(), [&](const auto& v) {
                          return !v.empty() && !v[p].empty();
                        });
@@ -414,7 +419,8 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
         for (size_t p = 0; p < shapes.size(); ++p) {
           if (!cached[p]) continue;
           StepTouches& t = touches[p * P + w];
-          t.units.push_back(p < c.size() ? std::move(c[p]) : std::vector<std::pair<int64_t, int64_t>>{});
+          t.units.push_back(p < c.size() ? std::move(c[p])
+                                         : std::vector<std::pair<int64_t, int64_t>>{});
           t.step.push_back(s);
         }
         if (all.empty()) break;
@@ -429,8 +435,7 @@ StatusOr<RunCounts> CountRun(const LoopPlan& lp, const PlanInput& in, const Step
         effects != nullptr && p < effects->writes.size() && !effects->writes[p].empty()
             ? &effects->writes[p]
             : nullptr;
-    SimulateCaches(shapes[p], cache, &touches[p * P], &single[p * P], writes, states,
-                   &out.workers);
+    SimulateCaches(shapes[p], cache, &touches[p * P], &single[p * P], writes, states, &out.workers);
   }
   return out;
 }

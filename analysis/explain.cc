@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "analysis/batch.h"
+#include "analysis/held_rows.h"
 #include "analysis/plan.h"
 #include "analysis/relaxed.h"
 
@@ -259,7 +260,7 @@ void ExplainSuggestion(std::ostream& o, const Program& prog, const LoopPlan& lp)
   }
 }
 
-void ExplainParams(std::ostream& o, const LoopPlan& lp) {
+void ExplainParams(std::ostream& o, const Program& prog, const Plan& plan, const LoopPlan& lp) {
   const std::vector<std::string>& dims = lp.accesses.space.dims;
   o << "  parameters:\n";
   size_t width = 0;
@@ -269,7 +270,12 @@ void ExplainParams(std::ostream& o, const LoopPlan& lp) {
     if (p.keyed_by >= 0 && p.keyed_by < static_cast<int>(dims.size())) {
       o << "keyed by " << dims[p.keyed_by] << "; ";
     }
-    o << p.why << "\n";
+    o << p.why;
+    if (HeldBetweenRuns(prog, plan, lp.id, p)) {
+      o << "; no other loop touches it, so its rows stay on the workers between runs and reach "
+           "the servers only for a checkpoint or the saved parameters";
+    }
+    o << "\n";
   }
 }
 
@@ -286,7 +292,7 @@ std::string Explain(const Program& prog, const Plan& plan) {
     ExplainSchedule(o, lp, plan.workers);
     ExplainSuggestion(o, prog, lp);
     for (const std::string& w : RelaxWarnings(prog, lp)) o << "  warning: " << w << "\n";
-    ExplainParams(o, lp);
+    ExplainParams(o, prog, plan, lp);
     o << "\n";
   }
   return o.str();

@@ -41,6 +41,9 @@ struct PlanParam {
   bool cached = false;
   bool partial = false;
   bool scalar = false;  // rows of width 1 (analysis/relaxed.h weighs their share twice)
+  // local: its rows stay on the worker between runs, pushed only when the
+  // scheduler asks (analysis/held_rows.h).
+  bool held = false;
 };
 
 struct PlanInput {

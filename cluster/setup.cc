@@ -146,6 +146,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   j.setProgram(s.job->program);
   PairsToWire(s.job->sets, j.initSets(static_cast<unsigned>(s.job->sets.size())));
   j.setSeed(s.job->seed);
+  j.setRestored(s.job->restored);
   j.setPlan(s.job->plan);
   PairsToWire(s.job->data, j.initData(static_cast<unsigned>(s.job->data.size())));
 }
@@ -188,6 +189,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     job.program = j.getProgram();
     job.sets = PairsFromWire(j.getSets());
     job.seed = j.getSeed();
+    job.restored = j.getRestored();
     job.plan = j.getPlan();
     job.data = PairsFromWire(j.getData());
     if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "analysis/held_rows.h"
 #include "analysis/partition.h"
 #include "analysis/relaxed.h"
 #include "common/key_sort.h"
@@ -147,7 +148,8 @@ class Probe {
     return out;
   }
 
-  analysis::PlanInput Input(const analysis::LoopPlan& lp, int loop) const {
+  analysis::PlanInput Input(const analysis::Plan& plan, int loop) const {
+    const analysis::LoopPlan& lp = plan.loops[static_cast<size_t>(loop)];
     analysis::PlanInput in;
     in.kind = lp.schedule.kind;
     in.workers = opts_.workers;
@@ -168,6 +170,7 @@ class Probe {
                             sum};
       p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && opts_.staleness != 0;
       p.scalar = shapes_[static_cast<size_t>(pp.index)].width == 1;
+      p.held = analysis::HeldBetweenRuns(prog_, plan, loop, pp);
       in.loop_params.push_back(p);
     }
     return in;
@@ -231,7 +234,8 @@ class Probe {
       return k.Run(ctx, 0, run.space->count);
     }
     auto it = ordered_.find(run.space);
-    if (it == ordered_.end()) it = ordered_.emplace(run.space, data::OrderedElements(*run.space)).first;
+    if (it == ordered_.end())
+      it = ordered_.emplace(run.space, data::OrderedElements(*run.space)).first;
     return k.RunElements(ctx, it->second);
   }
 
@@ -297,19 +301,19 @@ class Probe {
   Status CountAll(const RemoteRun& run, const kernel::RunContext& ctx,
                   const analysis::RunEffects& effects) {
     for (size_t v = 0; v < variants_.size(); ++v) {
-      const analysis::LoopPlan& lp = plans_[v].loops[static_cast<size_t>(run.loop)];
       RIGEL_ASSIGN_OR_RETURN(analysis::RunCounts counts,
-                             CountFor(lp, run, ctx, effects, &variants_[v].state));
+                             CountFor(plans_[v], run, ctx, effects, &variants_[v].state));
       counts.element_s = element_s_[static_cast<size_t>(run.loop)];
       variants_[v].current.runs.push_back(std::move(counts));
     }
     return Status::Ok();
   }
 
-  StatusOr<analysis::RunCounts> CountFor(const analysis::LoopPlan& lp, const RemoteRun& run,
+  StatusOr<analysis::RunCounts> CountFor(const analysis::Plan& plan, const RemoteRun& run,
                                          const kernel::RunContext& ctx,
                                          const analysis::RunEffects& effects,
                                          analysis::CountState* state) const {
+    const analysis::LoopPlan& lp = plan.loops[static_cast<size_t>(run.loop)];
     RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts, analysis::MakeCuts(lp, opts_.workers, *run.space));
     RIGEL_ASSIGN_OR_RETURN(analysis::StepBlocks blocks,
                            analysis::MakeStepBlocks(lp, cuts, *run.space));
@@ -323,7 +327,7 @@ class Probe {
       }
       return out;
     };
-    analysis::PlanInput in = Input(lp, run.loop);
+    analysis::PlanInput in = Input(plan, run.loop);
     const bool cached = std::any_of(in.loop_params.begin(), in.loop_params.end(),
                                     [](const analysis::PlanParam& p) { return p.cached; });
     if (in.batch == 0 && in.kind == analysis::ScheduleKind::kDataParallel) {
@@ -352,9 +356,9 @@ class Probe {
   std::vector<kernel::KeySlice> slices_;
   std::vector<analysis::ParamShape> shapes_;
   std::vector<Variant> variants_;
-  std::vector<double> element_s_;  // per loop, measured on first run
+  std::vector<double> element_s_;                                 // per loop, measured on first run
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;  // `ordered` loops' order
-  int epochs_ = 0;                 // epochs closed
+  int epochs_ = 0;                                                // epochs closed
   bool done_ = false;
 };
 

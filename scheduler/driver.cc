@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "analysis/held_rows.h"
 #include "common/cpu_time.h"
 #include "common/file.h"
 #include "exec/epoch_log.h"
@@ -105,6 +107,11 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
                            analysis::ValidatePlan(*d->prog_, std::move(plan), o.plan_path));
   }
   d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
+  for (const analysis::LoopPlan& lp : d->plan_.loops) {
+    d->held_.push_back(std::any_of(lp.params.begin(), lp.params.end(), [&](const auto& pp) {
+      return analysis::HeldBetweenRuns(*d->prog_, d->plan_, lp.id, pp);
+    }));
+  }
   RIGEL_ASSIGN_OR_RETURN(d->vectors_, exec::ParseSaveVectors(*d->prog_, o.save_vectors));
   // Model files that cannot be written stop the job now, not after training.
   if (!o.save_params.empty()) {
@@ -175,6 +182,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   }
   s.job = std::move(job);
   RIGEL_RETURN_IF_ERROR(d->SetUpCheckpoints());
+  s.job->restored = d->resumed_.has_value();
   d->epoch_ = std::make_unique<Epoch>();
   if (!o.log_json.empty()) RIGEL_RETURN_IF_ERROR(d->epoch_->log.Open(o.log_json));
   return d;
@@ -262,6 +270,48 @@ Status Driver::WaitReady() {
   return FirstWorkerError(done_);
 }
 
+StatusOr<std::map<int, transport::InMessage>> Driver::ToWorkers(
+    const std::function<void(wire::Task::Builder)>& fill) {
+  {
+    MutexLock lock(&mu_);
+    done_.clear();
+  }
+  for (int w = 0; w < opts_.workers; ++w) {
+    transport::OutMessage msg;
+    fill(msg.header().getBody().initTask());
+    RIGEL_RETURN_IF_ERROR(transport_->Send(PeerId{Role::kWorker, w}, std::move(msg)));
+  }
+  std::map<int, transport::InMessage> done;
+  {
+    MutexLock lock(&mu_);
+    while (aborted_.ok() && static_cast<int>(done_.size()) < opts_.workers &&
+           FirstWorkerError(done_).ok()) {
+      cv_.Wait(&mu_);
+    }
+    if (!aborted_.ok()) return aborted_;
+    done.swap(done_);
+  }
+  RIGEL_RETURN_IF_ERROR(FirstWorkerError(done));
+  return done;
+}
+
+Status Driver::FlushHeldRows() {
+  if (!unflushed_) return Status::Ok();
+  RIGEL_ASSIGN_OR_RETURN(auto done, ToWorkers([](wire::Task::Builder t) { t.setFlush(true); }));
+  unflushed_ = false;
+  double bytes = 0;
+  for (const auto& [rank, m] : done) {
+    for (auto e : m.header().getBody().getTaskDone().getMetrics()) {
+      const std::string name = e.getName().cStr();
+      if (name.rfind("bytes.", 0) != 0) continue;
+      epoch_->bytes[name.substr(6)] += e.getValue();
+      bytes += e.getValue();
+    }
+  }
+  if (opts_.log) *opts_.log << "driver: the workers flushed " << bytes << " bytes of held rows\n";
+  return Status::Ok();
+}
+
 Status Driver::RunRemote(const exec::RemoteRun& run) {
   const ir::Loop& l = prog_->loops[run.loop];
   const ir::DataDecl& space = prog_->data[l.data];
@@ -276,26 +326,10 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
     RIGEL_ASSIGN_OR_RETURN(size.n, ex_->EvalInt(space.grid_n));
     RIGEL_ASSIGN_OR_RETURN(size.m, ex_->EvalInt(space.grid_m));
   }
-  {
-    MutexLock lock(&mu_);
-    done_.clear();
-  }
-  for (int w = 0; w < opts_.workers; ++w) {
-    transport::OutMessage msg;
-    FillTask(run, cuts_[run.loop], size, msg.header().getBody().initTask());
-    RIGEL_RETURN_IF_ERROR(transport_->Send(PeerId{Role::kWorker, w}, std::move(msg)));
-  }
-  std::map<int, transport::InMessage> done;
-  {
-    MutexLock lock(&mu_);
-    while (aborted_.ok() && static_cast<int>(done_.size()) < opts_.workers &&
-           FirstWorkerError(done_).ok()) {
-      cv_.Wait(&mu_);
-    }
-    if (!aborted_.ok()) return aborted_;
-    done.swap(done_);
-  }
-  RIGEL_RETURN_IF_ERROR(FirstWorkerError(done));
+  RIGEL_ASSIGN_OR_RETURN(auto done, ToWorkers([&](wire::Task::Builder t) {
+                           FillTask(run, cuts_[run.loop], size, t);
+                         }));
+  if (held_[static_cast<size_t>(run.loop)]) unflushed_ = true;
   // Each worker's hash of each allreduce replica it wrote: all must agree.
   std::map<std::string, std::pair<int, double>> hashes;
   for (const auto& [rank, m] : done) {
@@ -432,7 +466,10 @@ Status Driver::Run(transport::Transport* transport) {
   // The last checkpoint is complete before the job says it finished.
   if (Status ck = FinishCheckpoint(); st.ok()) st = ck;
   if (st.ok()) finished_ = true;
-  if (st.ok() && (!opts_.save_params.empty() || !vectors_.empty())) st = SaveParams();
+  if (st.ok() && (!opts_.save_params.empty() || !vectors_.empty())) {
+    st = FlushHeldRows();
+    if (st.ok()) st = SaveParams();
+  }
   // On failure the caller ends the job with the reason (Coordinator::Fail),
   // which stops the workers; only a finished run is ended task by task.
   if (!st.ok()) return st;

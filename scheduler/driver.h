@@ -107,6 +107,14 @@ class Driver {
   struct Epoch;
   explicit Driver(DriverOptions options);
   Status RunRemote(const exec::RemoteRun& run) RIGEL_EXCLUDES(mu_);
+  // Sends every worker a task filled by `fill`; their taskDone answers, or
+  // the first worker's error, or the job's end (Abort) if that comes first.
+  StatusOr<std::map<int, transport::InMessage>> ToWorkers(
+      const std::function<void(wire::Task::Builder)>& fill) RIGEL_EXCLUDES(mu_);
+  // Has the workers push the rows they hold between runs
+  // (analysis/held_rows.h) when a run left any since the last flush: before
+  // the servers' rows are read (a checkpoint's copy, SaveParams).
+  Status FlushHeldRows() RIGEL_EXCLUDES(mu_);
   void OnEpoch(int64_t i, int64_t lo, int64_t hi);
   // --save-params and --save-vectors: the final values from the servers.
   Status SaveParams();
@@ -141,6 +149,8 @@ class Driver {
   cluster::ClusterSetup setup_;
   std::unique_ptr<exec::SerialExecutor> ex_;  // the driver, with no parameter memory
   std::map<int, analysis::Cuts> cuts_;        // per loop (spaces sized at launch: recut each run)
+  std::vector<bool> held_;  // per loop: its runs leave rows on the workers (held_rows.h)
+  bool unflushed_ = false;  // a run left some since the last FlushHeldRows
   transport::Transport* transport_ = nullptr;
 
   Mutex mu_;

@@ -137,8 +137,10 @@ Status Driver::ParamsSettled() {
   // The previous checkpoint must be complete before the next is taken.
   RIGEL_RETURN_IF_ERROR(FinishCheckpoint());
   // No loop that writes a parameter runs before the checkpoint point, so the
-  // servers' rows are already the checkpoint's: they copy them while the
-  // rest of the iteration (a test loop, prints) goes on.
+  // servers' rows (with those the workers held: FlushHeldRows) are already
+  // the checkpoint's: they copy them while the rest of the iteration (a test
+  // loop, prints) goes on.
+  RIGEL_RETURN_IF_ERROR(FlushHeldRows());
   copy_due_ = true;
   copy_seq_ = next_seq_++;
   copies_ = AskServers(copy_seq_, false);

@@ -85,8 +85,12 @@ Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport
   while (result.ok() && tasks.Pop(member, &m)) {
     auto task = m.header().getBody().getTask();
     if (task.getEnd()) break;
-    auto spec = ReadTask(task);
-    auto res = spec.ok() ? (*owned)->Run(*spec) : StatusOr<TaskResult>(spec.status());
+    auto run = [&]() -> StatusOr<TaskResult> {
+      if (task.getFlush()) return (*owned)->Flush();
+      RIGEL_ASSIGN_OR_RETURN(TaskSpec spec, ReadTask(task));
+      return (*owned)->Run(spec);
+    };
+    StatusOr<TaskResult> res = run();
     result = Report(t, task.getLoop(), task.getLaunch(), res.ok() ? &*res : nullptr, res.status());
     if (!res.ok()) {
       log << "rigel-worker " << rank << ": " << res.status().message() << "\n";

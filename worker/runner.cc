@@ -4,6 +4,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "analysis/held_rows.h"
 #include "analysis/partition.h"
 #include "common/cpu_time.h"
 #include "common/key_sort.h"
@@ -146,6 +147,19 @@ StatusOr<const analysis::StepBlocks*> Runner::Blocks(const TaskSpec& task,
   return out;
 }
 
+const RowLists& Runner::Steps(const TaskSpec& task, const std::string& cuts_key,
+                              const analysis::PlanInput& in, const analysis::StepBlocks& blocks) {
+  KeptSteps& kept = steps_[std::make_pair(task.loop, cuts_key)];
+  const int64_t batch = analysis::StepBatch(in);
+  // Blocks of a space sized at launch are made anew each run (Blocks).
+  if (kept.steps.empty() || kept.batch != batch ||
+      prog_.data[prog_.loops[task.loop].data].sized_at_launch) {
+    kept.batch = batch;
+    kept.steps = analysis::PlanSteps(in, blocks);
+  }
+  return kept.steps;
+}
+
 StatusOr<RowLists> Runner::Keys(int loop, const kernel::RunContext& ctx,
                                 std::span<const int64_t> elements) const {
   RowLists keys(prog_.params.size());
@@ -191,6 +205,7 @@ analysis::PlanInput Runner::PlanFor(int loop) const {
                opts_.job.staleness != 0;
     p.partial = p.cached && capacity_[pp.index] < ex_->bindings()[pp.index].rows;
     p.scalar = ex_->bindings()[pp.index].width == 1;
+    p.held = analysis::HeldBetweenRuns(prog_, plan_, loop, pp);
     in.loop_params.push_back(p);
   }
   return in;
@@ -338,6 +353,7 @@ Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const anal
   env.rank = opts_.rank;
   env.workers = opts_.workers;
   env.sync_every = std::max<int64_t>(1, opts_.job.sync_every);
+  env.restored = job_.restored;
   env.rows = &rows;
   env.io = io_.get();
   env.handoffs = handoffs_.get();
@@ -390,7 +406,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   RIGEL_RETURN_IF_ERROR(MeasureHotShare(task, cuts_key, *blocks, ctx, &in));
   sync::RelaxedRun relaxed;
   RIGEL_RETURN_IF_ERROR(Relaxed(task, *blocks, ctx, in, &relaxed));
-  const RowLists steps = analysis::PlanSteps(in, *blocks);
+  const RowLists& steps = Steps(task, cuts_key, in, *blocks);
   auto t_keys = Clock::now();
   RIGEL_ASSIGN_OR_RETURN(auto rows, Rows(task, cuts_key, in, *blocks, steps, ctx));
   const double keys_s = SecondsSince(t_keys);
@@ -401,6 +417,22 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &bindings, relaxed, &m));
   m.values.emplace_back("cpu_s", ProcessCpuSeconds() - cpu_start);
   Report(task, steps, keys_s, SecondsSince(run_start), m, &out);
+  return out;
+}
+
+StatusOr<TaskResult> Runner::Flush() {
+  sync::SyncMetrics m;
+  const auto t = Clock::now();
+  for (size_t p = 0; p < state_.size(); ++p) {
+    sync::HeldRows& h = state_[p].local;
+    if (!h.unpushed) continue;
+    RIGEL_RETURN_IF_ERROR(io_->PushDeltas(static_cast<int>(p), h.rows, &h.base, &m, "local"));
+    h.unpushed = false;
+  }
+  RIGEL_RETURN_IF_ERROR(client_->WaitForPushes());
+  TaskResult out;
+  out.metrics = {{"comm_s", SecondsSince(t)}};
+  for (const auto& [k, v] : m.bytes) out.metrics.emplace_back("bytes." + k, v);
   return out;
 }
 

@@ -93,11 +93,12 @@ TEST(CountRun, TheRotationMovesEachColumnOnceAndLocalRowsAreKeptAfterTheFirstRun
   CountState state(2, 2);
   auto first = CountRun(Loop(), g.in, g.blocks, g.shapes, g.rows, nullptr, {}, &state);
   ASSERT_TRUE(first.ok()) << first.status().message();
-  // Per worker: W's 2 rows pulled and pushed; H's last column pulled, the
-  // first one too (it differs), one hand-off, the last column pushed.
+  // Per worker: W's 2 rows pushed (not pulled: no run wrote W yet, so the
+  // worker computes its initial rows); H's last column pulled, the first
+  // one too (it differs), one hand-off, the last column pushed.
   const double row = 8 * 4;
   for (const WorkerCounts& wc : first->workers) {
-    EXPECT_EQ(wc.bytes.at("local"), 2 * 2 * row);
+    EXPECT_EQ(wc.bytes.at("local"), 2 * row);
     EXPECT_EQ(wc.bytes.at("rotate"), (2 + 2 + 2 + 2) * row);
     EXPECT_EQ(wc.step_handoff_bytes, (std::vector<double>{2 * row, 0}));
   }
@@ -106,6 +107,29 @@ TEST(CountRun, TheRotationMovesEachColumnOnceAndLocalRowsAreKeptAfterTheFirstRun
   for (const WorkerCounts& wc : second->workers) {
     EXPECT_EQ(wc.bytes.at("local.kept"), 2 * row);
     EXPECT_EQ(wc.bytes.at("local"), 2 * row);  // only the push
+  }
+}
+
+// W held between runs (analysis/held_rows.h): computed from its
+// initialiser in the first run, never pushed at a run's end, kept in the
+// second.
+TEST(CountRun, RowsHeldBetweenRunsAreNeverPulledOrPushedByARun) {
+  MfGrid g;
+  g.in.loop_params[0].held = true;
+  CountState state(2, 2);
+  auto first = CountRun(Loop(), g.in, g.blocks, g.shapes, g.rows, nullptr, {}, &state);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  const double row = 8 * 4;
+  for (const WorkerCounts& wc : first->workers) {
+    EXPECT_EQ(wc.bytes.count("local"), 0u);
+    EXPECT_EQ(wc.begin_rows, 4);  // H's two columns, not W's rows
+    EXPECT_EQ(wc.end_rows, 2);    // H's last column, not W's rows
+  }
+  auto second = CountRun(Loop(), g.in, g.blocks, g.shapes, g.rows, nullptr, {}, &state);
+  ASSERT_TRUE(second.ok());
+  for (const WorkerCounts& wc : second->workers) {
+    EXPECT_EQ(wc.bytes.at("local.kept"), 2 * row);
+    EXPECT_EQ(wc.bytes.count("local"), 0u);
   }
 }
 
@@ -165,9 +189,10 @@ TEST(CountRun, RowsTheRunLeftUnchangedAreNotPushed) {
   const double row = 8 * 4;
   // Worker 0 holds W rows 0-1 (one changed) and ends with H column 1 (rows
   // 2-3, one changed); worker 1 holds W rows 2-3 (none) and ends with H
-  // column 0 (none).
-  EXPECT_EQ(r->workers[0].bytes.at("local"), (2 + 1) * row);
-  EXPECT_EQ(r->workers[1].bytes.at("local"), 2 * row);
+  // column 0 (none). W's rows are the initialiser's in this first run:
+  // computed, not pulled.
+  EXPECT_EQ(r->workers[0].bytes.at("local"), 1 * row);
+  EXPECT_EQ(r->workers[1].bytes.count("local"), 0u);
   EXPECT_EQ(r->workers[0].bytes.at("rotate"), (2 + 2 + 2 + 1) * row);
   EXPECT_EQ(r->workers[1].bytes.at("rotate"), (2 + 2 + 2) * row);
   EXPECT_EQ(r->workers[1].end_rows, 0);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "analysis/held_rows.h"
 #include "frontend/compile.h"
 
 namespace rigel::analysis {
@@ -77,6 +78,44 @@ TEST(Examples, BiasIsModelParallelByRow) {
   EXPECT_EQ(train.schedule.kind, ScheduleKind::kModelParallel1D);
   EXPECT_EQ(Dim(train, train.schedule.dim), "i");
   EXPECT_EQ(Param(train, "b").strategy, Strategy::kLocal);
+}
+
+// Rows stay on the workers between runs only where no other loop could see
+// them missing from the servers (analysis/held_rows.h).
+TEST(HeldBetweenRuns, OnlyAWrittenLocalParameterNoOtherLoopTouchesOnACutMadeOnce) {
+  auto compile = [](const std::string& loops) {
+    auto prog = frontend::CompileText(
+        "const N = 16\ndata r = triples(\"r.csv\")\nparam b: f32[N] = zeros()\n"
+        "param u: f32[N] = zeros()\n" +
+            loops,
+        "t.rgl", {});
+    EXPECT_TRUE(prog.ok()) << prog.status().message();
+    return std::move(prog).value();
+  };
+  auto held = [](const ir::Program& prog, int loop, const std::string& param) {
+    auto plan = MakePlan(prog, {2});
+    EXPECT_TRUE(plan.ok()) << plan.status().message();
+    const LoopPlan& lp = plan->loops[static_cast<size_t>(loop)];
+    return HeldBetweenRuns(prog, *plan, loop, Param(lp, param));
+  };
+  const std::string sums = "parallel for (i, j, v) in r { b[i] += v }\n";
+  ir::Program alone = compile(sums);
+  auto plan = MakePlan(alone, {2});
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(Param(plan->loops[0], "b").strategy, Strategy::kLocal);
+  EXPECT_TRUE(held(alone, 0, "b"));
+  // A second loop reads b: its rows must be on the servers after each run.
+  EXPECT_FALSE(held(compile(sums + "parallel for i in range(N) { u[i] = b[i] }\n"), 0, "b"));
+  // mf's W is local to the training loop, and its test loop reads it.
+  ir::Program mf = Example("mf");
+  auto mf_plan = MakePlan(mf, {2});
+  ASSERT_TRUE(mf_plan.ok());
+  for (const LoopPlan& lp : mf_plan->loops) {
+    for (const ParamPlan& pp : lp.params) EXPECT_FALSE(HeldBetweenRuns(mf, *mf_plan, lp.id, pp));
+  }
+  // A space sized at launch is cut anew at every run.
+  EXPECT_FALSE(
+      held(compile("for t in 1..3 { parallel for (i, j) in grid(t, N) { b[j] += 1 } }\n"), 0, "b"));
 }
 
 TEST(Examples, DenseLogisticRegressionUsesAllreduce) {

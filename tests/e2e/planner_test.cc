@@ -129,8 +129,9 @@ TEST_P(Predicted, BytesAndSecondsAreWithinTwiceTheDocumentedBoundsOfARun) {
       if (s.ends_with("=DATA")) s = s.substr(0, s.size() - 4) + dir + "/data.txt";
     }
   }
-  std::vector<std::string> explain = {"explain", program, "--workers", "2", "--servers", "2",
-                                      "--cost",  "--json", "--epochs", std::to_string(c.epochs)};
+  std::vector<std::string> explain = {
+      "explain", program,  "--workers", "2",        "--servers",
+      "2",       "--cost", "--json",    "--epochs", std::to_string(c.epochs)};
   if (!constants_.empty()) explain.insert(explain.end(), {"--constants", constants_});
   std::vector<std::string> run = {"run",       program,     "--workers",  "2",
                                   "--servers", "2",         "--log-json", dir + "/log.jsonl",
@@ -163,10 +164,15 @@ TEST_P(Predicted, BytesAndSecondsAreWithinTwiceTheDocumentedBoundsOfARun) {
   for (const auto& [what, bytes] : predicted.items()) {
     predicted_total += counted(what) ? bytes.get<double>() : 0;
   }
-  if (total == 0 && kSanitized) return;  // only cached rows move
-  ASSERT_GT(total, 0);
-  EXPECT_NEAR(predicted_total / total, 1.0, 0.2)
-      << c.program << ": predicted " << predicted_total << " bytes, measured " << total;
+  // Nothing moves after the first epoch when only cached rows move (under
+  // the sanitizers) or rows held between runs (the row sums).
+  if (total == 0) {
+    EXPECT_TRUE(kSanitized || predicted_total == 0)
+        << c.program << ": predicted " << predicted_total << " bytes, measured none";
+  } else {
+    EXPECT_NEAR(predicted_total / total, 1.0, 0.2)
+        << c.program << ": predicted " << predicted_total << " bytes, measured " << total;
+  }
   for (const auto& [what, bytes] : measured) {
     if (!counted(what) || bytes < 1024 || bytes < total / 10) continue;
     ASSERT_TRUE(predicted.contains(what)) << what << " was measured, not predicted: " << e.out;
@@ -226,7 +232,10 @@ TEST(PlanByCost, RowSumsListTheirCandidatesAndTheCutWins) {
   const nlohmann::json plan = nlohmann::json::parse(testing::Slurp(dir + "/plan.json"));
   EXPECT_EQ(plan.at("loops")[0].at("schedule").at("kind"), "model_parallel_1d");
   EXPECT_GT(plan.at("prediction").at("seconds").get<double>(), 0);
-  EXPECT_EQ(plan.at("prediction").at("bytes").at("local").get<double>(), 2500 * 4);
+  // R stays on the workers between runs (analysis/held_rows.h): the epochs
+  // after the first, which the prediction describes, move nothing.
+  EXPECT_EQ(plan.at("prediction").at("moved_bytes").get<double>(), 0) << plan.dump();
+  EXPECT_FALSE(plan.at("prediction").at("bytes").contains("local")) << plan.dump();
   testing::RigelResult r =
       testing::RunRigel({"run", program, "--workers", "2", "--servers", "2", "--plan",
                          dir + "/plan.json", "--run-dir", dir + "/run"},
@@ -290,34 +299,34 @@ TEST(PlanByCost, TuneTriesThePlansAndCalibrateWritesTheConstants) {
   EXPECT_NE(e.out.find("constants: " + dir + "/k.json"), std::string::npos) << e.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, Predicted,
-                         ::testing::Values(
-                             Case{"examples/mf.rgl", {"EPOCHS=3"}},
-                             Case{"examples/bias.rgl", {"EPOCHS=3"}},
-                             // Its 252 Gloo all-reduces per epoch took 0.019 to
-                             // 0.042 s in runs of one build on the 2-core VM
-                             // (docs/planner.md): bytes only.
-                             Case{"examples/dense_lr.rgl", {"EPOCHS=4"}, 4, {}, false},
-                             Case{"examples/sparse_lr.rgl", {"EPOCHS=4"}, 4},
-                             Case{"examples/softmax.rgl", {"EPOCHS=4"}, 4},
-                             Case{"examples/kmeans.rgl", {"ITERS=4"}, 4},
-                             Case{"tests/e2e/programs/fm.rgl",
-                                  {"train.path=" + kExamples + "data/fm.svm",
-                                   "test.path=" + kExamples + "data/fm_test.svm", "EPOCHS=3"}},
-                             Case{"examples/lda.rgl",
-                                  {"ITERS=4", "corpus.path=DATA"},
-                                  4,
-                                  {"docs", "--docs", "400"}},
-                             Case{"examples/word2vec.rgl",
-                                  {"EPOCHS=3", "corpus.path=DATA"},
-                                  3,
-                                  {"corpus", "--vocab", "2000", "--tokens", "100000"}},
-                             Case{"tests/e2e/programs/rowsum.rgl", {}}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           std::string n = i.param.program;
-                           n = n.substr(n.rfind('/') + 1);
-                           return n.substr(0, n.find('.'));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Programs, Predicted,
+    ::testing::Values(
+        Case{"examples/mf.rgl", {"EPOCHS=3"}}, Case{"examples/bias.rgl", {"EPOCHS=3"}},
+        // Its 252 Gloo all-reduces per epoch took 0.019 to 0.042 s in runs of one build on the
+        // 2-core VM (docs/planner.md): bytes only.
+        Case{"examples/dense_lr.rgl", {"EPOCHS=4"}, 4, {}, false},
+        Case{"examples/sparse_lr.rgl", {"EPOCHS=4"}, 4},
+        Case{"examples/softmax.rgl", {"EPOCHS=4"}, 4}, Case{"examples/kmeans.rgl", {"ITERS=4"}, 4},
+        Case{"tests/e2e/programs/fm.rgl",
+             {"train.path=" + kExamples + "data/fm.svm",
+              "test.path=" + kExamples + "data/fm_test.svm", "EPOCHS=3"}},
+        Case{"examples/lda.rgl", {"ITERS=4", "corpus.path=DATA"}, 4, {"docs", "--docs", "400"}},
+        Case{"examples/word2vec.rgl",
+             {"EPOCHS=3", "corpus.path=DATA"},
+             3,
+             {"corpus", "--vocab", "2000", "--tokens", "100000"}},
+        // Predicted 1.2 ms per epoch, it measured 1.4 to 2.8 ms on the 2-core VM (2.8 in each
+        // of 3 runs after the other e2e tests; 4.2 on the CI machine): the task's round trips
+        // between five processes on two cores. Over 3 million ratings (`rigel gen ratings
+        // --count 3000000`) the workers' runs are 7 ms of compute and the epochs 7.5 to 15 ms:
+        // bytes only.
+        Case{"tests/e2e/programs/rowsum.rgl", {}, 3, {}, false}),
+    [](const ::testing::TestParamInfo<Case>& i) {
+      std::string n = i.param.program;
+      n = n.substr(n.rfind('/') + 1);
+      return n.substr(0, n.find('.'));
+    });
 
 }  // namespace
 }  // namespace rigel

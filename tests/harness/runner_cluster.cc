@@ -185,6 +185,9 @@ StatusOr<std::vector<float>> RunnerCluster::PullParam(int p) {
 
 StatusOr<RunValues> RunnerCluster::Run() {
   RIGEL_RETURN_IF_ERROR(driver_->Run());
+  // Rows held between runs (analysis/held_rows.h) reach the servers only
+  // when asked, as the scheduler asks before it saves the parameters.
+  for (const auto& r : runners_) RIGEL_RETURN_IF_ERROR(r->Flush().status());
   RunValues out;
   for (size_t p = 0; p < prog_.params.size(); ++p) {
     RIGEL_ASSIGN_OR_RETURN(std::vector<float> v, PullParam(static_cast<int>(p)));

@@ -150,12 +150,15 @@ struct NamedText {
 # file and overrides. `plan` is the text of a plan file (the same format as
 # `rigel plan` writes and `--plan` reads), which every worker validates
 # against the program; `data` is (data set, frontend digest) per data file.
+# `restored`: the servers start from a checkpoint's rows (--resume, or a
+# recovery), not from the parameters' initialisers.
 struct Job {
   program @0 :Text;
   sets @1 :List(NamedText);
   seed @2 :UInt64;
   plan @3 :Text;
   data @4 :List(NamedText);
+  restored @5 :Bool;
 }
 
 # worker -> server: read rows `keys` of parameter `param`.
@@ -274,15 +277,18 @@ struct Data {
 }
 
 # scheduler -> worker (one-way): run `loop` once (its `launch`-th run), or,
-# with `end` set, write everything back and finish. `run` carries what the
-# run needs besides the program (TaskRun; read by worker/task.h). `json` is
-# no longer sent (it held the same as JSON text).
+# with `end` set, write everything back and finish, or, with `flush` set,
+# push the rows held between runs (analysis/held_rows.h) and answer with
+# taskDone (worker::Runner::Flush). `run` carries what the run needs besides
+# the program (TaskRun; read by worker/task.h). `json` is no longer sent (it
+# held the same as JSON text).
 struct Task {
   loop @0 :UInt32;
   launch @1 :UInt64;
   json @2 :Text;
   end @3 :Bool;
   run @4 :TaskRun;
+  flush @5 :Bool;
 }
 
 # worker -> scheduler (one-way): the task is done. `accums` are the worker's

@@ -37,6 +37,10 @@ struct HeldRows {
   std::vector<int64_t> rows;
   std::vector<float> base;
   uint64_t generation = 0;
+  // The rows changed since the servers got them: the local strategy of a
+  // parameter held between runs (analysis/held_rows.h) leaves them here at
+  // the end of a run until Runner::Flush pushes them.
+  bool unpushed = false;
 };
 
 // An allreduce parameter's replica: `base` is its value after the last sync
@@ -89,6 +93,9 @@ struct SyncEnv {
   int rank = 0;
   int workers = 1;
   int64_t sync_every = 1;  // allreduce: steps between collective sums
+  // The servers started from a checkpoint (cluster::JobSpec::restored), not
+  // from the initialisers.
+  bool restored = false;
   const analysis::RowPlan* rows = nullptr;
   RowIo* io = nullptr;
   Handoffs* handoffs = nullptr;
