@@ -16,6 +16,12 @@ function(rigel_cc_test)
   cmake_parse_arguments(RT "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${RT_NAME} ${RT_SRCS})
   target_link_libraries(${RT_NAME} PRIVATE ${RT_DEPS} GTest::gtest GTest::gtest_main)
+  # A test's own code is set-up and assertions; the code under test is in
+  # the libraries, built as the build type says (-O3 in Release). -O1 here
+  # (after the directory's -O3, so it wins) compiles a test file in about
+  # two thirds of the time (tests/cluster/setup_test.cc: 9.5 s against 6.0 s
+  # on the 2-core VM), which every build and every CI run pays, 79 files.
+  target_compile_options(${RT_NAME} PRIVATE -O1)
   target_compile_definitions(${RT_NAME} PRIVATE
     RIGEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" RIGEL_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   gtest_discover_tests(${RT_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${RT_LABELS}")

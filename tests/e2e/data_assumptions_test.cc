@@ -128,7 +128,7 @@ struct Case {
   std::vector<std::string> schedules;  // expected schedule of each loop, in order
   // Empty: every run prints the same numbers. Otherwise every run fails and
   // its error output holds each of these.
-  std::vector<std::string> refusal;
+  std::vector<std::string> refusal = {};
 };
 
 std::string PrintSum2D(const std::string& param, const std::string& rows, const std::string& cols) {

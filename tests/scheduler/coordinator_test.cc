@@ -134,7 +134,9 @@ TEST_F(CoordinatorTest, EveryMemberGetsTheSetupServersBeforeWorkersAndTheJobEnds
     ASSERT_EQ(got[i]->params.size(), 1u);
     EXPECT_EQ(got[i]->params[0].decl.name, "W");
     EXPECT_FALSE(got[i]->job.has_value());
-    if (i >= 2) EXPECT_EQ(done_when_got[i], 2) << "worker " << i - 2 << " got the setup early";
+    if (i >= 2) {
+      EXPECT_EQ(done_when_got[i], 2) << "worker " << i - 2 << " got the setup early";
+    }
   }
   for (size_t i = 2; i < members_.size(); ++i) members_[i]->Finish();
   EXPECT_TRUE(coordinator_->Wait().ok());
