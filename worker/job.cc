@@ -6,19 +6,16 @@
 namespace rigel::worker {
 
 void TaskQueue::Push(transport::InMessage m) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   tasks_.push_back(std::move(m));
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool TaskQueue::Pop(const cluster::Member& member, transport::InMessage* out) {
-  std::unique_lock<std::mutex> l(mu_);
-  while (true) {
-    cv_.wait_for(l, std::chrono::milliseconds(200),
-                 [&] { return !tasks_.empty() || member.ended(); });
-    if (!tasks_.empty()) break;
-    if (member.ended()) return false;
-  }
+  MutexLock l(&mu_);
+  // The member's end is not signalled on cv_: it is looked at every 200 ms.
+  while (tasks_.empty() && !member.ended()) cv_.WaitFor(&mu_, std::chrono::milliseconds(200));
+  if (tasks_.empty()) return false;
   *out = std::move(tasks_.front());
   tasks_.pop_front();
   return true;

@@ -10,16 +10,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <ostream>
 
 #include "cluster/member.h"
 #include "cluster/setup.h"
 #include "collectives/store.h"
+#include "common/mutex.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "transport/transport.h"
 #include "worker/runner.h"
 
@@ -34,9 +34,9 @@ class TaskQueue {
   bool Pop(const cluster::Member& member, transport::InMessage* out);
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<transport::InMessage> tasks_;
+  Mutex mu_;
+  CondVar cv_;  // tasks_ changed
+  std::deque<transport::InMessage> tasks_ RIGEL_GUARDED_BY(mu_);
 };
 
 // Loads the job of `setup` (which must have one), says it is ready and runs

@@ -14,17 +14,17 @@ using Clock = std::chrono::steady_clock;
 bool Handoffs::Put(const transport::InMessage& msg) {
   if (msg.type() != transport::MessageType::BLOCK_HANDOFF) return false;
   auto b = msg.header().getBody().getBlockHandoff();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   mailbox_[{static_cast<int>(b.getLoop()), b.getEpoch(), static_cast<int64_t>(b.getStep()),
             static_cast<int>(b.getParam())}] = msg;
-  cv_.notify_all();
+  cv_.NotifyAll();
   return true;
 }
 
 void Handoffs::Abort(const Status& why) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (aborted_.ok()) aborted_ = why.ok() ? Unavailable("the job ended") : why;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 Status Handoffs::Send(const ColumnId& id, const std::vector<int64_t>& keys, SyncMetrics* m) {
@@ -65,11 +65,11 @@ Status Handoffs::Take(const ColumnId& id, const std::vector<int64_t>& keys, Sync
   auto t = Clock::now();
   transport::InMessage msg;
   {
-    std::unique_lock<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     // The wire's epoch is 32 bits wide.
     auto key = std::make_tuple(id.loop, static_cast<uint64_t>(static_cast<uint32_t>(id.launch)),
                                id.step, id.param);
-    cv_.wait(l, [&] { return !aborted_.ok() || mailbox_.count(key); });
+    while (aborted_.ok() && !mailbox_.count(key)) cv_.Wait(&mu_);
     if (!aborted_.ok()) return aborted_;
     msg = std::move(mailbox_[key]);
     mailbox_.erase(key);

@@ -12,15 +12,15 @@
 #define RIGEL_WORKER_SYNC_HANDOFF_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <ostream>
 #include <tuple>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "transport/transport.h"
 #include "worker/sync/row_io.h"
 
@@ -66,11 +66,12 @@ class Handoffs {
   transport::Transport* transport_;
   const RowIo* io_;
   int rank_, workers_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;  // mailbox_ or aborted_ changed
   // Received and not yet taken: (loop, launch, step, param).
-  std::map<std::tuple<int, uint64_t, int64_t, int>, transport::InMessage> mailbox_;
-  Status aborted_;
+  std::map<std::tuple<int, uint64_t, int64_t, int>, transport::InMessage> mailbox_
+      RIGEL_GUARDED_BY(mu_);
+  Status aborted_ RIGEL_GUARDED_BY(mu_);
   std::chrono::milliseconds pause_{0};
   std::ostream* pause_log_ = nullptr;
 };
