@@ -7,13 +7,14 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 namespace rigel {
 
-StatusOr<std::string> ReadFileToString(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+StatusOr<ReadOnlyFile> ReadOnlyFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    int err = errno;
+    const int err = errno;
     if (err == ENOENT) return NotFound(path + ": no such file");
     return IoError(path + ": cannot open: " + std::strerror(err));
   }
@@ -22,30 +23,58 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
     ::close(fd);
     return IoError(path + ": not a regular file");
   }
-  std::string out;
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  // One read() per chunk into the final buffer: no per-line copying.
-  while (done < out.size()) {
-    ssize_t n = ::read(fd, out.data() + done, out.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      return IoError(path + ": read failed: " + std::strerror(err));
-    }
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
+  return ReadOnlyFile(path, fd, static_cast<int64_t>(st.st_size));
+}
+
+ReadOnlyFile::ReadOnlyFile(std::string path, int fd, int64_t size)
+    : path_(std::move(path)), fd_(fd), size_(size) {}
+
+ReadOnlyFile::ReadOnlyFile(ReadOnlyFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), size_(other.size_) {
+  other.fd_ = -1;
+}
+
+ReadOnlyFile::~ReadOnlyFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+StatusOr<int64_t> ReadOnlyFile::Read(char* out, int64_t n) {
+  while (true) {
+    const ssize_t got = ::read(fd_, out, static_cast<size_t>(n));
+    if (got >= 0) return static_cast<int64_t>(got);
+    const int err = errno;
+    if (err != EINTR) return IoError(path_ + ": read failed: " + std::strerror(err));
   }
-  out.resize(done);
+}
+
+StatusOr<int64_t> ReadOnlyFile::ReadAt(int64_t offset, char* out, int64_t n) const {
+  while (true) {
+    const ssize_t got = ::pread(fd_, out, static_cast<size_t>(n), static_cast<off_t>(offset));
+    if (got >= 0) return static_cast<int64_t>(got);
+    const int err = errno;
+    if (err != EINTR) return IoError(path_ + ": read failed: " + std::strerror(err));
+  }
+}
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  RIGEL_ASSIGN_OR_RETURN(ReadOnlyFile f, ReadOnlyFile::Open(path));
+  std::string out;
+  out.resize(static_cast<size_t>(f.size()));
+  int64_t done = 0;
+  // One read() per chunk into the final buffer: no per-line copying.
+  while (done < f.size()) {
+    RIGEL_ASSIGN_OR_RETURN(int64_t n, f.Read(out.data() + done, f.size() - done));
+    if (n == 0) break;
+    done += n;
+  }
+  out.resize(static_cast<size_t>(done));
   // Files that grow while read (or report size 0, like /proc) are read to EOF.
   char buf[65536];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    auto n = f.Read(buf, sizeof buf);
+    if (!n.ok() || *n == 0) break;
+    out.append(buf, static_cast<size_t>(*n));
   }
-  ::close(fd);
   return out;
 }
 

@@ -1,7 +1,9 @@
-// Whole-file reading for loaders and the frontend.
+// Whole-file reading for loaders and the frontend, reading a file in parts
+// (data/line_split.h), and durable writes.
 #ifndef RIGEL_COMMON_FILE_H_
 #define RIGEL_COMMON_FILE_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -9,6 +11,36 @@
 #include "common/status.h"
 
 namespace rigel {
+
+// A file open for reading, closed when it goes. Open: NotFound ("PATH: no
+// such file"), IoError ("PATH: cannot open: ..." or "PATH: not a regular
+// file" for a directory). Reads: IoError naming the path; 0 bytes at the
+// end of the file. Thread-compatible: ReadAt may be called from several
+// threads at once, Read from one at a time.
+class ReadOnlyFile {
+ public:
+  static StatusOr<ReadOnlyFile> Open(const std::string& path);
+  ReadOnlyFile(ReadOnlyFile&& other) noexcept;
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(ReadOnlyFile&&) = delete;
+  ~ReadOnlyFile();
+
+  // The size when it was opened (0 for pipes and most of /proc).
+  int64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Up to n bytes from where the last Read ended (the start at first).
+  StatusOr<int64_t> Read(char* out, int64_t n);
+  // Up to n bytes from byte `offset` (regular files).
+  StatusOr<int64_t> ReadAt(int64_t offset, char* out, int64_t n) const;
+
+ private:
+  ReadOnlyFile(std::string path, int fd, int64_t size);
+
+  std::string path_;
+  int fd_;
+  int64_t size_;
+};
 
 // Reads the whole file at `path` into a string. Returns NotFound if the file
 // does not exist, IoError for any other failure; the message names the path.
