@@ -69,9 +69,10 @@ void Move(WorkerCounts* wc, const std::string& what, double rows, double row_byt
 
 // local: held rows pulled at the start unless kept from this loop's last
 // run or still the initialiser's (`initial`: no run wrote the parameter, so
-// the worker computes them), pushed at the end when written (unless they stay on the worker
-// between runs: analysis/held_rows.h; the flush before a checkpoint or the
-// saved parameters is not an epoch's); shared rows around every step.
+// the worker computes them), pushed at the end when written (unless they
+// stay on the worker between runs: analysis/held_rows.h; the flush before a
+// checkpoint or the saved parameters is not an epoch's); shared rows around
+// every step.
 void CountLocal(const ParamRun& r, const std::vector<std::vector<std::vector<int64_t>>>& srv,
                 bool kept, bool initial, WorkerCounts* wc) {
   const double rb = RowBytes(*r.shape), held = static_cast<double>(r.rows->held.size());

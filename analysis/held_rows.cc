@@ -17,11 +17,9 @@ bool HeldBetweenRuns(const ir::Program& prog, const Plan& plan, int loop, const 
   return true;
 }
 
-bool AnyHeldBetweenRuns(const ir::Program& prog, const Plan& plan) {
-  for (const LoopPlan& lp : plan.loops) {
-    for (const ParamPlan& pp : lp.params) {
-      if (HeldBetweenRuns(prog, plan, lp.id, pp)) return true;
-    }
+bool LoopHoldsRows(const ir::Program& prog, const Plan& plan, int loop) {
+  for (const ParamPlan& pp : plan.loops[static_cast<size_t>(loop)].params) {
+    if (HeldBetweenRuns(prog, plan, loop, pp)) return true;
   }
   return false;
 }

@@ -26,8 +26,9 @@ namespace rigel::analysis {
 // keeps its rows on the workers between runs, as above.
 bool HeldBetweenRuns(const ir::Program& prog, const Plan& plan, int loop, const ParamPlan& pp);
 
-// Whether any parameter of any loop of `plan` does.
-bool AnyHeldBetweenRuns(const ir::Program& prog, const Plan& plan);
+// Whether any parameter of loop `loop` does: its runs leave rows on the
+// workers that a flush must push before the servers' rows are read.
+bool LoopHoldsRows(const ir::Program& prog, const Plan& plan, int loop);
 
 }  // namespace rigel::analysis
 

@@ -108,9 +108,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   }
   d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
   for (const analysis::LoopPlan& lp : d->plan_.loops) {
-    d->held_.push_back(std::any_of(lp.params.begin(), lp.params.end(), [&](const auto& pp) {
-      return analysis::HeldBetweenRuns(*d->prog_, d->plan_, lp.id, pp);
-    }));
+    d->held_.push_back(analysis::LoopHoldsRows(*d->prog_, d->plan_, lp.id));
   }
   RIGEL_ASSIGN_OR_RETURN(d->vectors_, exec::ParseSaveVectors(*d->prog_, o.save_vectors));
   // Model files that cannot be written stop the job now, not after training.
