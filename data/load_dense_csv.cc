@@ -7,6 +7,7 @@
 
 #include "common/file.h"
 #include "data/dataset.h"
+#include "data/part_load.h"
 #include "data/text_scanner.h"
 
 namespace rigel::data {
@@ -14,27 +15,40 @@ namespace rigel::data {
 using internal::NumParse;
 using internal::TextScanner;
 
-StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
-                                const DenseCsvOptions& opts) {
+StatusOr<ParsedPart> ParseDenseCsvPart(std::string_view text, const std::string& path,
+                                       const DenseCsvOptions& opts, const PartPlace& place) {
   if (opts.label < 0) {
     return InvalidArgument(path + ": error: label column " + std::to_string(opts.label) +
                            " is negative");
   }
-  TextScanner sc(text, path, opts.sep);
-  Dataset d;
-  d.kind = DataKind::kDenseCsv;
+  RIGEL_RETURN_IF_ERROR(internal::CheckSeparator(opts.sep, path));
+  TextScanner sc(text, path, opts.sep, place.line_base + 1);
+  ParsedPart out;
+  Dataset& d = out.data;
+  PartFacts& f = out.facts;
+  d.kind = f.kind = DataKind::kDenseCsv;
   d.path = path;
   d.origin.header = opts.skip_header;
-  const size_t max_rows = sc.CountByte('\n') + 1;
+  f.shape = ShapeOf(text);
+  const size_t max_rows = static_cast<size_t>(f.shape.newlines) + 1;
   d.labels.reserve(max_rows);
 
   const bool blank_sep = TextScanner::IsBlank(opts.sep);
   const std::string sep_text = opts.sep == '\t'  ? std::string("a tab")
                                : opts.sep == ' ' ? std::string("a space")
                                                  : std::string("'") + opts.sep + "'";
-  bool header_pending = opts.skip_header;
-  int64_t ncols = -1;      // fixed by the first data line
-  int64_t first_line = 0;  // where ncols was fixed, for messages
+  // The header is the file's first non-blank line, which may lie in an
+  // earlier part.
+  bool header_pending = opts.skip_header && !place.content_before;
+  // Fixed by the file's first data line: known when the caller says so,
+  // else taken from the part's first (the merge compares the parts').
+  int64_t ncols = place.cols;
+  int64_t first_line = place.cols_line;  // where ncols was fixed, for messages
+  const bool cols_known = ncols >= 0;
+  if (cols_known) {
+    d.x.reserve(std::min(max_rows * static_cast<size_t>(std::max<int64_t>(ncols - 1, 0)),
+                         text.size() / 2 + 1));
+  }
   while (sc.SkipBlankLines()) {
     if (header_pending) {
       header_pending = false;
@@ -88,10 +102,17 @@ StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
     }
     sc.EndLine();
   }
-  if (d.labels.empty()) return sc.EmptyFileError();
-  d.count = static_cast<int64_t>(d.labels.size());
-  d.dim = ncols - 1;
-  return d;
+  d.count = f.count = static_cast<int64_t>(d.labels.size());
+  if (d.count > 0) {
+    f.cols = ncols;
+    f.cols_line = first_line;
+  }
+  return out;
+}
+
+StatusOr<Dataset> ParseDenseCsv(std::string_view text, const std::string& path,
+                                const DenseCsvOptions& opts) {
+  return LoadInParts(text, path, LoadSpec::Of(opts), 1);
 }
 
 StatusOr<Dataset> LoadDenseCsv(const std::string& path, const DenseCsvOptions& opts) {

@@ -1,8 +1,6 @@
 // tokens(path, min_count, lines): a corpus of whitespace-separated words, with
 // lines=true one document per line.
-#include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -10,6 +8,7 @@
 
 #include "common/file.h"
 #include "data/dataset.h"
+#include "data/part_load.h"
 #include "data/text_scanner.h"
 
 namespace rigel::data {
@@ -21,27 +20,30 @@ bool IsSpace(char c) {
 
 }  // namespace
 
-StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
-                              const TokensOptions& opts) {
+StatusOr<ParsedPart> ParseTokensPart(std::string_view text, const std::string& path,
+                                     const TokensOptions& opts, const PartPlace& place) {
   // Words are compared byte for byte and printed back (vocabularies, saved
   // vectors): a binary, compressed or UTF-16 file would tokenise into junk
   // without any other error.
   if (const char* junk = internal::FindNonText(text)) {
-    internal::TextScanner sc(text, path);
+    internal::TextScanner sc(text, path, '\0', place.line_base + 1);
     sc.MoveTo(junk);
     return sc.Expected("UTF-8 text");
   }
-  // First pass: ids in order of first appearance, so that ties in the final
-  // (by-count) order are broken by first appearance with a stable sort.
+  ParsedPart out;
+  Dataset& d = out.data;
+  PartFacts& f = out.facts;
+  d.kind = f.kind = DataKind::kTokens;
+  d.path = path;
+  f.shape = ShapeOf(text);
+  // Ids in order of first appearance, so that the merge can break ties in
+  // the final (by-count) order by first appearance in the file.
   std::unordered_map<std::string_view, int32_t> first_id;
   std::vector<std::string_view> first_words;
-  std::vector<int64_t> first_counts;
-  std::vector<int32_t> stream;
-  std::vector<int32_t> stream_doc;      // lines=true: the line of each word
-  stream.reserve(text.size() / 5 + 1);  // English averages ~5-6 bytes per word+space
+  d.tokens.reserve(text.size() / 5 + 1);  // English averages ~5-6 bytes per word+space
   const char* p = text.data();
   const char* end = p + text.size();
-  int64_t line = 0;
+  int64_t line = place.line_base;  // 0-based, as Dataset::token_doc
   for (;;) {
     while (p != end && IsSpace(*p)) line += *p++ == '\n';
     if (p == end) break;
@@ -51,54 +53,24 @@ StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
     auto [it, inserted] = first_id.try_emplace(word, static_cast<int32_t>(first_words.size()));
     if (inserted) {
       first_words.push_back(word);
-      first_counts.push_back(0);
+      f.word_counts.push_back(0);
     }
-    ++first_counts[it->second];
-    stream.push_back(it->second);
+    ++f.word_counts[it->second];
+    d.tokens.push_back(it->second);
     if (opts.lines) {
       if (line > INT32_MAX) return InvalidArgument(path + ": error: more than 2^31 lines");
-      stream_doc.push_back(static_cast<int32_t>(line));
+      d.token_doc.push_back(static_cast<int32_t>(line));
     }
   }
-  if (stream.empty()) return InvalidArgument(path + ": error: empty file");
+  f.words.assign(first_words.begin(), first_words.end());
+  d.lines = opts.lines;
+  d.count = f.count = static_cast<int64_t>(d.tokens.size());
+  return out;
+}
 
-  std::vector<int32_t> order(first_words.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int32_t a, int32_t b) { return first_counts[a] > first_counts[b]; });
-
-  Dataset d;
-  d.kind = DataKind::kTokens;
-  d.path = path;
-  std::vector<int32_t> new_id(first_words.size(), -1);  // -1: rarer than min_count
-  for (int32_t old : order) {
-    if (first_counts[old] < opts.min_count) break;  // sorted: all later ones are rarer
-    new_id[old] = static_cast<int32_t>(d.words.size());
-    d.words.emplace_back(first_words[old]);
-    d.word_counts.push_back(first_counts[old]);
-  }
-  if (d.words.empty()) {
-    return InvalidArgument(path + ": error: no word occurs at least min_count (" +
-                           std::to_string(opts.min_count) + ") times");
-  }
-  // Rare words leave the stream entirely (as in word2vec), so windows span
-  // across them.
-  d.tokens.reserve(stream.size());
-  for (size_t k = 0; k < stream.size(); ++k) {
-    if (new_id[stream[k]] < 0) continue;
-    d.tokens.push_back(new_id[stream[k]]);
-    if (opts.lines) d.token_doc.push_back(stream_doc[k]);
-  }
-  if (opts.lines) {
-    // Every line is a document, blank ones too, so d is the line number; a
-    // last line without '\n' counts when it holds anything.
-    d.lines = true;
-    d.docs = line + (!text.empty() && text.back() != '\n');
-  }
-  d.count = static_cast<int64_t>(d.tokens.size());
-  d.vocab = static_cast<int64_t>(d.words.size());
-  d.negatives = NegativeSampler(d.word_counts);
-  return d;
+StatusOr<Dataset> ParseTokens(std::string_view text, const std::string& path,
+                              const TokensOptions& opts) {
+  return LoadInParts(text, path, LoadSpec::Of(opts), 1);
 }
 
 StatusOr<Dataset> LoadTokens(const std::string& path, const TokensOptions& opts) {

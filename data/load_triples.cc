@@ -6,6 +6,7 @@
 
 #include "common/file.h"
 #include "data/dataset.h"
+#include "data/part_load.h"
 #include "data/text_scanner.h"
 
 namespace rigel::data {
@@ -116,20 +117,26 @@ inline bool FastLine(TextScanner& sc, const TriplesOptions& opts, int32_t* i, in
 
 }  // namespace
 
-StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
-                               const TriplesOptions& opts) {
-  TextScanner sc(text, path, opts.sep);
-  Dataset d;
-  d.kind = DataKind::kTriples;
+StatusOr<ParsedPart> ParseTriplesPart(std::string_view text, const std::string& path,
+                                      const TriplesOptions& opts, const PartPlace& place) {
+  RIGEL_RETURN_IF_ERROR(internal::CheckSeparator(opts.sep, path));
+  TextScanner sc(text, path, opts.sep, place.line_base + 1);
+  ParsedPart out;
+  Dataset& d = out.data;
+  PartFacts& f = out.facts;
+  d.kind = f.kind = DataKind::kTriples;
   d.path = path;
   d.origin.header = opts.skip_header;
+  f.shape = ShapeOf(text);
   // Every entry ends a line, so the line count bounds the entry count.
-  const size_t max_entries = sc.CountByte('\n') + 1;
+  const size_t max_entries = static_cast<size_t>(f.shape.newlines) + 1;
   d.ti.reserve(max_entries);
   d.tj.reserve(max_entries);
   d.tv.reserve(max_entries);
 
-  bool header_pending = opts.skip_header;
+  // The header is the file's first non-blank line, which may lie in an
+  // earlier part.
+  bool header_pending = opts.skip_header && !place.content_before;
   int32_t max_i = -1, max_j = -1;
   int64_t max_i_line = 0, max_j_line = 0;  // where each was first read
   while (sc.SkipBlankLines()) {
@@ -158,17 +165,15 @@ StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
     d.tj.push_back(j);
     d.tv.push_back(v);
   }
-  if (d.ti.empty()) return sc.EmptyFileError();
-  d.count = static_cast<int64_t>(d.ti.size());
-  d.rows = static_cast<int64_t>(max_i) + 1;
-  d.cols = static_cast<int64_t>(max_j) + 1;
-  std::string far[2] = {
-      internal::FarIndexWarning(path, d.ti, max_i, max_i_line, opts.base, "row", ".rows"),
-      internal::FarIndexWarning(path, d.tj, max_j, max_j_line, opts.base, "column", ".cols")};
-  for (std::string& w : far) {
-    if (!w.empty()) d.warnings.push_back(std::move(w));
-  }
-  return d;
+  d.count = f.count = static_cast<int64_t>(d.ti.size());
+  f.top_i = internal::TopOf(d.ti, max_i, max_i_line);
+  f.top_j = internal::TopOf(d.tj, max_j, max_j_line);
+  return out;
+}
+
+StatusOr<Dataset> ParseTriples(std::string_view text, const std::string& path,
+                               const TriplesOptions& opts) {
+  return LoadInParts(text, path, LoadSpec::Of(opts), 1);
 }
 
 StatusOr<Dataset> LoadTriples(const std::string& path, const TriplesOptions& opts) {

@@ -23,6 +23,7 @@
 
 #include "common/status.h"
 #include "data/dataset.h"
+#include "data/part_load.h"
 
 namespace rigel::data::internal {
 
@@ -92,11 +93,16 @@ class TextScanner {
  public:
   // `sep` is the field separator of the format ('\0' when fields are only
   // separated by blanks); it ends a token just like a blank does.
-  TextScanner(std::string_view text, const std::string& path, char sep = '\0')
+  // `first_line` numbers the text's first line: a part of a file that
+  // starts after line_base lines (data/part_load.h) says line_base + 1, so
+  // that messages name the file's lines.
+  TextScanner(std::string_view text, const std::string& path, char sep = '\0',
+              int64_t first_line = 1)
       : begin_(text.data()),
         p_(text.data()),
         end_(text.data() + text.size()),
         line_start_(text.data()),
+        line_(first_line),
         path_(path),
         sep_(sep) {}
 
@@ -336,6 +342,9 @@ class TextScanner {
     m += message;
     return InvalidArgument(std::move(m));
   }
+  // The column of `at`, which lies on the current line (1 for its first byte).
+  int64_t ColumnOf(const char* at) const { return at - line_start_ + 1; }
+
   // "... error: expected WHAT, found 'TOKEN'" for the token at `at`.
   Status ExpectedAt(const char* at, std::string_view what) const {
     // A CRLF line ends where its '\r' is, as an editor shows it.
@@ -365,10 +374,21 @@ class TextScanner {
   const char* p_;
   const char* end_;
   const char* line_start_;
-  int64_t line_ = 1;
+  int64_t line_;
   const std::string& path_;
   char sep_;
 };
+
+// A field separator that is a line end would make one entry span lines, and
+// the data could no longer be cut into parts at line starts
+// (data/part_load.h): refused, whatever the file holds.
+inline Status CheckSeparator(char sep, const std::string& path) {
+  if (sep == '\n' || sep == '\r') {
+    return InvalidArgument(
+        path + ": error: the field separator cannot be a line end (one entry per line)");
+  }
+  return Status::Ok();
+}
 
 // Shifts an index read from a file by `base`. False when it is below base or
 // does not fit int32 (IndexError then says which).
@@ -409,21 +429,39 @@ inline bool ShiftIndex(int64_t raw, int64_t base, int32_t* out) {
   }
 }
 
-// dataset.h's "far index" rule for one kind of index: `max` is the largest
-// of `indices` (after the base shift), first read on line `line`; `unit`
-// names what an index counts ("feature", "row") and `attr` the attribute it
-// sizes (".dim"). Returns "PATH:LINE: warning: ..." with the indices as
-// written in the file, or "" when `max` is not far.
-[[gnu::cold, gnu::noinline]] inline std::string FarIndexWarning(const std::string& path,
-                                                                const std::vector<int32_t>& indices,
-                                                                int32_t max, int64_t line,
-                                                                int64_t base, std::string_view unit,
-                                                                std::string_view attr) {
-  if (max <= kFarIndexMin) return "";
-  int64_t next = -1;  // the next largest distinct index
+// The largest of `indices` below `max` (-1 when there is none): the "next
+// largest" of dataset.h's far-index rule.
+inline int32_t NextLargest(const std::vector<int32_t>& indices, int32_t max) {
+  int32_t next = -1;
   for (int32_t x : indices) {
     if (x < max && x > next) next = x;
   }
+  return next;
+}
+
+// A part's IndexTop (data/part_load.h) for `indices`, whose largest is
+// `max`, first read on `line`: the next largest is only looked for when
+// `max` may be far.
+inline IndexTop TopOf(const std::vector<int32_t>& indices, int32_t max, int64_t line) {
+  IndexTop t;
+  t.max = max;
+  t.line = line;
+  if (max > kFarIndexMin) t.next = NextLargest(indices, max);
+  return t;
+}
+
+// dataset.h's "far index" rule for one kind of index: `max` is the largest
+// index (after the base shift), first read on line `line`, and `next` the
+// next largest distinct one (-1: none); `unit` names what an index counts
+// ("feature", "row") and `attr` the attribute it sizes (".dim"). Returns
+// "PATH:LINE: warning: ..." with the indices as written in the file, or ""
+// when `max` is not far.
+[[gnu::cold, gnu::noinline]] inline std::string FarIndexWarning(const std::string& path,
+                                                                int32_t max, int32_t next,
+                                                                int64_t line, int64_t base,
+                                                                std::string_view unit,
+                                                                std::string_view attr) {
+  if (max <= kFarIndexMin) return "";
   if (max <= kFarIndexRatio * std::max<int64_t>(next, 0)) return "";
   const std::string u(unit);
   char mb[32];

@@ -229,6 +229,10 @@ bool Checker::DataOption(const Expr& arg, const std::string& what, ir::DataDecl*
       Error(arg.loc, "the separator must be a single character");
       return false;
     }
+    if ((*sep)[0] == '\n' || (*sep)[0] == '\r') {
+      Error(arg.loc, "the separator cannot be a line end: a data file holds one entry per line");
+      return false;
+    }
     d->sep = (*sep)[0];
   } else if (what == "extra") {
     auto extra = StringArg(&arg, "what to do with further columns");

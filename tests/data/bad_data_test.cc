@@ -12,6 +12,7 @@
 
 #include "common/file.h"
 #include "data/dataset.h"
+#include "data/part_load.h"
 
 namespace rigel::data {
 namespace {
@@ -20,19 +21,20 @@ namespace {
 struct Loader {
   std::string name;
   std::function<StatusOr<Dataset>(const std::string& path)> load;
+  LoadSpec spec;  // the same loader, for a load in parts (data/part_load.h)
 };
 
 Loader Triples(TriplesOptions o = {}, std::string name = "triples") {
-  return {name, [o](const std::string& p) { return LoadTriples(p, o); }};
+  return {name, [o](const std::string& p) { return LoadTriples(p, o); }, LoadSpec::Of(o)};
 }
 Loader Libsvm(LibsvmOptions o = {}, std::string name = "libsvm") {
-  return {name, [o](const std::string& p) { return LoadLibsvm(p, o); }};
+  return {name, [o](const std::string& p) { return LoadLibsvm(p, o); }, LoadSpec::Of(o)};
 }
 Loader Tokens(TokensOptions o = {}) {
-  return {"tokens", [o](const std::string& p) { return LoadTokens(p, o); }};
+  return {"tokens", [o](const std::string& p) { return LoadTokens(p, o); }, LoadSpec::Of(o)};
 }
 Loader DenseCsv(DenseCsvOptions o = {}, std::string name = "dense_csv") {
-  return {name, [o](const std::string& p) { return LoadDenseCsv(p, o); }};
+  return {name, [o](const std::string& p) { return LoadDenseCsv(p, o); }, LoadSpec::Of(o)};
 }
 
 // One bad file read by one loader. `want` is the message without the path
@@ -47,6 +49,11 @@ struct Row {
 
 const std::vector<Row>& Table() {
   static const std::vector<Row> rows = {
+      // 0. A separator that is a line end, whatever the file holds.
+      {"line end separator", "0\n1\n2\n", Triples({.sep = '\n'}, "triples sep=\\n"),
+       ": error: the field separator cannot be a line end (one entry per line)"},
+      {"line end separator", "1\r2\n", DenseCsv({.sep = '\r'}, "dense_csv sep=\\r"),
+       ": error: the field separator cannot be a line end (one entry per line)"},
       // 1. NaN in a value field.
       {"nan value", "0,0,1\n1,1,nan\n", Triples(),
        ":2:5: error: expected a finite number for column 3 (v), found 'nan'"},
@@ -197,6 +204,19 @@ const std::vector<Row>& Table() {
   return rows;
 }
 
+// `d`, the row's file read from `path`, failed with the row's message or
+// loaded with its one warning.
+void ExpectAsTheRowSays(const Row& row, const std::string& path, const StatusOr<Dataset>& d) {
+  if (row.want.find(": warning: ") != std::string::npos) {
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_EQ(d->warnings, std::vector<std::string>{path + row.want});
+    return;
+  }
+  ASSERT_FALSE(d.ok()) << "loaded, expected: " << row.want;
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d.status().message(), path + row.want);
+}
+
 class BadDataTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -221,15 +241,22 @@ TEST_F(BadDataTest, EveryBadFileSaysWhereAndWhatWasExpected) {
     const Row& row = rows[k];
     SCOPED_TRACE("row " + std::to_string(k) + ": " + row.file + " read by " + row.loader.name);
     const std::string path = Write(k, row.contents);
-    StatusOr<Dataset> d = row.loader.load(path);
-    if (row.want.find(": warning: ") != std::string::npos) {
-      ASSERT_TRUE(d.ok()) << d.status().ToString();
-      EXPECT_EQ(d->warnings, std::vector<std::string>{path + row.want});
-      continue;
+    ExpectAsTheRowSays(row, path, row.loader.load(path));
+  }
+}
+
+// Read in 2 to 5 parts (as a job's workers read it), every bad file gives
+// the whole load's message or warning: the parts' lines are the file's.
+TEST_F(BadDataTest, EveryBadFileSaysTheSameReadInParts) {
+  const std::vector<Row>& rows = Table();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const Row& row = rows[k];
+    for (int parts = 2; parts <= 5; ++parts) {
+      SCOPED_TRACE("row " + std::to_string(k) + ": " + row.file + " read by " + row.loader.name +
+                   " in " + std::to_string(parts) + " parts");
+      ExpectAsTheRowSays(row, "bad.txt",
+                         LoadInParts(row.contents, "bad.txt", row.loader.spec, parts));
     }
-    ASSERT_FALSE(d.ok()) << "loaded, expected: " << row.want;
-    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_EQ(d.status().message(), path + row.want);
   }
 }
 

@@ -600,6 +600,10 @@ TEST(Lexer, StringsAndBadBytesAtLineEnds) {
   // A NUL in a path would make open() read a file other than the one named.
   ExpectError(std::string("data r = triples(\"r.csv") + '\0' + "x\")\n", 1, 18,
               "a file path cannot contain a NUL byte");
+  // A line end between fields would make an entry span lines (and files could
+  // not be cut into parts at line starts).
+  ExpectError("data r = triples(\"r.csv\", sep=\"\\n\")\n", 1, 31,
+              "the separator cannot be a line end: a data file holds one entry per line");
 }
 
 TEST(Ir, DumpShowsExplicitParamAccesses) {
