@@ -2,9 +2,11 @@
 // loops, as words or as the plan document the runtime executes.
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/memory.h"
 #include "analysis/plan.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
@@ -12,6 +14,8 @@
 #include "cli/plan_cost.h"
 #include "common/file.h"
 #include "exec/cost_probe.h"
+#include "exec/executor.h"
+#include "exec/memory_inputs.h"
 
 namespace rigel::cli {
 namespace {
@@ -25,6 +29,7 @@ struct PlanArgs {
   bool json = false;
   // explain --cost: the predicted epoch on --servers servers (exec/cost_probe.h).
   bool cost = false;
+  bool memory = false;  // explain --memory (analysis/memory.h)
   exec::ProbeOptions probe;
   std::string constants;  // --constants FILE (cli/constants_file.h)
 };
@@ -100,6 +105,24 @@ void AddCostArgs(CLI::App* cmd, PlanArgs* args, const std::string& what) {
       ->default_val(0);
 }
 
+// Loads the data (no parameter values) and estimates what each process of a
+// job on --workers workers and --servers servers holds at its peak.
+StatusOr<analysis::MemoryEstimate> EstimateMemory(const ir::Program& prog,
+                                                  const analysis::Plan& plan,
+                                                  const PlanArgs& args) {
+  exec::ExecutorOptions eo;
+  eo.seed = args.probe.seed;
+  eo.allocate_params = false;
+  std::ostringstream quiet;  // the data's warnings: the run says them
+  eo.warnings = &quiet;
+  RIGEL_ASSIGN_OR_RETURN(auto ex, exec::SerialExecutor::Create(prog, eo));
+  analysis::MemoryInputs in = exec::MemoryInputsOf(prog, *ex);
+  in.workers = plan.workers;
+  in.servers = args.probe.servers;
+  in.staleness = args.probe.staleness;
+  return analysis::EstimateMemory(prog, plan, in);
+}
+
 }  // namespace
 
 void AddExplainCommand(CLI::App& app, int* exit_code) {
@@ -117,11 +140,32 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
               "also load the data, predict each epoch's seconds and bytes on --workers workers "
               "and --servers servers, and those of every other legal schedule of each loop "
               "(with --json: the predictions as JSON)");
+  cmd->add_flag("--memory", args->memory,
+                "also load the data and print what each process (worker, server, scheduler) "
+                "is expected to hold at its peak on --workers workers and --servers servers, "
+                "the largest parts first (docs/planner.md, \"Memory\"; with --json: as JSON)");
   cmd->callback([args, exit_code, workers] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
     auto plan = GetPlan(*prog, *args, workers->count() > 0, exit_code);
     if (!plan) return;
+    if (args->memory) {
+      auto memory = EstimateMemory(*prog, *plan, *args);
+      if (!memory.ok()) {
+        PrintError(memory.status());
+        *exit_code = 1;
+        return;
+      }
+      if (args->json) {
+        std::cout << analysis::MemoryJson(*memory) << "\n";
+      } else {
+        std::cout << analysis::Explain(*prog, *plan) << "\nexpected peak memory per process on "
+                  << plan->workers << " workers and " << args->probe.servers
+                  << " servers (docs/planner.md, \"Memory\"):\n"
+                  << analysis::MemoryText(*memory, 6);
+      }
+      return;
+    }
     if (args->cost) {
       auto cost = CostPlan(*prog, *plan, args->probe, args->constants);
       if (!cost.ok()) {

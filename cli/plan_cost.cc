@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "analysis/memory.h"
 #include "cli/constants_file.h"
 #include "common/check.h"
 #include "common/json_reader.h"
@@ -15,20 +16,7 @@ namespace {
 // A candidate must be predicted this much faster than the plan to replace it.
 constexpr double kClearlyFaster = 0.95;
 
-// "1.50 MB", "320.0 KB", "96 B".
-std::string Bytes(double b) {
-  char buf[32];
-  if (b >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-  } else if (b >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
-  } else if (b >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%.1f KB", b / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f B", b);
-  }
-  return buf;
-}
+std::string Bytes(double b) { return analysis::ShowBytes(static_cast<int64_t>(b)); }
 
 std::string ScheduleText(const analysis::LoopPlan& lp) {
   std::string s = analysis::ScheduleKindName(lp.schedule.kind);

@@ -19,6 +19,7 @@
 #include "cluster/job_options.h"
 #include "collectives/devices.h"
 #include "common/cpu_time.h"
+#include "common/memory.h"
 #include "exec/epoch_log.h"
 #include "exec/executor.h"
 #include "exec/output_check.h"
@@ -57,6 +58,7 @@ class SerialEpochs {
     f.cpu_s = cpu - cpu_s_;
     f.workers = 1;
     f.servers = 0;
+    f.peak_bytes["process"] = PeakResidentBytes();
     f.printed = ex.TakePrinted();
     log_.Write(f);
     epoch_start_ = now;

@@ -1,5 +1,8 @@
 #include "cluster/job_options.h"
 
+#include <cmath>
+#include <cstdlib>
+
 namespace rigel::cluster {
 
 namespace {
@@ -11,8 +14,57 @@ constexpr int64_t kMaxBatch = int64_t{1} << 30;
 constexpr int64_t kMaxSyncEvery = int64_t{1} << 30;
 constexpr int64_t kMaxPushBound = int64_t{1} << 30;
 constexpr int64_t kMaxCacheMb = int64_t{1} << 24;
+constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;
 
 }  // namespace
+
+StatusOr<int64_t> ParseByteSize(const std::string& text) {
+  auto bad = [&] {
+    return InvalidArgument("expected a size in bytes such as 4096, 512M or 4G, not \"" + text +
+                           "\"");
+  };
+  if (text.empty() || text.find_first_not_of("0123456789.KMGTkmgtiB") != std::string::npos) {
+    return bad();
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  if (end == text.c_str() || !std::isfinite(v) || v < 0) return bad();
+  if (unit.size() >= 2 && unit.substr(unit.size() - 2) == "iB") {
+    unit.resize(unit.size() - 2);
+  } else if (!unit.empty() && unit.back() == 'B') {
+    unit.pop_back();
+  }
+  double scale = 1;
+  if (unit.size() > 1) return bad();
+  if (!unit.empty()) {
+    switch (unit[0]) {
+      case 'K':
+      case 'k':
+        scale = 1024.0;
+        break;
+      case 'M':
+      case 'm':
+        scale = 1024.0 * 1024;
+        break;
+      case 'G':
+      case 'g':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      case 'T':
+      case 't':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      default:
+        return bad();
+    }
+  }
+  const double bytes = std::floor(v * scale);
+  if (bytes > static_cast<double>(kMaxMemoryLimit)) {
+    return InvalidArgument("a size of \"" + text + "\" is more than 2^50 bytes");
+  }
+  return static_cast<int64_t>(bytes);
+}
 
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
   std::vector<CLI::Option*> added;
@@ -73,19 +125,30 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
                                   "or mpi (every process started by mpirun -n N rigel-node)")
                       ->check(CLI::IsMember({"gloo", "mpi"}))
                       ->capture_default_str());
+  added.push_back(
+      app->add_option_function<std::string>(
+             "--memory-limit", [o](const std::string& v) { o->memory_limit = *ParseByteSize(v); },
+             "bytes each process may hold (4096, 512M, 4G; 0: no limit): a job whose expected "
+             "peak (rigel explain --memory) is larger is refused before its workers start")
+          ->check([](const std::string& v) {
+            StatusOr<int64_t> b = ParseByteSize(v);
+            return b.ok() ? std::string() : b.status().message();
+          })
+          ->default_str("0"));
   return added;
 }
 
 std::vector<std::string> JobOptionArgs(const JobOptions& o) {
-  return {"--staleness",   o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
-          "--push-bound",  std::to_string(o.push_bound),
-          "--merge-every", std::to_string(o.merge_every),
-          "--cache-mb",    std::to_string(o.cache_mb),
-          "--hot-rows",    o.hot_rows ? "on" : "off",
-          "--batch",       std::to_string(o.batch),
-          "--sync-every",  std::to_string(o.sync_every),
-          "--device",      o.device,
-          "--collectives", o.collectives};
+  return {"--staleness",    o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
+          "--push-bound",   std::to_string(o.push_bound),
+          "--merge-every",  std::to_string(o.merge_every),
+          "--cache-mb",     std::to_string(o.cache_mb),
+          "--hot-rows",     o.hot_rows ? "on" : "off",
+          "--batch",        std::to_string(o.batch),
+          "--sync-every",   std::to_string(o.sync_every),
+          "--device",       o.device,
+          "--collectives",  o.collectives,
+          "--memory-limit", std::to_string(o.memory_limit)};
 }
 
 Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
@@ -107,6 +170,9 @@ Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
   if (o.cache_mb < 1 || o.cache_mb > kMaxCacheMb) {
     return bad("cache_mb",
                std::to_string(o.cache_mb) + " is outside 1.." + std::to_string(kMaxCacheMb));
+  }
+  if (o.memory_limit < 0 || o.memory_limit > kMaxMemoryLimit) {
+    return bad("memory_limit", std::to_string(o.memory_limit) + " is outside 0..2^50");
   }
   if (o.batch < 0 || o.batch > kMaxBatch) {
     return bad("batch", std::to_string(o.batch) + " is outside 0.." + std::to_string(kMaxBatch));

@@ -32,14 +32,22 @@ struct JobOptions {
   // The collectives of host-memory allreduce parameters: "gloo", or "mpi"
   // (the job's mpirun; every process must be a rank of it).
   std::string collectives = "gloo";
+  // Bytes each process of the job may hold: the scheduler refuses a job whose
+  // expected peak (analysis/memory.h) is larger, before the workers and
+  // servers start. 0: no limit.
+  int64_t memory_limit = 0;
 };
+
+// "512M", "4G", "1.5G", "4096": bytes, with K, M, G or T meaning 2^10, 2^20,
+// 2^30 or 2^40 (a trailing "B" or "iB" allowed). InvalidArgument otherwise.
+StatusOr<int64_t> ParseByteSize(const std::string& text);
 
 // The clocks a pull of the `ps` strategy may lag (ps/service.h; relaxed rows
 // at --staleness 0, sums): the staleness bound, 0 when Rigel chooses it.
 inline int ClockStaleness(const JobOptions& o) { return o.staleness > 0 ? o.staleness : 0; }
 
 // Adds --staleness, --push-bound, --merge-every, --cache-mb, --hot-rows,
-// --batch, --sync-every, --device and --collectives to `app`, each checked
+// --batch, --sync-every, --device, --collectives and --memory-limit to `app`, each checked
 // against its range; the parse writes into `*o`, which must outlive `app`.
 // Returns the options added (a caller can ask which were given).
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o);

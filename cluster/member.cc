@@ -8,6 +8,7 @@
 
 #include "common/cpu_time.h"
 #include "common/hash.h"
+#include "common/memory.h"
 
 namespace rigel::cluster {
 
@@ -121,6 +122,7 @@ void Member::SendHeartbeat(uint64_t seq) {
   h.setSeq(seq);
   h.setIncarnation(incarnation_);
   h.setCpuMicros(static_cast<uint64_t>(ProcessCpuSeconds() * 1e6));
+  h.setPeakBytes(PeakResidentBytes());
   h.setSentUnixMicros(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                 std::chrono::system_clock::now().time_since_epoch())
                                                 .count()));

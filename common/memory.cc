@@ -4,6 +4,9 @@
 #include <malloc.h>
 #endif
 
+#include <cstdio>
+#include <cstring>
+
 namespace rigel {
 
 void KeepLargeBuffersInHeap() {
@@ -13,6 +16,23 @@ void KeepLargeBuffersInHeap() {
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+}
+
+int64_t PeakResidentBytes() {
+  // /proc/self/status is a few dozen short lines; stdio keeps this free of
+  // the allocations a stream would make.
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long long kb = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) {
+      if (std::sscanf(line + 6, "%lld", &kb) != 1) kb = -1;
+      break;
+    }
+  }
+  std::fclose(f);
+  return kb < 0 ? -1 : static_cast<int64_t>(kb) * 1024;
 }
 
 }  // namespace rigel

@@ -2,6 +2,8 @@
 #ifndef RIGEL_COMMON_MEMORY_H_
 #define RIGEL_COMMON_MEMORY_H_
 
+#include <cstdint>
+
 namespace rigel {
 
 // Makes glibc malloc serve large blocks (up to 1 GiB) from its heaps and
@@ -14,6 +16,11 @@ namespace rigel {
 // Call once at the start of main, before other threads exist. Not
 // thread-safe; a no-op where malloc is not glibc's.
 void KeepLargeBuffersInHeap();
+
+// The most resident memory this process has held so far, in bytes (Linux's
+// VmHWM: the high-water mark of its resident set), or -1 where the system
+// does not say (no /proc). Thread-safe.
+int64_t PeakResidentBytes();
 
 }  // namespace rigel
 

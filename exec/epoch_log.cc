@@ -21,6 +21,10 @@ std::string EpochJson(const EpochFigures& f) {
                       {"replicas_checked", f.replicas_checked}};
   j["bytes"] = nlohmann::json::object();
   for (const auto& [k, v] : f.bytes) j["bytes"][k] = v;
+  if (!f.peak_bytes.empty()) {
+    j["peak_bytes"] = nlohmann::json::object();
+    for (const auto& [k, v] : f.peak_bytes) j["peak_bytes"][k] = v;
+  }
   j["batch"] = nlohmann::json::object();
   for (const auto& [loop, b] : f.batch) j["batch"][std::to_string(loop)] = b;
   if (!f.param_bytes.empty()) {

@@ -32,6 +32,12 @@ struct EpochFigures {
   double cpu_s = 0;
   int workers = 1;
   int servers = 0;
+  // The most resident memory (VmHWM) a process has held so far, in bytes,
+  // by role: the most of any worker, of any server, and the scheduler's
+  // (distributed), or this process's ("process", serially); -1 where not
+  // known (no /proc, or no report yet). Workers say it with every loop run,
+  // servers with their heartbeats (up to an interval old).
+  std::map<std::string, int64_t> peak_bytes;
   int64_t replicas_checked = 0;         // allreduce replicas found equal
   std::map<std::string, double> bytes;  // moved, by strategy
   std::map<int, int64_t> batch;         // mini-batch (elements per worker) by loop

@@ -262,7 +262,9 @@ void Coordinator::Handle(const InMessage& msg) {
       MutexLock l(&mu_);
       members_.Heard(msg.from(), h.getIncarnation(), now);
       if (msg.from().role == Role::kServer) {
-        server_cpu_s_[msg.from().rank] = static_cast<double>(h.getCpuMicros()) * 1e-6;
+        ServerFigures& s = servers_[msg.from().rank];
+        s.cpu_s = static_cast<double>(h.getCpuMicros()) * 1e-6;
+        s.peak_bytes = h.getPeakBytes();
       }
       return;
     }
@@ -376,11 +378,14 @@ Status Coordinator::Wait() {
   return result_;
 }
 
-double Coordinator::ServersCpuSeconds() {
+Coordinator::ServerFigures Coordinator::Servers() {
   MutexLock l(&mu_);
-  double sum = 0;
-  for (const auto& [rank, secs] : server_cpu_s_) sum += secs;
-  return sum;
+  ServerFigures all;
+  for (const auto& [rank, s] : servers_) {
+    all.cpu_s += s.cpu_s;
+    all.peak_bytes = std::max(all.peak_bytes, s.peak_bytes);
+  }
+  return all;
 }
 
 void Coordinator::Fail(const Status& why) {

@@ -80,9 +80,14 @@ class Coordinator {
   // Ends the job with `why` (a driver error): every member is told to shut
   // down with that reason and Wait() returns it.
   void Fail(const Status& why) RIGEL_EXCLUDES(mu_);
-  // CPU seconds the servers' processes have used so far, as their latest
-  // heartbeats said (up to one heartbeat interval old).
-  double ServersCpuSeconds() RIGEL_EXCLUDES(mu_);
+  // What the servers' latest heartbeats said (up to one heartbeat interval
+  // old): the CPU seconds their processes have used so far, summed, and the
+  // most resident memory one of them has held (-1: none said).
+  struct ServerFigures {
+    double cpu_s = 0;
+    int64_t peak_bytes = -1;
+  };
+  ServerFigures Servers() RIGEL_EXCLUDES(mu_);
 
  private:
   Coordinator(transport::Transport* t, CoordinatorOptions o);
@@ -132,7 +137,7 @@ class Coordinator {
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::set<int32_t> finished_workers_ RIGEL_GUARDED_BY(mu_);
   // By server rank, from heartbeats.
-  std::map<int32_t, double> server_cpu_s_ RIGEL_GUARDED_BY(mu_);
+  std::map<int32_t, ServerFigures> servers_ RIGEL_GUARDED_BY(mu_);
   bool ended_ RIGEL_GUARDED_BY(mu_) = false;
   Status result_ RIGEL_GUARDED_BY(mu_);
   uint64_t beats_ = 0;  // heartbeats sent to the members (timer thread)

@@ -11,9 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/held_rows.h"
+#include "analysis/memory.h"
 #include "common/cpu_time.h"
 #include "common/file.h"
+#include "common/memory.h"
 #include "exec/epoch_log.h"
+#include "exec/memory_inputs.h"
 #include "exec/output_check.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
@@ -38,6 +41,7 @@ struct Driver::Epoch {
   double worker_cpu_s = 0;                 // summed over workers
   double own_cpu_s = ProcessCpuSeconds();  // this process's at the epoch's start
   double servers_cpu_s = 0;                // the servers' at the epoch's start
+  int64_t worker_peak_bytes = -1;          // the most any worker has said so far
   std::map<int, int64_t> batch;            // mini-batch by loop
   std::map<std::string, double> param_bytes;
   std::map<int, std::map<std::string, double>> relaxed;  // by loop (exec::EpochFigures)
@@ -166,6 +170,20 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
       }
     }
     s.params.push_back(std::move(spec));
+  }
+  // What each process will hold, known now that the data are loaded: a job
+  // that would not fit --memory-limit stops here, before a worker or server
+  // starts (scheduler/main.cc writes its address only after Create).
+  {
+    analysis::MemoryInputs in = exec::MemoryInputsOf(*d->prog_, *d->ex_);
+    in.workers = o.workers;
+    in.servers = o.servers;
+    in.cache_bytes = o.job.cache_mb << 20;
+    in.staleness = o.job.staleness;
+    in.save_params = !o.save_params.empty() || !d->vectors_.empty();
+    d->memory_ = analysis::EstimateMemory(*d->prog_, d->plan_, in);
+    if (o.log) *o.log << "expected peak memory per process:\n" << analysis::MemoryText(d->memory_);
+    RIGEL_RETURN_IF_ERROR(analysis::CheckMemoryLimit(d->memory_, o.job.memory_limit));
   }
   cluster::JobSpec job;
   job.program = o.program;
@@ -359,6 +377,8 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
         epoch_->wait_s += v;
       } else if (name == "cpu_s") {
         epoch_->worker_cpu_s += v;
+      } else if (name == "peak_bytes") {
+        epoch_->worker_peak_bytes = std::max(epoch_->worker_peak_bytes, static_cast<int64_t>(v));
       } else if (name == "batch") {
         epoch_->batch[run.loop] = static_cast<int64_t>(v);
       } else if (name.rfind("bytes.", 0) == 0) {
@@ -399,8 +419,11 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.comm_s = e.comm_s / workers;
   f.wait_s = e.wait_s / workers;
   const double own = ProcessCpuSeconds();
-  const double servers = servers_cpu_ ? servers_cpu_() : 0;
-  f.cpu_s = e.worker_cpu_s + (own - e.own_cpu_s) + std::max(0.0, servers - e.servers_cpu_s);
+  const DriverServerFigures servers = servers_ ? servers_() : DriverServerFigures{};
+  f.cpu_s = e.worker_cpu_s + (own - e.own_cpu_s) + std::max(0.0, servers.cpu_s - e.servers_cpu_s);
+  f.peak_bytes["scheduler"] = PeakResidentBytes();
+  f.peak_bytes["worker"] = e.worker_peak_bytes;
+  f.peak_bytes["server"] = servers.peak_bytes;
   f.workers = opts_.workers;
   f.servers = opts_.servers;
   f.replicas_checked = e.replicas_checked;
@@ -414,7 +437,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   e.epoch_start = now;
   e.updates = e.compute_s = e.comm_s = e.wait_s = e.worker_cpu_s = 0;
   e.own_cpu_s = own;
-  e.servers_cpu_s = servers;
+  e.servers_cpu_s = servers.cpu_s;
   e.bytes.clear();
   e.batch.clear();
   e.param_bytes.clear();

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/memory.h"
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "cluster/setup.h"
@@ -41,6 +42,12 @@
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
+
+// What the servers' heartbeats say of them (scheduler/coordinator.h).
+struct DriverServerFigures {
+  double cpu_s = 0;         // CPU seconds used so far, summed over servers
+  int64_t peak_bytes = -1;  // the most resident memory one held (-1: unknown)
+};
 
 struct DriverOptions {
   std::string program;                                    // path of the .rgl file
@@ -83,6 +90,8 @@ class Driver {
 
   const cluster::ClusterSetup& setup() const { return setup_; }
   const analysis::Plan& plan() const { return plan_; }
+  // What each process is expected to hold at its peak (analysis/memory.h).
+  const analysis::MemoryEstimate& memory() const { return memory_; }
 
   // Takes `taskDone` and worker `step{start}` messages; false for others.
   bool Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
@@ -98,10 +107,10 @@ class Driver {
   bool finished() const { return finished_.load(); }
   // Where this job writes checkpoints ("" if it does not).
   const std::string& checkpoint_dir() const { return opts_.checkpoint_dir; }
-  // Where the per-epoch CPU figure gets the servers' CPU seconds so far
-  // (Coordinator::ServersCpuSeconds); unset: the servers are not counted.
+  // Where the per-epoch figures get the servers' CPU seconds so far and their
+  // peak memory (Coordinator::Servers); unset: the servers are not counted.
   // Call before Run.
-  void set_servers_cpu(std::function<double()> f) { servers_cpu_ = std::move(f); }
+  void set_servers(std::function<DriverServerFigures()> f) { servers_ = std::move(f); }
 
  private:
   struct Epoch;
@@ -187,7 +196,8 @@ class Driver {
   bool stopped_early_ = false;            // the driver stopped at stop_after_epochs
   std::thread writing_;                   // the checkpoint being written
   Status written_ RIGEL_GUARDED_BY(mu_);  // its outcome
-  std::function<double()> servers_cpu_;
+  std::function<DriverServerFigures()> servers_;
+  analysis::MemoryEstimate memory_;
 };
 
 }  // namespace rigel::scheduler

@@ -101,7 +101,10 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   std::thread driving;
   if (driver) {
     Coordinator* c = coordinator.get();
-    driver->set_servers_cpu([c] { return c->ServersCpuSeconds(); });
+    driver->set_servers([c] {
+      const Coordinator::ServerFigures s = c->Servers();
+      return DriverServerFigures{s.cpu_s, s.peak_bytes};
+    });
     driving = std::thread([&] {
       Status st = driver->Run(t);
       if (!st.ok()) coordinator->Fail(st);

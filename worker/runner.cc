@@ -7,6 +7,7 @@
 #include "analysis/held_rows.h"
 #include "analysis/partition.h"
 #include "common/cpu_time.h"
+#include "common/memory.h"
 #include "common/key_sort.h"
 #include "common/seconds.h"
 #include "frontend/compile.h"
@@ -416,6 +417,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   }
   RIGEL_RETURN_IF_ERROR(RunSynced(task, steps, *rows, ctx, &bindings, relaxed, &m));
   m.values.emplace_back("cpu_s", ProcessCpuSeconds() - cpu_start);
+  m.values.emplace_back("peak_bytes", static_cast<double>(PeakResidentBytes()));
   Report(task, steps, keys_s, SecondsSince(run_start), m, &out);
   return out;
 }

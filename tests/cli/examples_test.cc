@@ -104,6 +104,8 @@ TEST(Examples, SerialRunLogsEveryEpochAsJson) {
     EXPECT_GT(e["compute_s"].get<double>(), 0.0) << e.dump();
     EXPECT_LE(e["compute_s"].get<double>(), e["epoch_s"].get<double>()) << e.dump();
     EXPECT_GT(e["cpu_s"].get<double>(), 0.0) << e.dump();
+    // This process has held at least its own program text and data.
+    EXPECT_GT(e["peak_bytes"].value("process", int64_t{0}), 1 << 20) << e.dump();
     EXPECT_TRUE(e["bytes"].empty()) << e.dump();
   }
   EXPECT_GE(epochs[2]["elapsed_s"].get<double>(), epochs[1]["elapsed_s"].get<double>());

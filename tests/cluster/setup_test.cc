@@ -166,9 +166,11 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   JobOptions o;
   EXPECT_EQ(o.staleness, kStalenessAuto);  // DSL.md version 3: Rigel chooses
   std::vector<CLI::Option*> flags = AddJobOptionFlags(&app, &o);
-  ASSERT_EQ(flags.size(), 9u);
-  app.parse(std::vector<std::string>{"cuda", "--device", "7", "--sync-every", "3", "--staleness",
-                                     "off", "--hot-rows", "64", "--push-bound"});
+  ASSERT_EQ(flags.size(), 10u);
+  app.parse(std::vector<std::string>{"1.5G", "--memory-limit", "cuda", "--device", "7",
+                                     "--sync-every", "3", "--staleness", "off", "--hot-rows", "64",
+                                     "--push-bound"});
+  EXPECT_EQ(o.memory_limit, int64_t{3} << 29);
   EXPECT_EQ(o.staleness, 3);
   EXPECT_EQ(o.push_bound, 64);
   EXPECT_FALSE(o.hot_rows);
@@ -193,6 +195,7 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(p.sync_every, o.sync_every);
   EXPECT_EQ(p.device, o.device);
   EXPECT_EQ(p.collectives, o.collectives);
+  EXPECT_EQ(p.memory_limit, o.memory_limit);
   EXPECT_TRUE(ValidateJobOptions(p, "x").ok());
 
   // auto travels as itself.
@@ -210,6 +213,21 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(r.staleness, kStalenessAuto);
 }
 
+TEST(JobOptions, ByteSizesTakeBinaryUnits) {
+  EXPECT_EQ(*ParseByteSize("4096"), 4096);
+  EXPECT_EQ(*ParseByteSize("512M"), int64_t{512} << 20);
+  EXPECT_EQ(*ParseByteSize("4GiB"), int64_t{4} << 30);
+  EXPECT_EQ(*ParseByteSize("2KB"), 2048);
+  EXPECT_EQ(*ParseByteSize("0"), 0);
+  EXPECT_EQ(ParseByteSize("-1").status().message(),
+            "expected a size in bytes such as 4096, 512M or 4G, not \"-1\"");
+  EXPECT_FALSE(ParseByteSize("1GG").ok());
+  EXPECT_FALSE(ParseByteSize("G").ok());
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_EQ(ParseByteSize("2000T").status().message(),
+            "a size of \"2000T\" is more than 2^50 bytes");
+}
+
 TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
   for (const std::vector<std::string>& bad : {std::vector<std::string>{"0", "--sync-every"},
                                               {"-1", "--batch"},
@@ -219,7 +237,9 @@ TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
                                               {"often", "--staleness"},
                                               {"0", "--cache-mb"},
                                               {"maybe", "--hot-rows"},
-                                              {"-2", "--push-bound"}}) {
+                                              {"-2", "--push-bound"},
+                                              {"lots", "--memory-limit"},
+                                              {"4X", "--memory-limit"}}) {
     CLI::App app;
     JobOptions o;
     AddJobOptionFlags(&app, &o);

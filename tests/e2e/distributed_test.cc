@@ -383,9 +383,17 @@ TEST(Distributed, DenseLogisticRegressionOnGlooWithinOnePercentAccuracy) {
     EXPECT_EQ(e["replicas_checked"], 1) << e.dump();
     // The workers' loop runs alone take CPU time.
     EXPECT_GT(e["cpu_s"].get<double>(), 0.0) << e.dump();
+    // Every process has held memory, as it said: the workers with each run,
+    // the scheduler itself, and the servers with their heartbeats (by the
+    // last epoch at least).
+    for (const char* role : {"worker", "scheduler"}) {
+      EXPECT_GT(e["peak_bytes"].value(role, int64_t{0}), 1 << 20) << role << ": " << e.dump();
+    }
     // w is updated whole: the dense mini-batch (analysis/batch.h).
     EXPECT_EQ(e["batch"].value("0", 0), 32) << e.dump();
   }
+  EXPECT_GT(d.epochs.back()["peak_bytes"].value("server", int64_t{0}), 1 << 20)
+      << d.epochs.back().dump();
 }
 
 TEST(Distributed, DenseReplicasStayIdenticalOnThreeWorkersSyncingEveryFourBatches) {
@@ -556,6 +564,38 @@ TEST(Distributed, RowsHeldBetweenRunsReachTheCheckpointAndTheResumedRun) {
   auto got = exec::ReadParams(dir + "/resumed.npz");
   ASSERT_TRUE(serial.ok() && got.ok());
   EXPECT_EQ((*got)[0].values, (*serial)[0].values);
+  std::filesystem::remove_all(dir);
+}
+
+// --memory-limit (issue 32): the scheduler estimates what each process will
+// hold (`rigel explain --memory` prints the same figures) and refuses a job
+// that would not fit before any worker or server starts; a job that fits runs.
+TEST(Distributed, AJobOverItsMemoryLimitIsRefusedBeforeAWorkerOrServerStarts) {
+  const std::string dir = TempDir();
+  const std::string program = std::string(RIGEL_SOURCE_DIR) + "/tests/e2e/programs/rowsum.rgl";
+  Result explain =
+      Rigel({"explain", program, "--workers", "2", "--servers", "2", "--memory", "--json"}, dir);
+  ASSERT_EQ(explain.rc, 0) << explain.err;
+  const nlohmann::json memory = nlohmann::json::parse(explain.out);
+  const int64_t worker = memory["worker"]["bytes"].get<int64_t>();
+  ASSERT_GT(worker, memory["server"]["bytes"].get<int64_t>()) << memory.dump(1);
+  const std::string& biggest = memory["worker"]["parts"][0]["what"].get_ref<const std::string&>();
+
+  Result refused = Rigel({"run", program, "--workers", "2", "--servers", "2", "--run-dir",
+                          dir + "/refused", "--memory-limit", std::to_string(worker - 1)},
+                         dir);
+  EXPECT_NE(refused.rc, 0);
+  EXPECT_NE(refused.err.find("--memory-limit "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(": a worker would need about "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(biggest), std::string::npos) << refused.err;
+  for (const char* log : {"worker-0.log", "worker-1.log", "server-0.log", "server-1.log"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir + "/refused/" + log)) << log << " started";
+  }
+
+  Result fits = Rigel({"run", program, "--workers", "2", "--servers", "2", "--run-dir",
+                       dir + "/fits", "--memory-limit", "4G"},
+                      dir);
+  EXPECT_EQ(fits.rc, 0) << fits.err;
   std::filesystem::remove_all(dir);
 }
 

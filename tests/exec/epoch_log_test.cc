@@ -27,6 +27,7 @@ EpochFigures Figures() {
   f.servers = 2;
   f.bytes = {{"ps", 3e6}, {"local.kept", 5e6}, {"rotate", 1e6}};
   f.batch = {{0, 32}};
+  f.peak_bytes = {{"worker", 41 << 20}, {"server", -1}};
   return f;
 }
 
@@ -40,6 +41,8 @@ TEST(EpochLog, JsonHasEveryFieldAndTheRate) {
   EXPECT_EQ(j["servers"], 2);
   EXPECT_DOUBLE_EQ(j["bytes"]["local.kept"].get<double>(), 5e6);
   EXPECT_EQ(j["batch"]["0"], 32);
+  EXPECT_EQ(j["peak_bytes"]["worker"], 41 << 20);
+  EXPECT_EQ(j["peak_bytes"]["server"], -1);
   // A serial epoch: no bytes, no batch, and a zero-length epoch has rate 0.
   EpochFigures serial;
   nlohmann::json s = nlohmann::json::parse(EpochJson(serial));

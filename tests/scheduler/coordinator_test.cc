@@ -14,6 +14,7 @@
 
 #include "cluster/member.h"
 #include "common/cpu_time.h"
+#include "common/memory.h"
 #include "transport/loopback_transport.h"
 
 namespace rigel::scheduler {
@@ -145,18 +146,24 @@ TEST_F(CoordinatorTest, EveryMemberGetsTheSetupServersBeforeWorkersAndTheJobEnds
 
 // Servers report their process's CPU time in every heartbeat; here both
 // fake servers are threads of this process, so each reports its CPU time.
-TEST_F(CoordinatorTest, ServersCpuSecondsSumsTheirLatestHeartbeats) {
+// and its peak memory, which here is this process's.
+TEST_F(CoordinatorTest, ServersSumsTheirLatestHeartbeatsCpuAndTakesTheMostMemory) {
   Start(MakeSetup(2, 1), 20ms);
-  EXPECT_EQ(coordinator_->ServersCpuSeconds(), 0.0);
+  EXPECT_EQ(coordinator_->Servers().cpu_s, 0.0);
+  EXPECT_EQ(coordinator_->Servers().peak_bytes, -1);
   JoinAll();
   const double before = ProcessCpuSeconds();
-  double got = 0;
-  for (int i = 0; i < 200 && got < 2 * before; ++i) {
+  const int64_t peak_before = PeakResidentBytes();
+  ASSERT_GT(peak_before, 0);
+  Coordinator::ServerFigures got;
+  for (int i = 0; i < 200 && (got.cpu_s < 2 * before || got.peak_bytes < peak_before); ++i) {
     std::this_thread::sleep_for(10ms);
-    got = coordinator_->ServersCpuSeconds();
+    got = coordinator_->Servers();
   }
-  EXPECT_GE(got, 2 * before);
-  EXPECT_LE(got, 2 * ProcessCpuSeconds());
+  EXPECT_GE(got.cpu_s, 2 * before);
+  EXPECT_LE(got.cpu_s, 2 * ProcessCpuSeconds());
+  EXPECT_GE(got.peak_bytes, peak_before);
+  EXPECT_LE(got.peak_bytes, PeakResidentBytes());
 }
 
 TEST_F(CoordinatorTest, ASilentMemberFailsTheJobNamingIt) {

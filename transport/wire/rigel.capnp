@@ -91,6 +91,7 @@ struct Heartbeat {
   incarnation @1 :UInt64;
   sentUnixMicros @2 :UInt64;
   cpuMicros @3 :UInt64;  # CPU time the member's process has used so far
+  peakBytes @4 :Int64;   # the most resident memory it has held so far (-1: unknown)
 }
 
 # scheduler -> workers/servers: the cluster setup (cluster/setup.h), what

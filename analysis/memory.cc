@@ -1,0 +1,240 @@
+#include "analysis/memory.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace rigel::analysis {
+namespace {
+
+template <typename T>
+int64_t VectorBytes(const std::vector<T>& v) {
+  return static_cast<int64_t>(v.size() * sizeof(T));
+}
+
+int64_t ParamBytes(const MemoryInputs::Param& p) { return p.rows * p.width * 4; }
+
+// How the runs treat each parameter, over every loop of the plan.
+struct ParamUse {
+  bool allreduce = false;
+  bool cached = false;  // a relaxed row cache (worker/runner.cc's PlanFor)
+};
+
+std::vector<ParamUse> Uses(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
+  std::vector<ParamUse> uses(prog.params.size());
+  for (const LoopPlan& lp : plan.loops) {
+    for (const ParamPlan& pp : lp.params) {
+      if (pp.is_accum || pp.index < 0 || pp.index >= static_cast<int>(uses.size())) continue;
+      ParamUse& u = uses[static_cast<size_t>(pp.index)];
+      const Strategy m = Mechanism(pp);
+      u.allreduce |= m == Strategy::kAllreduce;
+      const bool relaxed =
+          std::find(lp.relaxed.begin(), lp.relaxed.end(), pp.name) != lp.relaxed.end();
+      u.cached |= relaxed && m == Strategy::kPs && !pp.dense && in.staleness != 0;
+    }
+  }
+  return uses;
+}
+
+void Add(ProcessMemory* p, std::string what, int64_t bytes) {
+  if (bytes <= 0) return;
+  p->parts.push_back({std::move(what), bytes});
+  p->total += bytes;
+}
+
+void Sort(ProcessMemory* p) {
+  std::stable_sort(p->parts.begin(), p->parts.end(),
+                   [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
+}
+
+// The data sets every worker and the scheduler load whole, and the text of
+// the largest file while it is parsed.
+void AddData(const MemoryInputs& in, ProcessMemory* p) {
+  const MemoryInputs::Data* largest = nullptr;
+  for (const MemoryInputs::Data& d : in.data) {
+    Add(p, "data set '" + d.name + "'", d.bytes);
+    if (d.file_bytes > 0 && (largest == nullptr || d.file_bytes > largest->file_bytes)) {
+      largest = &d;
+    }
+  }
+  if (largest != nullptr) {
+    // A tokens parse also reserves a stream of ids for a word per 5 bytes.
+    const int64_t ids = largest->tokens ? largest->file_bytes / 5 * 4 : 0;
+    Add(p, "text of data set '" + largest->name + "' while it is parsed",
+        largest->file_bytes + ids);
+  }
+}
+
+}  // namespace
+
+int64_t DatasetBytes(const data::Dataset& d) {
+  int64_t b = VectorBytes(d.ti) + VectorBytes(d.tj) + VectorBytes(d.tv) + VectorBytes(d.labels) +
+              VectorBytes(d.feat_offset) + VectorBytes(d.feat_index) + VectorBytes(d.feat_value) +
+              VectorBytes(d.x) + VectorBytes(d.tokens) + VectorBytes(d.token_doc) +
+              VectorBytes(d.word_counts);
+  // A word: its string object and characters, its count, the sampler's two
+  // entries.
+  for (const std::string& w : d.words) {
+    b += static_cast<int64_t>(sizeof(std::string) + (w.size() > 15 ? w.size() + 1 : 0) + 8);
+  }
+  return b;
+}
+
+MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const data::Dataset*>& data,
+                            const std::vector<int64_t>& rows, const std::vector<int64_t>& widths) {
+  MemoryInputs in;
+  for (size_t k = 0; k < prog.data.size() && k < data.size(); ++k) {
+    const ir::DataDecl& decl = prog.data[k];
+    MemoryInputs::Data d;
+    d.name = decl.name;
+    d.bytes = DatasetBytes(*data[k]);
+    d.elements = data[k]->count;
+    d.features = static_cast<int64_t>(data[k]->feat_index.size());
+    d.tokens = data[k]->kind == data::DataKind::kTokens;
+    // A split part's path is its parent's: the parent read the file.
+    if (decl.split_parent < 0 && !data[k]->path.empty()) {
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(data[k]->path, ec);
+      if (!ec) d.file_bytes = static_cast<int64_t>(size);
+    }
+    in.data.push_back(std::move(d));
+  }
+  for (size_t p = 0; p < prog.params.size() && p < rows.size() && p < widths.size(); ++p) {
+    in.params.push_back({prog.params[p].name, rows[p], widths[p]});
+  }
+  return in;
+}
+
+MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
+  const std::vector<ParamUse> uses = Uses(prog, plan, in);
+  ProcessMemory worker{"worker", 0, {}}, server{"server", 0, {}}, scheduler{"scheduler", 0, {}};
+  Add(&worker, "the program and its libraries", kWorkerBaseBytes);
+  Add(&server, "the program and its libraries", kServerBaseBytes);
+  Add(&scheduler, "the program and its libraries", kSchedulerBaseBytes);
+  AddData(in, &worker);
+  AddData(in, &scheduler);
+
+  // Row caches share --cache-mb in proportion to what each would take whole
+  // (worker/runner.cc's SizeCaches).
+  int64_t cache_whole = 0;
+  for (size_t p = 0; p < in.params.size() && p < uses.size(); ++p) {
+    if (uses[p].cached) cache_whole += in.params[p].rows * (in.params[p].width * 4 + 24);
+  }
+  const double cache_share =
+      cache_whole > in.cache_bytes ? static_cast<double>(in.cache_bytes) / cache_whole : 1.0;
+
+  int64_t all_params = 0;
+  for (size_t p = 0; p < in.params.size(); ++p) {
+    const MemoryInputs::Param& pr = in.params[p];
+    const int64_t bytes = ParamBytes(pr);
+    all_params += bytes;
+    Add(&worker, "parameter '" + pr.name + "', a copy on every worker", bytes);
+    const ParamUse u = p < uses.size() ? uses[p] : ParamUse{};
+    if (u.allreduce) Add(&worker, "allreduce copies of '" + pr.name + "'", 2 * bytes);
+    if (u.cached) {
+      const int64_t rows = static_cast<int64_t>(cache_share * static_cast<double>(pr.rows));
+      Add(&worker, "row cache of '" + pr.name + "'", rows * (pr.width * 4 + 24) + 11 * pr.rows);
+    }
+    const int64_t servers = std::max(1, in.servers);
+    Add(&server, "shard of parameter '" + pr.name + "'",
+        (pr.rows + servers - 1) / servers * pr.width * 4 + (pr.rows + 63) / 64 * 16);
+  }
+  // Each loop's steps keep the element ids of every worker's blocks, and
+  // the worker its own again as steps.
+  for (const LoopPlan& lp : plan.loops) {
+    if (lp.id < 0 || lp.id >= static_cast<int>(prog.loops.size())) continue;
+    const int data = prog.loops[static_cast<size_t>(lp.id)].data;
+    if (data < 0 || data >= static_cast<int>(in.data.size())) continue;  // a grid or range
+    const MemoryInputs::Data& d = in.data[static_cast<size_t>(data)];
+    const int64_t n = d.elements;
+    const int workers = std::max(1, in.workers);
+    Add(&worker, "element lists of loop " + std::to_string(lp.id), 8 * n + 8 * n / workers);
+    bool cached = false;
+    for (const ParamPlan& pp : lp.params) {
+      cached |= !pp.is_accum && pp.index >= 0 && pp.index < static_cast<int>(uses.size()) &&
+                uses[static_cast<size_t>(pp.index)].cached;
+    }
+    Add(&worker, "row keys of loop " + std::to_string(lp.id) + " while its rows are planned",
+        24 * (cached ? d.features : d.features / workers));
+  }
+  if (in.save_params) Add(&scheduler, "parameters gathered to be saved", 2 * all_params);
+  MemoryEstimate m;
+  for (ProcessMemory* p : {&worker, &server, &scheduler}) {
+    Sort(p);
+    m.processes.push_back(std::move(*p));
+  }
+  return m;
+}
+
+std::string ShowBytes(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  char buf[32];
+  if (b >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+  } else if (b >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.2f MB", b / 1e6);
+  } else if (b >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.1f KB", b / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
+  }
+  return buf;
+}
+
+namespace {
+
+std::string PartsText(const ProcessMemory& p, int parts) {
+  std::string s;
+  for (int k = 0; k < parts && k < static_cast<int>(p.parts.size()); ++k) {
+    if (k > 0) s += "; ";
+    s += p.parts[static_cast<size_t>(k)].what + ": " +
+         ShowBytes(p.parts[static_cast<size_t>(k)].bytes);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string MemoryJson(const MemoryEstimate& m) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const ProcessMemory& p : m.processes) {
+    nlohmann::ordered_json& r = j[p.role];
+    r["bytes"] = p.total;
+    r["parts"] = nlohmann::ordered_json::array();
+    for (const MemoryPart& part : p.parts) {
+      r["parts"].push_back({{"what", part.what}, {"bytes", part.bytes}});
+    }
+  }
+  return j.dump();
+}
+
+std::string MemoryText(const MemoryEstimate& m, int parts) {
+  std::string s;
+  for (const ProcessMemory& p : m.processes) {
+    s += "  " + p.role + ": " + ShowBytes(p.total) + " (" + PartsText(p, parts) + ")\n";
+  }
+  return s;
+}
+
+Status CheckMemoryLimit(const MemoryEstimate& m, int64_t limit) {
+  if (limit <= 0) return Status::Ok();
+  for (const ProcessMemory& p : m.processes) {
+    if (p.total <= limit) continue;
+    const char* hint =
+        p.role == "server"
+            ? "more --servers divide the parameters among them"
+            : "every worker loads every data set whole and holds a copy of every parameter "
+              "today, so more workers do not make this smaller";
+    return FailedPrecondition("--memory-limit " + ShowBytes(limit) + ": a " + p.role +
+                              " would need about " + ShowBytes(p.total) + " (" + PartsText(p, 3) +
+                              "); " + hint + " (docs/planner.md, \"Memory\")");
+  }
+  return Status::Ok();
+}
+
+}  // namespace rigel::analysis

@@ -1,0 +1,20 @@
+// The inputs of the memory estimate (analysis/memory.h) of a program an
+// executor has loaded: its data sets and its parameters' shapes. Used by the
+// scheduler (--memory-limit) and `rigel explain --memory`, so that both say
+// the same. Thread-compatible: reads the executor.
+#ifndef RIGEL_EXEC_MEMORY_INPUTS_H_
+#define RIGEL_EXEC_MEMORY_INPUTS_H_
+
+#include "analysis/memory.h"
+#include "exec/executor.h"
+#include "ir/ir.h"
+
+namespace rigel::exec {
+
+// Data sets and parameters from `ex`; the caller sets the cluster's size and
+// the job's options.
+analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const SerialExecutor& ex);
+
+}  // namespace rigel::exec
+
+#endif  // RIGEL_EXEC_MEMORY_INPUTS_H_

@@ -1,0 +1,136 @@
+// analysis/memory.h: each process's expected peak, part by part, follows the
+// plan's strategies and the data's sizes, and --memory-limit's refusal names
+// the process and its largest parts.
+#include "analysis/memory.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "analysis/plan.h"
+#include "tests/analysis/run_util.h"
+
+namespace rigel::analysis {
+namespace {
+
+const char* kProgram = R"(data r = triples("r.csv")
+param W: f32[r.rows, 8] = zeros()
+param w: f32[8] = zeros()
+accum sq: f32
+for ep in 0..2 {
+  parallel for (i, j, v) in r relax W {
+    let s = dot(W[i], w)
+    W[j] += (v - s) * w
+    sq += v
+  }
+}
+)";
+
+MemoryInputs Inputs(int workers, int servers) {
+  MemoryInputs in;
+  in.workers = workers;
+  in.servers = servers;
+  in.data.push_back({"r", 12'000'000, 30'000'000, 1'000'000, 0, false});
+  in.params.push_back({"W", 100'000, 8});
+  in.params.push_back({"w", 8, 1});
+  return in;
+}
+
+const ProcessMemory& Role(const MemoryEstimate& m, const std::string& role) {
+  for (const ProcessMemory& p : m.processes) {
+    if (p.role == role) return p;
+  }
+  ADD_FAILURE() << "no " << role;
+  return m.processes.front();
+}
+
+int64_t Part(const ProcessMemory& p, const std::string& what) {
+  for (const MemoryPart& part : p.parts) {
+    if (part.what == what) return part.bytes;
+  }
+  return -1;
+}
+
+TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
+  const ir::Program prog = Compile(kProgram);
+  auto plan = MakePlan(prog, {.workers = 4});
+  ASSERT_TRUE(plan.ok());
+  const MemoryEstimate m = EstimateMemory(prog, *plan, Inputs(4, 2));
+  const ProcessMemory& worker = Role(m, "worker");
+  const ProcessMemory& server = Role(m, "server");
+  const ProcessMemory& scheduler = Role(m, "scheduler");
+  // Whole data and a full copy of every parameter on every worker (today).
+  EXPECT_EQ(Part(worker, "data set 'r'"), 12'000'000);
+  EXPECT_EQ(Part(worker, "text of data set 'r' while it is parsed"), 30'000'000);
+  EXPECT_EQ(Part(worker, "parameter 'W', a copy on every worker"), 3'200'000);
+  EXPECT_EQ(Part(worker, "element lists of loop 0"), 8'000'000 + 2'000'000);
+  // W is relaxed and cached whole (it fits --cache-mb): 24 bytes a row more.
+  EXPECT_EQ(Part(worker, "row cache of 'W'"), 100'000 * (32 + 24) + 11 * 100'000);
+  // A server holds its half of each parameter and two bits a row.
+  EXPECT_EQ(Part(server, "shard of parameter 'W'"), 50'000 * 32 + (100'000 + 63) / 64 * 16);
+  EXPECT_EQ(Part(server, "data set 'r'"), -1);
+  EXPECT_EQ(Part(scheduler, "data set 'r'"), 12'000'000);
+  EXPECT_EQ(Part(scheduler, "parameter 'W', a copy on every worker"), -1);
+  // Parts are largest first and add up to the total.
+  for (const ProcessMemory* p : {&worker, &server, &scheduler}) {
+    int64_t sum = 0;
+    for (size_t k = 0; k < p->parts.size(); ++k) {
+      sum += p->parts[k].bytes;
+      if (k > 0) {
+        EXPECT_GE(p->parts[k - 1].bytes, p->parts[k].bytes) << p->role;
+      }
+    }
+    EXPECT_EQ(sum, p->total) << p->role;
+  }
+  // More servers divide the shards; --staleness 0 has no row cache; a small
+  // --cache-mb caches a share of the rows.
+  EXPECT_LT(Role(EstimateMemory(prog, *plan, Inputs(4, 4)), "server").total, server.total);
+  MemoryInputs sync = Inputs(4, 2);
+  sync.staleness = 0;
+  EXPECT_EQ(Part(Role(EstimateMemory(prog, *plan, sync), "worker"), "row cache of 'W'"), -1);
+  MemoryInputs small = Inputs(4, 2);
+  small.cache_bytes = 1'000'000;
+  EXPECT_LT(Part(Role(EstimateMemory(prog, *plan, small), "worker"), "row cache of 'W'"),
+            2'500'000);
+  // Saving the parameters gathers them on the scheduler.
+  MemoryInputs save = Inputs(4, 2);
+  save.save_params = true;
+  EXPECT_EQ(
+      Part(Role(EstimateMemory(prog, *plan, save), "scheduler"), "parameters gathered to be saved"),
+      2 * (3'200'000 + 32));
+}
+
+TEST(Memory, ALimitTooSmallNamesTheProcessAndItsLargestParts) {
+  const ir::Program prog = Compile(kProgram);
+  auto plan = MakePlan(prog, {.workers = 4});
+  ASSERT_TRUE(plan.ok());
+  const MemoryEstimate m = EstimateMemory(prog, *plan, Inputs(4, 2));
+  EXPECT_TRUE(CheckMemoryLimit(m, 0).ok());
+  EXPECT_TRUE(CheckMemoryLimit(m, Role(m, "worker").total).ok());
+  Status st = CheckMemoryLimit(m, 50'000'000);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(st.message().rfind("--memory-limit 50.00 MB: a worker would need about ", 0), 0u)
+      << st.message();
+  EXPECT_NE(st.message().find("(text of data set 'r' while it is parsed: 30.00 MB; the program "
+                              "and its libraries: 15.00 MB; data set 'r': 12.00 MB)"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("more workers do not make this smaller"), std::string::npos);
+}
+
+TEST(Memory, JsonHasEveryPart) {
+  const ir::Program prog = Compile(kProgram);
+  auto plan = MakePlan(prog, {.workers = 2});
+  ASSERT_TRUE(plan.ok());
+  const MemoryEstimate m = EstimateMemory(prog, *plan, Inputs(2, 2));
+  const std::string j = MemoryJson(m);
+  EXPECT_EQ(j.rfind("{\"worker\":{\"bytes\":" + std::to_string(Role(m, "worker").total), 0), 0u)
+      << j;
+  EXPECT_NE(j.find("{\"what\":\"row cache of 'W'\",\"bytes\":"), std::string::npos) << j;
+  EXPECT_EQ(ShowBytes(999), "999 B");
+  EXPECT_EQ(ShowBytes(41'230'000), "41.23 MB");
+}
+
+}  // namespace
+}  // namespace rigel::analysis
