@@ -12,11 +12,6 @@
 namespace rigel::analysis {
 namespace {
 
-template <typename T>
-int64_t VectorBytes(const std::vector<T>& v) {
-  return static_cast<int64_t>(v.size() * sizeof(T));
-}
-
 int64_t ParamBytes(const MemoryInputs::Param& p) { return p.rows * p.width * 4; }
 
 // How the runs treat each parameter, over every loop of the plan.
@@ -54,36 +49,21 @@ void Sort(ProcessMemory* p) {
 
 // The data sets every worker and the scheduler load whole, and the text of
 // the largest file while it is parsed.
-void AddData(const MemoryInputs& in, ProcessMemory* p) {
+void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
   const MemoryInputs::Data* largest = nullptr;
   for (const MemoryInputs::Data& d : in.data) {
+    if (scheduler && d.facts_only) continue;  // taken from its index
     Add(p, "data set '" + d.name + "'", d.bytes);
     if (d.file_bytes > 0 && (largest == nullptr || d.file_bytes > largest->file_bytes)) {
       largest = &d;
     }
   }
   if (largest != nullptr) {
-    // A tokens parse also reserves a stream of ids for a word per 5 bytes.
-    const int64_t ids = largest->tokens ? largest->file_bytes / 5 * 4 : 0;
-    Add(p, "text of data set '" + largest->name + "' while it is parsed",
-        largest->file_bytes + ids);
+    Add(p, "text of data set '" + largest->name + "' while it is parsed", largest->file_bytes);
   }
 }
 
 }  // namespace
-
-int64_t DatasetBytes(const data::Dataset& d) {
-  int64_t b = VectorBytes(d.ti) + VectorBytes(d.tj) + VectorBytes(d.tv) + VectorBytes(d.labels) +
-              VectorBytes(d.feat_offset) + VectorBytes(d.feat_index) + VectorBytes(d.feat_value) +
-              VectorBytes(d.x) + VectorBytes(d.tokens) + VectorBytes(d.token_doc) +
-              VectorBytes(d.word_counts);
-  // A word: its string object and characters, its count, the sampler's two
-  // entries.
-  for (const std::string& w : d.words) {
-    b += static_cast<int64_t>(sizeof(std::string) + (w.size() > 15 ? w.size() + 1 : 0) + 8);
-  }
-  return b;
-}
 
 MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const data::Dataset*>& data,
                             const std::vector<int64_t>& rows, const std::vector<int64_t>& widths) {
@@ -92,10 +72,10 @@ MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const dat
     const ir::DataDecl& decl = prog.data[k];
     MemoryInputs::Data d;
     d.name = decl.name;
-    d.bytes = DatasetBytes(*data[k]);
+    d.bytes = data::ColumnBytes(*data[k]);
     d.elements = data[k]->count;
-    d.features = static_cast<int64_t>(data[k]->feat_index.size());
-    d.tokens = data[k]->kind == data::DataKind::kTokens;
+    d.features = data::FeatureEntries(*data[k]);
+    d.facts_only = data[k]->shape_only;
     // A split part's path is its parent's: the parent read the file.
     if (decl.split_parent < 0 && !data[k]->path.empty()) {
       std::error_code ec;
@@ -116,8 +96,8 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
   Add(&worker, "the program and its libraries", kWorkerBaseBytes);
   Add(&server, "the program and its libraries", kServerBaseBytes);
   Add(&scheduler, "the program and its libraries", kSchedulerBaseBytes);
-  AddData(in, &worker);
-  AddData(in, &scheduler);
+  AddData(in, false, &worker);
+  AddData(in, true, &scheduler);
 
   // Row caches share --cache-mb in proportion to what each would take whole
   // (worker/runner.cc's SizeCaches).

@@ -9,7 +9,7 @@
 //   every process   the program and its libraries (k*BaseBytes);
 //   worker          every data set whole (its columns; splits hold the parent
 //                   and both parts), the largest data file's text while it is
-//                   parsed (and for tokens the stream of ids reserved then), a full copy of every parameter, for each
+//                   parsed, a full copy of every parameter, for each
 //                   allreduce parameter two more (the servers' copy and the
 //                   deltas), for each cached relaxed parameter its row cache
 //                   (its share of --cache-mb, 24 bytes of bookkeeping per
@@ -21,7 +21,8 @@
 //                   relaxed parameter is cached, else its own);
 //   server          its shard of every parameter (rows / servers) and two
 //                   bits per row;
-//   scheduler       every data set whole and the largest file's text, and
+//   scheduler       every data set whole and the largest file's text (none
+//                   of a data set whose facts it took from an index), and
 //                   with --save-params every parameter twice at the end.
 // Freed memory stays in the worker and server processes (common/memory.h), so
 // the parts are added, not overlapped.
@@ -49,9 +50,6 @@ inline constexpr int64_t kWorkerBaseBytes = 15'000'000;
 inline constexpr int64_t kServerBaseBytes = 10'000'000;
 inline constexpr int64_t kSchedulerBaseBytes = 12'500'000;
 
-// The bytes a loaded data set's columns hold.
-int64_t DatasetBytes(const data::Dataset& d);
-
 struct MemoryInputs {
   int workers = 1;
   int servers = 1;
@@ -65,8 +63,8 @@ struct MemoryInputs {
     int64_t bytes = 0;
     int64_t file_bytes = 0;
     int64_t elements = 0;
-    int64_t features = 0;  // libsvm: feature entries (row keys of its elements)
-    bool tokens = false;   // a tokens file: its parse also holds a stream of ids
+    int64_t features = 0;     // libsvm: feature entries (row keys of its elements)
+    bool facts_only = false;  // the scheduler took its facts from an index
   };
   std::vector<Data> data;
   // Per parameter: name, rows and width.

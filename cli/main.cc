@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   rigel::cli::AddCalibrateCommand(app, &exit_code);
   rigel::cli::AddTuneCommand(app, &exit_code);
   rigel::cli::AddDevicesCommand(app, &exit_code);
+  rigel::cli::AddIndexCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -114,6 +114,7 @@ Dataset EmptyPartOf(const Dataset& d) {
   Dataset p;
   p.kind = d.kind;
   p.path = d.path;
+  p.shape_only = d.shape_only;
   p.origin = d.origin;
   p.rows = d.rows;
   p.cols = d.cols;
@@ -195,6 +196,7 @@ std::vector<int64_t> OrderedElements(const Dataset& d) {
 }
 
 std::string DatasetDigest(const Dataset& d) {
+  if (d.shape_only) return d.digest;
   XXH64_state_t* st = XXH64_createState();
   XXH64_reset(st, 0);
   auto add = [st](const auto& v) {
@@ -222,6 +224,33 @@ std::string DatasetDigest(const Dataset& d) {
   return buf + std::to_string(d.count) + " elements";
 }
 
+namespace {
+
+template <typename T>
+int64_t VectorBytes(const std::vector<T>& v) {
+  return static_cast<int64_t>(v.size() * sizeof(T));
+}
+
+}  // namespace
+
+int64_t ColumnBytes(const Dataset& d) {
+  if (d.shape_only) return d.column_bytes;
+  int64_t b = VectorBytes(d.ti) + VectorBytes(d.tj) + VectorBytes(d.tv) + VectorBytes(d.labels) +
+              VectorBytes(d.feat_offset) + VectorBytes(d.feat_index) + VectorBytes(d.feat_value) +
+              VectorBytes(d.x) + VectorBytes(d.tokens) + VectorBytes(d.token_doc) +
+              VectorBytes(d.word_counts);
+  // A word: its string object and characters, its count, the sampler's two
+  // entries.
+  for (const std::string& w : d.words) {
+    b += static_cast<int64_t>(sizeof(std::string) + (w.size() > 15 ? w.size() + 1 : 0) + 8);
+  }
+  return b;
+}
+
+int64_t FeatureEntries(const Dataset& d) {
+  return d.shape_only ? d.feature_entries : static_cast<int64_t>(d.feat_index.size());
+}
+
 bool InTestPart(uint64_t seed, int64_t e, double test_fraction) {
   return UnitDouble(HashCoords(seed, static_cast<uint64_t>(e))) < test_fraction;
 }
@@ -240,6 +269,27 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
   Dataset test = EmptyPartOf(d);
   train.origin.splits.push_back({0, test_fraction, seed, d.count});
   test.origin.splits.push_back({1, test_fraction, seed, d.count});
+  if (d.shape_only) {
+    // Facts only: the parts' counts, by the same rules, and no digest (the
+    // parent's covers them).
+    int64_t n_test = 0;
+    if (d.kind == DataKind::kTokens) {
+      n_test = TokensTestCount(d.count, test_fraction);
+    } else {
+      for (int64_t e = 0; e < d.count; ++e) n_test += InTestPart(seed, e, test_fraction);
+    }
+    train.count = d.count - n_test;
+    test.count = n_test;
+    for (Dataset* p : {&train, &test}) {
+      p->shape_only = true;
+      p->digest.clear();
+      // The parts share the columns in proportion to their elements.
+      const double share = d.count > 0 ? static_cast<double>(p->count) / d.count : 0;
+      p->column_bytes = static_cast<int64_t>(share * static_cast<double>(d.column_bytes));
+      p->feature_entries = static_cast<int64_t>(share * static_cast<double>(d.feature_entries));
+    }
+    return std::make_pair(std::move(train), std::move(test));
+  }
   switch (d.kind) {
     case DataKind::kTokens: {
       // Contiguous tail: skip-gram windows need their neighbours, so the test

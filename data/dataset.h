@@ -72,6 +72,16 @@ struct Dataset {
   DataKind kind = DataKind::kRange;
   std::string path;   // file it came from; empty for grid/range
   int64_t count = 0;  // number of elements (iterations)
+  // Known by its facts only (data/data_index.h ShapeOnly): the count and the
+  // shape attributes below, no element columns; `digest` is the whole load's
+  // DatasetDigest (empty for a split part of such a data set). The scheduler
+  // holds these when an index lets it skip loading a file.
+  bool shape_only = false;
+  std::string digest;
+  // Of a shape-only data set: what a whole load's columns would take
+  // (ColumnBytes) and its libsvm feature entries.
+  int64_t column_bytes = 0;
+  int64_t feature_entries = 0;
   DataOrigin origin;  // for messages that name an element's line
   // What the loader found suspicious but loaded: full lines
   // "PATH:LINE: warning: MESSAGE" (no newline), for the caller to show.
@@ -192,10 +202,17 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
 std::vector<int64_t> OrderedElements(const Dataset& d);
 
 // A fingerprint of a loaded data set's contents: "xxh64:<16 hex digits>,
-// <count> elements", over its kind, shape attributes and every column. Two
+// <count> elements", over its kind, shape attributes and every column (of a
+// shape-only data set: the digest it carries). Two
 // processes that read the same file with the same options get the same
 // string; processes of one job compare them (they index elements by number).
 std::string DatasetDigest(const Dataset& d);
+
+// The bytes the element columns and vocabulary of `d` take (of a
+// shape-only data set: what its whole load's take), and its libsvm feature
+// entries.
+int64_t ColumnBytes(const Dataset& d);
+int64_t FeatureEntries(const Dataset& d);
 
 // The split's rules, for code that must retrace a split (element_origin.h):
 // element e of a triples, libsvm or dense_csv data set goes to the test part

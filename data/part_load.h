@@ -190,6 +190,10 @@ StatusOr<DataFacts> MergeParts(const std::string& path, const LoadSpec& spec,
 // are left empty. Consumes `parsed`.
 Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed);
 
+// Reads the file at `path` and loads it whole with `spec` (dataset.h's
+// Load* for any kind).
+StatusOr<Dataset> LoadFile(const std::string& path, const LoadSpec& spec);
+
 // Every part of `text` cut into `parts` (SplitLines) loaded as above, the
 // finished parts concatenated: what a job's workers hold together. For
 // tests and tools that check a split against a whole load.

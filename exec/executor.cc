@@ -109,6 +109,16 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
   return ex;
 }
 
+data::LoadSpec LoadSpecOf(const ir::DataDecl& d) {
+  data::LoadSpec s;
+  s.kind = d.kind;
+  s.triples = {d.sep, d.base, d.skip_header, d.ignore_extra};
+  s.libsvm = {d.base, d.labels};
+  s.tokens = {d.min_count, d.lines};
+  s.dense_csv = {d.label, d.sep, d.skip_header};
+  return s;
+}
+
 Status SerialExecutor::LoadData() {
   data_.resize(prog_.data.size());
   for (size_t k = 0; k < prog_.data.size(); ++k) {
@@ -131,17 +141,23 @@ Status SerialExecutor::LoadData() {
     }
     switch (d.kind) {
       case data::DataKind::kTriples:
-        loaded = data::LoadTriples(d.path, {d.sep, d.base, d.skip_header, d.ignore_extra});
-        break;
       case data::DataKind::kLibsvm:
-        loaded = data::LoadLibsvm(d.path, {d.base, d.labels});
-        break;
       case data::DataKind::kTokens:
-        loaded = data::LoadTokens(d.path, {d.min_count, d.lines});
+      case data::DataKind::kDenseCsv: {
+        const data::LoadSpec spec = LoadSpecOf(d);
+        // A process that needs only the facts takes them from a current
+        // index instead of loading the file (data/data_index.h).
+        if (opts_.facts_only && opts_.facts_only(static_cast<int>(k))) {
+          RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
+                                 data::ReadCurrentIndexEntry(d.path, spec));
+          if (index) {
+            loaded = data::ShapeOnly(*index, d.path);
+            break;
+          }
+        }
+        loaded = data::LoadFile(d.path, spec);
         break;
-      case data::DataKind::kDenseCsv:
-        loaded = data::LoadDenseCsv(d.path, {d.label, d.sep, d.skip_header});
-        break;
+      }
       case data::DataKind::kGrid:
       case data::DataKind::kRange: {
         if (d.sized_at_launch) {
@@ -186,7 +202,8 @@ Status SerialExecutor::LoadData() {
     }
     if (opts_.log && !d.path.empty()) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      *opts_.log << "loaded " << d.name << " (" << d.path << "): " << data_[k]->count
+      *opts_.log << (data_[k]->shape_only ? "facts of " : "loaded ") << d.name << " (" << d.path
+                 << (data_[k]->shape_only ? ", from its index" : "") << "): " << data_[k]->count
                  << " elements in " << secs << " s\n";
     }
   }

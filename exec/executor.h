@@ -24,7 +24,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "data/data_index.h"
 #include "data/dataset.h"
+#include "data/part_load.h"
 #include "ir/ir.h"
 #include "kernel/kernel.h"
 
@@ -86,6 +88,12 @@ struct ExecutorOptions {
   // false: parameters get no memory here (bindings keep their sizes, with
   // null data), for a driver whose loops all run remotely.
   bool allocate_params = true;
+  // For a process that needs a data set's facts but not its elements (the
+  // scheduler, when every loop over it is cut by element count): data set
+  // `data` (an index into the program's data sets) is taken shape-only from
+  // its file's current index (data/data_index.h) when there is one, and
+  // loaded otherwise. Unset: every data set is loaded.
+  std::function<bool(int data)> facts_only;
   // Called after each iteration `i` of a top-level driver `for lo..hi` (an
   // epoch), for progress lines and per-epoch logs.
   std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
@@ -112,6 +120,9 @@ struct ExecutorOptions {
   // verification (kernel/passes/pipeline.h).
   kernel::CompileOptions compile;
 };
+
+// The loader and options a data declaration reads its file with.
+data::LoadSpec LoadSpecOf(const ir::DataDecl& d);
 
 class SerialExecutor {
  public:

@@ -125,8 +125,24 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
 
   exec::ExecutorOptions eo;
   eo.seed = o.seed;
+  // The scheduler needs a data set's elements only to cut loops by their
+  // coordinates; where every loop over it (or over its split parts) is cut
+  // by element count, the facts of a current index do (data/data_index.h).
+  eo.facts_only = [prog = d->prog_.get(), plan = &d->plan_](int data) {
+    for (const analysis::LoopPlan& lp : plan->loops) {
+      int k = prog->loops[static_cast<size_t>(lp.id)].data;
+      while (k >= 0 && k != data) k = prog->data[static_cast<size_t>(k)].split_parent;
+      if (k != data) continue;
+      const analysis::ScheduleKind s = lp.schedule.kind;
+      if (s != analysis::ScheduleKind::kDataParallel && s != analysis::ScheduleKind::kSerial) {
+        return false;
+      }
+    }
+    return true;
+  };
   eo.out = o.out;
   eo.warnings = &std::cerr;  // the workers load the same files and say nothing
+  eo.log = o.log;            // what was loaded, or taken from an index
   eo.allocate_params = false;
   Driver* self = d.get();
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
@@ -192,7 +208,9 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   job.plan = d->plan_json_;
   for (size_t k = 0; k < d->prog_->data.size(); ++k) {
     const data::Dataset& data = d->ex_->data(static_cast<int>(k));
-    if (!data.path.empty()) {
+    // A split part of a data set known from its index has no digest of its
+    // own: the workers check the parent's, which decides the parts.
+    if (!data.path.empty() && !(data.shape_only && data.digest.empty())) {
       job.data.emplace_back(d->prog_->data[k].name, data::DatasetDigest(data));
     }
   }

@@ -92,6 +92,14 @@ TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
   small.cache_bytes = 1'000'000;
   EXPECT_LT(Part(Role(EstimateMemory(prog, *plan, small), "worker"), "row cache of 'W'"),
             2'500'000);
+  // A data set whose facts the scheduler took from an index is not loaded
+  // there; the workers still load it.
+  MemoryInputs indexed = Inputs(4, 2);
+  indexed.data[0].facts_only = true;
+  const MemoryEstimate mi = EstimateMemory(prog, *plan, indexed);
+  EXPECT_EQ(Part(Role(mi, "scheduler"), "data set 'r'"), -1);
+  EXPECT_EQ(Part(Role(mi, "scheduler"), "text of data set 'r' while it is parsed"), -1);
+  EXPECT_EQ(Part(Role(mi, "worker"), "data set 'r'"), 12'000'000);
   // Saving the parameters gathers them on the scheduler.
   MemoryInputs save = Inputs(4, 2);
   save.save_params = true;

@@ -599,5 +599,62 @@ TEST(Distributed, AJobOverItsMemoryLimitIsRefusedBeforeAWorkerOrServerStarts) {
   std::filesystem::remove_all(dir);
 }
 
+
+// `rigel index` (issue 32): with a current index beside a file whose every
+// loop is cut by element count, the scheduler takes the file's facts from the
+// index instead of loading it (split parts included), and the job prints
+// what it prints without one; once the file changes, the index is ignored.
+TEST(Distributed, TheSchedulerTakesAnIndexedFilesFactsAndTheJobPrintsTheSame) {
+  const std::string dir = TempDir();
+  std::string svm;
+  for (int k = 0; k < 3000; ++k) {
+    svm += (k % 3 ? "+1" : "-1") + std::string(" ") + std::to_string(k % 7 + 1) + ":0.5 " +
+           std::to_string(k % 11 + 8) + ":2\n";
+  }
+  std::ofstream(dir + "/s.svm") << svm;
+  std::ofstream(dir + "/p.rgl") << R"(data all = libsvm("s.svm")
+data train, test = split(all, 0.25, seed=3)
+param c: f32[all.dim] = zeros()
+accum n: f32
+accum t: f32
+for ep in 0..2 {
+  n = 0
+  t = 0
+  parallel for (k, row) in train {
+    for (f, x) in row.features { c[f] += x }
+    n += row.label
+  }
+  parallel for (k, row) in test { t += row.label }
+  print("ep", ep, "n", n, "t", t, "train", train.count, "test", test.count, "dim", all.dim)
+}
+)";
+  auto run = [&](const std::string& tag) {
+    Result r = Rigel(
+        {"run", dir + "/p.rgl", "--workers", "2", "--servers", "2", "--run-dir", dir + "/" + tag},
+        dir);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return std::make_pair(r.out, Slurp(dir + "/" + tag + "/scheduler.log"));
+  };
+  const auto [plain, plain_log] = run("plain");
+  EXPECT_NE(plain_log.find("loaded all ("), std::string::npos) << plain_log;
+  Result index = Rigel({"index", dir + "/p.rgl"}, dir);
+  ASSERT_EQ(index.rc, 0) << index.err;
+  EXPECT_NE(index.out.find("s.svm.rigel-index: 3000 elements, dim 18 (libsvm, data set 'all'"),
+            std::string::npos)
+      << index.out;
+  const auto [indexed, indexed_log] = run("indexed");
+  EXPECT_NE(indexed_log.find("facts of all (" + dir + "/s.svm, from its index): 3000 elements"),
+            std::string::npos)
+      << indexed_log;
+  EXPECT_EQ(indexed_log.find("loaded all ("), std::string::npos) << indexed_log;
+  EXPECT_EQ(indexed, plain);
+  EXPECT_NE(plain.find("train "), std::string::npos) << plain;
+
+  std::ofstream(dir + "/s.svm", std::ios::app) << "+1 1:1\n";
+  const auto [changed, changed_log] = run("changed");
+  EXPECT_NE(changed_log.find("loaded all ("), std::string::npos) << changed_log;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rigel
