@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/file.h"
 #include "data/text_scanner.h"
 
 namespace rigel::data {
@@ -328,7 +329,11 @@ Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed) {
     }
     d.tokens.resize(kept);
     if (d.lines) d.token_doc.resize(kept);
-    d.tokens.shrink_to_fit();
+    // Rare words removed: give back what they held when it is worth a copy.
+    if (kept < d.tokens.capacity() - d.tokens.capacity() / 8) {
+      d.tokens.shrink_to_fit();
+      d.token_doc.shrink_to_fit();
+    }
     d.count = static_cast<int64_t>(kept);
     d.docs = facts.docs;
     d.words = facts.words;
@@ -337,6 +342,11 @@ Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed) {
     d.negatives = NegativeSampler(d.word_counts);
   }
   return d;
+}
+
+StatusOr<Dataset> LoadFile(const std::string& path, const LoadSpec& spec) {
+  RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return LoadInParts(text, path, spec, 1);
 }
 
 StatusOr<Dataset> LoadInParts(std::string_view text, const std::string& path, const LoadSpec& spec,
