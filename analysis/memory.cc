@@ -133,7 +133,12 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
     const MemoryInputs::Data& d = in.data[static_cast<size_t>(data)];
     const int64_t n = d.elements;
     const int workers = std::max(1, in.workers);
-    Add(&worker, "element lists of loop " + std::to_string(lp.id), 8 * n + 8 * n / workers);
+    // Blocks cut by element count are ranges (analysis/order.h ElementList);
+    // others list every worker's elements.
+    const bool ranges = lp.schedule.kind == ScheduleKind::kDataParallel ||
+                        lp.schedule.kind == ScheduleKind::kSerial;
+    Add(&worker, "element lists of loop " + std::to_string(lp.id),
+        (ranges ? 0 : 8 * n) + 8 * n / workers);
     bool cached = false;
     for (const ParamPlan& pp : lp.params) {
       cached |= !pp.is_accum && pp.index >= 0 && pp.index < static_cast<int>(uses.size()) &&

@@ -14,8 +14,9 @@
 //                   deltas), for each cached relaxed parameter its row cache
 //                   (its share of --cache-mb, 24 bytes of bookkeeping per
 //                   cached row, 11 per row), and the element lists of each
-//                   loop's steps (8 bytes per element, and 8 per element of
-//                   its own), and over libsvm data the row keys of the
+//                   loop's steps (8 bytes per own element, and 8 per element
+//                   of every worker where blocks are not cut by element
+//                   count), and over libsvm data the row keys of the
 //                   elements while a run's rows are planned (24 bytes per
 //                   feature entry: the keys, sorted; every worker's when a
 //                   relaxed parameter is cached, else its own);

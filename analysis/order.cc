@@ -90,6 +90,47 @@ StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
   return ScheduleOrder(loop, EqualCuts(loop, workers, extent, data.count), data);
 }
 
+ElementList::ElementList(std::vector<int64_t> list) : listed_(true), list_(std::move(list)) {
+  // A list of consecutive numbers is a range.
+  bool consecutive = true;
+  for (size_t k = 1; k < list_.size() && consecutive; ++k)
+    consecutive = list_[k] == list_[k - 1] + 1;
+  if (consecutive) {
+    first_ = list_.empty() ? 0 : list_[0];
+    count_ = static_cast<int64_t>(list_.size());
+    listed_ = false;
+    list_ = {};
+  }
+}
+
+ElementList ElementList::Range(int64_t first, int64_t count) {
+  ElementList l;
+  l.first_ = first;
+  l.count_ = count;
+  return l;
+}
+
+void ElementList::push_back(int64_t e) {
+  if (!listed_) {
+    if (count_ == 0) first_ = e;
+    if (e == first_ + count_) {
+      ++count_;
+      return;
+    }
+    list_.reserve(static_cast<size_t>(count_) + 1);
+    for (int64_t k = 0; k < count_; ++k) list_.push_back(first_ + k);
+    listed_ = true;
+  }
+  list_.push_back(e);
+}
+
+std::span<const int64_t> ElementList::Span(std::vector<int64_t>* scratch) const {
+  if (listed_) return list_;
+  scratch->resize(static_cast<size_t>(count_));
+  for (int64_t k = 0; k < count_; ++k) (*scratch)[static_cast<size_t>(k)] = first_ + k;
+  return *scratch;
+}
+
 StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
                                     const data::Dataset& data) {
   RIGEL_RETURN_IF_ERROR(CheckCuts(loop, cuts, SpaceExtent(data), data.count));
@@ -99,11 +140,15 @@ StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
   // Coordinates are only kept (and sorted by) where the order within a block
   // is lexicographic; otherwise element order, which bucketing keeps.
   std::vector<std::vector<std::vector<std::pair<std::vector<int64_t>, int64_t>>>> lex;
+  // Data-parallel and serial loops are placed by element number alone: no
+  // coordinates to read (and allocate) per element.
+  const bool by_number = !lexicographic && (loop.schedule.kind == ScheduleKind::kDataParallel ||
+                                            loop.schedule.kind == ScheduleKind::kSerial);
   for (int64_t e = 0; e < data.count; ++e) {
-    std::vector<int64_t> x = ElementCoords(data, e);
+    std::vector<int64_t> x = by_number ? std::vector<int64_t>() : ElementCoords(data, e);
     Placement p = Place(loop, cuts, x, e);
     if (p.step >= static_cast<int64_t>(out.blocks.size())) {
-      out.blocks.resize(p.step + 1, std::vector<std::vector<int64_t>>(cuts.workers));
+      out.blocks.resize(p.step + 1, std::vector<ElementList>(cuts.workers));
       if (lexicographic) lex.resize(p.step + 1, decltype(lex)::value_type(cuts.workers));
     }
     if (lexicographic) {
@@ -131,7 +176,7 @@ StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
     for (const AxisCuts& a : cuts.axes) expected += a.parts() - 1;
   }
   if (out.steps() < expected) {
-    out.blocks.resize(expected, std::vector<std::vector<int64_t>>(cuts.workers));
+    out.blocks.resize(expected, std::vector<ElementList>(cuts.workers));
   }
   return out;
 }

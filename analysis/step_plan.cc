@@ -62,11 +62,11 @@ std::vector<std::vector<int64_t>> SparseBatches(const PlanInput& in,
   for (int v = 0; v < in.workers; ++v) {
     most = std::max<int64_t>(most, static_cast<int64_t>(blocks.blocks[0][v].size()));
   }
-  const std::vector<int64_t>& mine = blocks.blocks[0][in.rank];
+  const analysis::ElementList& mine = blocks.blocks[0][in.rank];
   std::vector<std::vector<int64_t>> steps(std::max<int64_t>(1, (most + batch - 1) / batch));
   for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
-    int64_t lo = std::min<int64_t>(k * batch, mine.size());
-    int64_t hi = std::min<int64_t>(lo + batch, mine.size());
+    int64_t lo = std::min<int64_t>(k * batch, static_cast<int64_t>(mine.size()));
+    int64_t hi = std::min<int64_t>(lo + batch, static_cast<int64_t>(mine.size()));
     steps[k].assign(mine.begin() + lo, mine.begin() + hi);
   }
   return steps;
@@ -99,7 +99,8 @@ class OtherRows {
       by_block_.resize(blocks_.steps());
       for (int64_t t = 0; t < blocks_.steps(); ++t) {
         for (int a = 0; a < in_.workers; ++a) {
-          RIGEL_ASSIGN_OR_RETURN(auto k, rows_(blocks_.blocks[t][a]));
+          std::vector<int64_t> scratch;
+          RIGEL_ASSIGN_OR_RETURN(auto k, rows_(blocks_.blocks[t][a].Span(&scratch)));
           k.resize(static_cast<size_t>(in_.params));
           by_block_[t].push_back(std::move(k));
         }
@@ -233,7 +234,8 @@ StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& 
     for (const auto& block : step) {
       size_t k = (stride - position % stride) % stride;  // the first sampled index in block
       for (; k < block.size() && out.sampled < limit; k += stride, ++out.sampled) {
-        RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&block[k], 1)));
+        const int64_t e = block[k];
+        RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&e, 1)));
         for (size_t i = 0; i < params.size(); ++i) {
           const size_t p = static_cast<size_t>(params[i]);
           if (p >= touched.size()) continue;
@@ -267,7 +269,7 @@ std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
     return DenseLoop(in) ? DenseBatches(in, blocks, batch) : SparseBatches(in, blocks, batch);
   }
   std::vector<std::vector<int64_t>> steps;
-  for (const auto& step : blocks.blocks) steps.push_back(step[in.rank]);
+  for (const auto& step : blocks.blocks) steps.push_back(step[in.rank].ToVector());
   return steps;
 }
 

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/partition.h"
+#include "analysis/plan.h"
 #include "tests/analysis/run_util.h"
 
 namespace rigel::analysis {
@@ -158,6 +160,57 @@ TEST(Order, ExecutorRefusesAnOrderThatIsNotAPermutation) {
   Status st = (*ex)->Run();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not a permutation"), std::string::npos) << st.message();
+}
+
+// A block is a range while its elements follow each other, and becomes a
+// list at the first that does not; either reads back the same numbers.
+TEST(ElementList, ConsecutiveElementsAreARangeAndAGapMakesAList) {
+  ElementList l;
+  for (int64_t e = 5; e < 9; ++e) l.push_back(e);
+  EXPECT_TRUE(l.is_range());
+  EXPECT_EQ(l.ToVector(), (std::vector<int64_t>{5, 6, 7, 8}));
+  EXPECT_EQ(l[2], 7);
+  EXPECT_EQ(l.end() - l.begin(), 4);
+  std::vector<int64_t> scratch;
+  std::span<const int64_t> s = l.Span(&scratch);
+  EXPECT_EQ(std::vector<int64_t>(s.begin(), s.end()), l.ToVector());
+  l.push_back(11);
+  EXPECT_FALSE(l.is_range());
+  EXPECT_EQ(l.ToVector(), (std::vector<int64_t>{5, 6, 7, 8, 11}));
+  EXPECT_EQ(l, ElementList({5, 6, 7, 8, 11}));
+  EXPECT_TRUE(ElementList({3, 4, 5}).is_range());
+  EXPECT_EQ(ElementList({3, 4, 5}), ElementList::Range(3, 3));
+  EXPECT_TRUE(ElementList().empty());
+}
+
+// A data-parallel loop's blocks are ranges (a worker keeps every worker's
+// blocks: lists would take 8 bytes per element of the data set), and a 2-D
+// loop's, cut by coordinates, lists; both in ScheduleOrder's order.
+TEST(ElementList, DataParallelBlocksAreRanges) {
+  auto prog = Compile(R"(param A: f32[8, 6] = zeros()
+accum s: f32
+parallel for (i, j) in grid(8, 6) { s += A[i, j] }
+parallel for (i, j) in grid(8, 6) { A[i, j] += 1 }
+)");
+  auto plan = MakePlan(prog, {3});
+  ASSERT_TRUE(plan.ok());
+  data::Dataset grid = data::MakeGrid(8, 6);
+  for (const LoopPlan& lp : plan->loops) {
+    auto cuts = MakeCuts(lp, 3, grid);
+    ASSERT_TRUE(cuts.ok()) << cuts.status().message();
+    auto blocks = MakeStepBlocks(lp, *cuts, grid);
+    ASSERT_TRUE(blocks.ok());
+    std::vector<int64_t> order;
+    bool ranges = true;
+    for (const auto& step : blocks->blocks) {
+      for (const ElementList& b : step) {
+        ranges = ranges && b.is_range();
+        order.insert(order.end(), b.begin(), b.end());
+      }
+    }
+    EXPECT_EQ(order, *ScheduleOrder(lp, *cuts, grid)) << ScheduleKindName(lp.schedule.kind);
+    if (lp.schedule.kind == ScheduleKind::kDataParallel) EXPECT_TRUE(ranges);
+  }
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ using Rows = std::vector<std::vector<int64_t>>;
 analysis::StepBlocks Blocks(int workers, std::vector<Rows> blocks) {
   analysis::StepBlocks b;
   b.workers = workers;
-  b.blocks = std::move(blocks);
+  for (Rows& step : blocks) b.blocks.emplace_back(step.begin(), step.end());
   return b;
 }
 
