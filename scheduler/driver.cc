@@ -496,7 +496,14 @@ Status Driver::Run(transport::Transport* transport) {
   RIGEL_RETURN_IF_ERROR(WaitReady());
   if (resumed_) RIGEL_RETURN_IF_ERROR(RestoreServers());
   epoch_->start = epoch_->epoch_start = last_checkpoint_ = Clock::now();
-  if (opts_.log) *opts_.log << "driver: every worker is ready; running " << opts_.program << "\n";
+  if (opts_.log) {
+    // From the scheduler's start to here: its own load (or its data's
+    // index), the members' start and registration, every worker's load.
+    *opts_.log << "driver: every worker is ready "
+               << fmt::format("{:.2f}",
+                              std::chrono::duration<double>(Clock::now() - created_).count())
+               << " s after the scheduler started; running " << opts_.program << "\n";
+  }
   Status st = ex_->Run();
   if (!st.ok() && stopped_early_) {
     if (opts_.log) *opts_.log << "driver: " << st.message() << "\n";

@@ -192,6 +192,7 @@ class Driver {
   std::vector<std::future<StatusOr<transport::InMessage>>> copies_;
   std::ofstream print_log_;
   std::atomic<bool> finished_{false};
+  const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   int64_t epochs_done_ = 0;               // top-level iterations ended (stop_after_epochs)
   bool stopped_early_ = false;            // the driver stopped at stop_after_epochs
   std::thread writing_;                   // the checkpoint being written
