@@ -116,6 +116,18 @@ void Print(const std::string& c, const std::string& metric, double ours, double 
                ours, ref, ref > 0 ? ours / ref : 0.0, goal);
 }
 
+// A worker's peak when `job` runs on 4 workers against its worker's on 1
+// (which loads and runs everything), printed as case `name`; false when a
+// run failed.
+bool FourWorkersAgainstOne(const std::string& name, const Job& job, const fs::path& dir, int runs) {
+  const Measured four = Median3(job, 4, dir, runs);
+  const Measured one = Median3(job, 1, dir, runs);
+  if (!four.ok || !one.ok) return false;
+  Print(name, "bytes", four.worker_peak, one.worker_peak,
+        "the job's worker on 1 worker (all the data, every element)", 0);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,12 +163,7 @@ int main(int argc, char** argv) {
   }
   if (fs::exists(a9a)) {
     Job job{kSrc + "/examples/sparse_lr.rgl", {"train.path=" + fs::absolute(a9a).string()}};
-    Measured four = Median3(job, 4, tmp / "run", runs), one = Median3(job, 1, tmp / "run", runs);
-    failed += !four.ok || !one.ok;
-    if (four.ok && one.ok) {
-      Print("a9a/worker_peak", "bytes", four.worker_peak, one.worker_peak,
-            "the job's worker on 1 worker (all the data, every element)", 0);
-    }
+    failed += !FourWorkersAgainstOne("a9a/worker_peak", job, tmp / "run", runs);
   } else {
     std::fprintf(stderr, "data_memory: %s not found: a9a skipped\n", a9a.c_str());
   }
@@ -174,13 +181,7 @@ int main(int argc, char** argv) {
       std::ofstream(head) << text.substr(0, at == std::string::npos ? text.size() : at) << "\n";
     }
     Job small{kSrc + "/examples/word2vec.rgl", {"corpus.path=" + head.string()}};
-    Measured four = Median3(small, 4, tmp / "run", runs),
-             one = Median3(small, 1, tmp / "run", runs);
-    failed += !four.ok || !one.ok;
-    if (four.ok && one.ok) {
-      Print("word2vec-1M/worker_peak", "bytes", four.worker_peak, one.worker_peak,
-            "the job's worker on 1 worker (all the data, every element)", 0);
-    }
+    failed += !FourWorkersAgainstOne("word2vec-1M/worker_peak", small, tmp / "run", runs);
     Job big{kSrc + "/examples/word2vec.rgl", {"corpus.path=" + whole.string()}};
     Measured plain = Median3(big, 4, tmp / "run", runs);
     rigel::bench::ProcResult ix =

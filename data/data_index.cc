@@ -176,11 +176,6 @@ StatusOr<FileFingerprint> FingerprintFile(const std::string& path) {
   return fp;
 }
 
-std::string FingerprintText(const FileFingerprint& f) {
-  return "size " + std::to_string(f.size) + ", first MiB " + Hex(f.head) + ", last MiB " +
-         Hex(f.tail);
-}
-
 std::string IndexPathFor(const std::string& data_path) { return data_path + ".rigel-index"; }
 
 StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& spec) {

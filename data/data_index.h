@@ -45,8 +45,6 @@ struct FileFingerprint {
   bool operator==(const FileFingerprint&) const = default;
 };
 StatusOr<FileFingerprint> FingerprintFile(const std::string& path);
-// "size 27710444, head xxh64:..., tail xxh64:..." for messages.
-std::string FingerprintText(const FileFingerprint& f);
 
 // "PATH.rigel-index".
 std::string IndexPathFor(const std::string& data_path);

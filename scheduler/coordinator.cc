@@ -378,7 +378,7 @@ Status Coordinator::Wait() {
   return result_;
 }
 
-Coordinator::ServerFigures Coordinator::Servers() {
+ServerFigures Coordinator::Servers() {
   MutexLock l(&mu_);
   ServerFigures all;
   for (const auto& [rank, s] : servers_) {

@@ -46,6 +46,7 @@
 #include "cluster/rendezvous.h"
 #include "cluster/setup.h"
 #include "common/mutex.h"
+#include "scheduler/server_figures.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
@@ -83,10 +84,6 @@ class Coordinator {
   // What the servers' latest heartbeats said (up to one heartbeat interval
   // old): the CPU seconds their processes have used so far, summed, and the
   // most resident memory one of them has held (-1: none said).
-  struct ServerFigures {
-    double cpu_s = 0;
-    int64_t peak_bytes = -1;
-  };
   ServerFigures Servers() RIGEL_EXCLUDES(mu_);
 
  private:

@@ -437,7 +437,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.comm_s = e.comm_s / workers;
   f.wait_s = e.wait_s / workers;
   const double own = ProcessCpuSeconds();
-  const DriverServerFigures servers = servers_ ? servers_() : DriverServerFigures{};
+  const ServerFigures servers = servers_ ? servers_() : ServerFigures{};
   f.cpu_s = e.worker_cpu_s + (own - e.own_cpu_s) + std::max(0.0, servers.cpu_s - e.servers_cpu_s);
   f.peak_bytes["scheduler"] = PeakResidentBytes();
   f.peak_bytes["worker"] = e.worker_peak_bytes;

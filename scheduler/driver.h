@@ -39,15 +39,10 @@
 #include "ir/ir.h"
 #include "scheduler/checkpoint.h"
 #include "scheduler/checkpoint_lock.h"
+#include "scheduler/server_figures.h"
 #include "transport/transport.h"
 
 namespace rigel::scheduler {
-
-// What the servers' heartbeats say of them (scheduler/coordinator.h).
-struct DriverServerFigures {
-  double cpu_s = 0;         // CPU seconds used so far, summed over servers
-  int64_t peak_bytes = -1;  // the most resident memory one held (-1: unknown)
-};
 
 struct DriverOptions {
   std::string program;                                    // path of the .rgl file
@@ -110,7 +105,7 @@ class Driver {
   // Where the per-epoch figures get the servers' CPU seconds so far and their
   // peak memory (Coordinator::Servers); unset: the servers are not counted.
   // Call before Run.
-  void set_servers(std::function<DriverServerFigures()> f) { servers_ = std::move(f); }
+  void set_servers(std::function<ServerFigures()> f) { servers_ = std::move(f); }
 
  private:
   struct Epoch;
@@ -197,7 +192,7 @@ class Driver {
   bool stopped_early_ = false;            // the driver stopped at stop_after_epochs
   std::thread writing_;                   // the checkpoint being written
   Status written_ RIGEL_GUARDED_BY(mu_);  // its outcome
-  std::function<DriverServerFigures()> servers_;
+  std::function<ServerFigures()> servers_;
   analysis::MemoryEstimate memory_;
 };
 

@@ -101,10 +101,7 @@ Status RunJob(transport::Transport* t, const cluster::ClusterSetup& setup, Drive
   std::thread driving;
   if (driver) {
     Coordinator* c = coordinator.get();
-    driver->set_servers([c] {
-      const Coordinator::ServerFigures s = c->Servers();
-      return DriverServerFigures{s.cpu_s, s.peak_bytes};
-    });
+    driver->set_servers([c] { return c->Servers(); });
     driving = std::thread([&] {
       Status st = driver->Run(t);
       if (!st.ok()) coordinator->Fail(st);

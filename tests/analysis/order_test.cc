@@ -209,7 +209,9 @@ parallel for (i, j) in grid(8, 6) { A[i, j] += 1 }
       }
     }
     EXPECT_EQ(order, *ScheduleOrder(lp, *cuts, grid)) << ScheduleKindName(lp.schedule.kind);
-    if (lp.schedule.kind == ScheduleKind::kDataParallel) EXPECT_TRUE(ranges);
+    if (lp.schedule.kind == ScheduleKind::kDataParallel) {
+      EXPECT_TRUE(ranges);
+    }
   }
 }
 

@@ -155,7 +155,7 @@ TEST_F(CoordinatorTest, ServersSumsTheirLatestHeartbeatsCpuAndTakesTheMostMemory
   const double before = ProcessCpuSeconds();
   const int64_t peak_before = PeakResidentBytes();
   ASSERT_GT(peak_before, 0);
-  Coordinator::ServerFigures got;
+  ServerFigures got;
   for (int i = 0; i < 200 && (got.cpu_s < 2 * before || got.peak_bytes < peak_before); ++i) {
     std::this_thread::sleep_for(10ms);
     got = coordinator_->Servers();
