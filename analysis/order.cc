@@ -25,13 +25,14 @@ std::vector<int64_t> SpaceExtent(const data::Dataset& data) {
 }
 
 std::vector<int64_t> ElementCoords(const data::Dataset& data, int64_t e) {
+  const int64_t l = data.Local(e);  // schedules that read coordinates hold every element
   switch (data.kind) {
     case data::DataKind::kTriples:
-      return {data.ti[e], data.tj[e]};
+      return {data.ti[l], data.tj[l]};
     case data::DataKind::kGrid:
       return {e / data.cols, e % data.cols};
     case data::DataKind::kTokens:
-      if (data.lines) return {e, data.token_doc[e], data.tokens[e]};
+      if (data.lines) return {e, data.token_doc[l], data.tokens[l]};
       return {e};
     default:
       return {e};

@@ -204,6 +204,29 @@ int64_t StepBatch(const PlanInput& in) {
   return DenseLoop(in) ? analysis::kDenseBatch : analysis::SparseBatch(in.workers, in.hot_share);
 }
 
+std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit) {
+  std::vector<int64_t> out;
+  size_t total = 0;
+  for (const auto& step : blocks.blocks) {
+    for (const auto& block : step) total += block.size();
+  }
+  if (total == 0 || limit <= 0) return out;
+  // Every stride-th element in (step, worker) order, walked in place: the
+  // blocks can hold every element of a large data set.
+  const size_t stride = std::max<size_t>(1, total / static_cast<size_t>(limit));
+  size_t position = 0;
+  for (const auto& step : blocks.blocks) {
+    for (const auto& block : step) {
+      size_t k = (stride - position % stride) % stride;  // the first sampled index in block
+      for (; k < block.size() && static_cast<int64_t>(out.size()) < limit; k += stride) {
+        out.push_back(block[k]);
+      }
+      position += block.size();
+    }
+  }
+  return out;
+}
+
 StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
                                const RowsFn& rows, int64_t limit, const std::vector<bool>& want) {
   RowSample out;
@@ -220,32 +243,17 @@ StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& 
     if (shares[p] || (p < want.size() && want[p])) params.push_back(pp.index);
   }
   if (params.empty()) return out;
-  size_t total = 0;
-  for (const auto& step : blocks.blocks) {
-    for (const auto& block : step) total += block.size();
-  }
-  if (total == 0) return out;
-  // Every stride-th element in (step, worker) order, walked in place: the
-  // blocks can hold every element of a large data set.
-  const size_t stride = std::max<size_t>(1, total / static_cast<size_t>(limit));
   std::vector<std::unordered_map<int64_t, int64_t>> count(params.size());
-  size_t position = 0;
-  for (const auto& step : blocks.blocks) {
-    for (const auto& block : step) {
-      size_t k = (stride - position % stride) % stride;  // the first sampled index in block
-      for (; k < block.size() && out.sampled < limit; k += stride, ++out.sampled) {
-        const int64_t e = block[k];
-        RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&e, 1)));
-        for (size_t i = 0; i < params.size(); ++i) {
-          const size_t p = static_cast<size_t>(params[i]);
-          if (p >= touched.size()) continue;
-          for (int64_t row : touched[p]) {
-            const int64_t n = ++count[i][row];
-            if (shares[p]) out.most = std::max(out.most, n * weight[p]);
-          }
-        }
+  for (const int64_t e : SampledElements(blocks, limit)) {
+    ++out.sampled;
+    RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&e, 1)));
+    for (size_t i = 0; i < params.size(); ++i) {
+      const size_t p = static_cast<size_t>(params[i]);
+      if (p >= touched.size()) continue;
+      for (int64_t row : touched[p]) {
+        const int64_t n = ++count[i][row];
+        if (shares[p]) out.most = std::max(out.most, n * weight[p]);
       }
-      position += block.size();
     }
   }
   for (size_t i = 0; i < params.size(); ++i) {
@@ -278,7 +286,7 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
   // This worker's rows are sliced only when a strategy lists them: slicing
   // every element of a large loop costs about as much as running it.
   auto single_writer = [&](const PlanParam& pp) {
-    return pp.cached && pp.written && in.static_keys && in.workers > 1;
+    return pp.cached && pp.written && in.static_keys && in.workers > 1 && in.holds_all;
   };
   const bool need_mine =
       std::any_of(in.loop_params.begin(), in.loop_params.end(), [&](const PlanParam& pp) {

@@ -57,6 +57,10 @@ struct PlanInput {
   // row plan is kept across runs): cached parameters then learn which rows
   // only this worker writes.
   bool static_keys = false;
+  // This worker holds every element of the loop's data, not only its own
+  // and the samples' (data/held.h): cached parameters may then learn which
+  // rows only it writes from the other workers' elements.
+  bool holds_all = true;
   int params = 0;                      // parameters of the program
   std::vector<PlanParam> loop_params;  // the loop's parameters (no accumulators)
 };
@@ -70,8 +74,8 @@ struct ParamRows {
   std::vector<int64_t> shared;  // local: rows other workers touch too (wavefront boundaries)
   std::vector<std::vector<int64_t>> columns;  // rotate: [q] the rows blocks (*, q) touch
   std::vector<int64_t> read;                  // replicated: rows this worker's elements read
-  // cached, with static keys on several workers: the rows only this
-  // worker's elements touch (one writer: they need no exchange until the
+  // cached, with static keys on several workers that hold their data
+  // whole: the rows only this worker's elements touch (one writer: they need no exchange until the
   // run's end).
   std::vector<int64_t> single;
 };
@@ -119,6 +123,10 @@ struct RowSample {
 };
 StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
                                const RowsFn& rows, int64_t limit, const std::vector<bool>& want);
+// The elements SampleRows samples, in its order: every stride-th of the
+// blocks' elements in (step, worker) order, at most `limit` (a worker that
+// holds its data in part holds these too: worker/hold_plan.h).
+std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit);
 
 // The elements this worker runs at each step (at least one step).
 // Requires blocks for in.workers workers and 0 <= in.rank < in.workers.

@@ -149,6 +149,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   j.setRestored(s.job->restored);
   j.setPlan(s.job->plan);
   PairsToWire(s.job->data, j.initData(static_cast<unsigned>(s.job->data.size())));
+  PairsToWire(s.job->files, j.initFiles(static_cast<unsigned>(s.job->files.size())));
 }
 
 StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what) {
@@ -192,6 +193,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     job.restored = j.getRestored();
     job.plan = j.getPlan();
     job.data = PairsFromWire(j.getData());
+    job.files = PairsFromWire(j.getFiles());
     if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");
     s.job = std::move(job);
   }

@@ -42,6 +42,9 @@ struct JobSpec {
   // file, as the scheduler loaded it: every worker loads its own copy and
   // refuses the job when its digest differs (elements are named by number).
   std::vector<std::pair<std::string, std::string>> data;
+  // (data set name, data::FingerprintText) of every data file the job reads:
+  // each worker compares its own file's before loading it.
+  std::vector<std::pair<std::string, std::string>> files;
   // The servers start from a checkpoint's rows (--resume, or a recovery):
   // until a run writes a parameter, its rows are not known to be its
   // initialiser's (worker/sync/local_rows.cc relies on that when false).

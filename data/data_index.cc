@@ -176,6 +176,14 @@ StatusOr<FileFingerprint> FingerprintFile(const std::string& path) {
   return fp;
 }
 
+std::string FingerprintText(const FileFingerprint& f) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%lld bytes, head xxh64:%016llx, tail xxh64:%016llx",
+                static_cast<long long>(f.size), static_cast<unsigned long long>(f.head),
+                static_cast<unsigned long long>(f.tail));
+  return buf;
+}
+
 std::string IndexPathFor(const std::string& data_path) { return data_path + ".rigel-index"; }
 
 StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& spec) {

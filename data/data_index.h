@@ -45,6 +45,9 @@ struct FileFingerprint {
   bool operator==(const FileFingerprint&) const = default;
 };
 StatusOr<FileFingerprint> FingerprintFile(const std::string& path);
+// "N bytes, head xxh64:H, tail xxh64:T": what hosts with identical files
+// agree on (no mtime).
+std::string FingerprintText(const FileFingerprint& f);
 
 // "PATH.rigel-index".
 std::string IndexPathFor(const std::string& data_path);

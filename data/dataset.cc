@@ -15,6 +15,7 @@
 
 #include "common/check.h"
 #include "common/hash.h"
+#include "data/held.h"
 
 namespace rigel::data {
 
@@ -107,10 +108,7 @@ Dataset MakeRange(int64_t n) {
   return d;
 }
 
-namespace {
-
-// An empty part of `d`: same kind, file and shape attributes, no elements.
-Dataset EmptyPartOf(const Dataset& d) {
+Dataset EmptyLike(const Dataset& d) {
   Dataset p;
   p.kind = d.kind;
   p.path = d.path;
@@ -128,29 +126,27 @@ Dataset EmptyPartOf(const Dataset& d) {
   return p;
 }
 
+int64_t Dataset::LocalSlow(int64_t e) const {
+  if (!in_part) return e;
+  auto it = std::upper_bound(held.begin(), held.end(), e,
+                             [](int64_t x, const HeldRange& r) { return x < r.first; });
+  if (it == held.begin()) return -1;
+  --it;
+  return e - it->first < it->count ? it->local + (e - it->first) : -1;
+}
+
+int64_t Dataset::HeldCount() const {
+  if (!in_part) return count;
+  int64_t n = 0;
+  for (const HeldRange& r : held) n += r.count;
+  return n;
+}
+
+namespace {
+
 // Copies element e of `d` (triples, libsvm or dense_csv) to the end of `p`.
 void AppendElement(const Dataset& d, int64_t e, Dataset* p) {
-  switch (d.kind) {
-    case DataKind::kTriples:
-      p->ti.push_back(d.ti[e]);
-      p->tj.push_back(d.tj[e]);
-      p->tv.push_back(d.tv[e]);
-      break;
-    case DataKind::kLibsvm:
-      p->labels.push_back(d.labels[e]);
-      p->feat_index.insert(p->feat_index.end(), d.feat_index.begin() + d.feat_offset[e],
-                           d.feat_index.begin() + d.feat_offset[e + 1]);
-      p->feat_value.insert(p->feat_value.end(), d.feat_value.begin() + d.feat_offset[e],
-                           d.feat_value.begin() + d.feat_offset[e + 1]);
-      p->feat_offset.push_back(static_cast<int64_t>(p->feat_index.size()));
-      break;
-    case DataKind::kDenseCsv:
-      p->labels.push_back(d.labels[e]);
-      p->x.insert(p->x.end(), d.x.begin() + e * d.dim, d.x.begin() + (e + 1) * d.dim);
-      break;
-    default:
-      RIGEL_CHECK_MSG(false, "AppendElement on a kind without element columns");
-  }
+  AppendColumnsAt(d, e, p);
   ++p->count;
 }
 
@@ -183,6 +179,7 @@ void ReserveElements(DataKind kind, int64_t n, int64_t feats, int64_t dim, Datas
 
 std::vector<int64_t> OrderedElements(const Dataset& d) {
   if (d.kind != DataKind::kTriples) return {};
+  RIGEL_CHECK_MSG(!d.in_part, "OrderedElements of a data set held in part");
   auto before = [&](int64_t a, int64_t b) {
     return d.ti[a] != d.ti[b] ? d.ti[a] < d.ti[b] : d.tj[a] < d.tj[b];
   };
@@ -196,7 +193,8 @@ std::vector<int64_t> OrderedElements(const Dataset& d) {
 }
 
 std::string DatasetDigest(const Dataset& d) {
-  if (d.shape_only) return d.digest;
+  // Held in part: only the whole file's digest, when the loader knew it.
+  if (d.shape_only || d.in_part) return d.digest;
   XXH64_state_t* st = XXH64_createState();
   XXH64_reset(st, 0);
   auto add = [st](const auto& v) {
@@ -265,8 +263,9 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
     return InvalidArgument("split: test fraction " + std::to_string(test_fraction) +
                            " is not in [0, 1]");
   }
-  Dataset train = EmptyPartOf(d);
-  Dataset test = EmptyPartOf(d);
+  if (d.in_part) return SplitHeld(d, test_fraction, seed);
+  Dataset train = EmptyLike(d);
+  Dataset test = EmptyLike(d);
   train.origin.splits.push_back({0, test_fraction, seed, d.count});
   test.origin.splits.push_back({1, test_fraction, seed, d.count});
   if (d.shape_only) {

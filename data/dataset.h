@@ -83,6 +83,32 @@ struct Dataset {
   int64_t column_bytes = 0;
   int64_t feature_entries = 0;
   DataOrigin origin;  // for messages that name an element's line
+  // Held in part (data/held.h): a worker of data-parallel loops holds only
+  // the elements its blocks and the planner's samples read. `count` and the
+  // shape attributes stay the whole data set's, elements keep their global
+  // numbers, and the columns hold the elements of `held` in its order:
+  // element e's values are at column position Local(e).
+  struct HeldRange {
+    int64_t first = 0;  // global number of the range's first element
+    int64_t count = 0;
+    int64_t local = 0;  // its column position
+  };
+  bool in_part = false;
+  std::vector<HeldRange> held;  // sorted by `first`, disjoint; only when in_part
+  // The largest range of `held`, which Local checks first (whole: all).
+  int64_t held_first = 0;
+  int64_t held_span = INT64_MAX;
+  int64_t held_local = 0;
+  // Element e's column position; -1 when this data set holds it in part
+  // and e is not among its elements. Whole data sets: e.
+  int64_t Local(int64_t e) const {
+    const uint64_t u = static_cast<uint64_t>(e) - static_cast<uint64_t>(held_first);
+    if (u < static_cast<uint64_t>(held_span)) return static_cast<int64_t>(u) + held_local;
+    return LocalSlow(e);
+  }
+  int64_t LocalSlow(int64_t e) const;
+  // Elements in the columns: count, or those of `held`.
+  int64_t HeldCount() const;
   // What the loader found suspicious but loaded: full lines
   // "PATH:LINE: warning: MESSAGE" (no newline), for the caller to show.
   // Split parts have none (their parent had them); not part of the digest.
@@ -180,6 +206,10 @@ StatusOr<Dataset> LoadLibsvm(const std::string& path, const LibsvmOptions& opts)
 StatusOr<Dataset> LoadTokens(const std::string& path, const TokensOptions& opts);
 StatusOr<Dataset> LoadDenseCsv(const std::string& path, const DenseCsvOptions& opts);
 
+// A data set of `d`'s kind, file, origin and shape attributes (vocabulary
+// and negative sampler included) with no elements, whole.
+Dataset EmptyLike(const Dataset& d);
+
 // Implicit spaces. grid(N, M) iterates (i, j) row-major; range(N) iterates i.
 // Callers validate sizes: N, M >= 0 and N * M must fit int64 (checked).
 Dataset MakeGrid(int64_t n, int64_t m);
@@ -189,7 +219,8 @@ Dataset MakeRange(int64_t n);
 // UnitDouble(HashCoords(seed, e)) < test_fraction (common/hash.h). Both parts
 // keep the elements' original order. Works for triples, libsvm, dense_csv and
 // tokens (tokens are split in contiguous tail: the last test_fraction of the
-// stream, since windows need neighbours). Returns {train, test}.
+// stream, since windows need neighbours). Returns {train, test}. A data set
+// held in part gives parts held in part (data/held.h SplitHeld).
 StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test_fraction,
                                                    uint64_t seed);
 
@@ -203,7 +234,7 @@ std::vector<int64_t> OrderedElements(const Dataset& d);
 
 // A fingerprint of a loaded data set's contents: "xxh64:<16 hex digits>,
 // <count> elements", over its kind, shape attributes and every column (of a
-// shape-only data set: the digest it carries). Two
+// shape-only data set, or one held in part: the digest it carries). Two
 // processes that read the same file with the same options get the same
 // string; processes of one job compare them (they index elements by number).
 std::string DatasetDigest(const Dataset& d);

@@ -5,11 +5,13 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <utility>
 
 #include "common/int_math.h"
+#include "data/held_load.h"
 #include "ir/param_init.h"
 #include "kernel/float_ops.h"
 
@@ -155,6 +157,10 @@ Status SerialExecutor::LoadData() {
             break;
           }
         }
+        if (opts_.hold_part && opts_.hold_part(static_cast<int>(k))) {
+          loaded = LoadInPart(static_cast<int>(k), spec);
+          break;
+        }
         loaded = data::LoadFile(d.path, spec);
         break;
       }
@@ -202,13 +208,27 @@ Status SerialExecutor::LoadData() {
     }
     if (opts_.log && !d.path.empty()) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      *opts_.log << (data_[k]->shape_only ? "facts of " : "loaded ") << d.name << " (" << d.path
-                 << (data_[k]->shape_only ? ", from its index" : "") << "): " << data_[k]->count
-                 << " elements in " << secs << " s\n";
+      const data::Dataset& got = *data_[k];
+      *opts_.log << (got.shape_only ? "facts of " : "loaded ") << d.name << " (" << d.path
+                 << (got.shape_only ? ", from its index" : "") << "): ";
+      if (got.in_part) *opts_.log << got.HeldCount() << " of ";
+      *opts_.log << got.count << " elements in " << secs << " s\n";
     }
   }
   for (const auto& d : data_) data_ptrs_.push_back(d.get());
   return Status::Ok();
+}
+
+StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& spec) const {
+  const std::string& path = prog_.data[static_cast<size_t>(k)].path;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  // A file that cannot be sized gives its error from the scan.
+  const int chunks = ec ? 1 : data::ChunksFor(static_cast<int64_t>(bytes), opts_.hold_workers);
+  RIGEL_ASSIGN_OR_RETURN(data::ScannedFile scan, data::ScanFile(path, spec, chunks));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<data::ElementRange> ranges,
+                         opts_.hold_ranges(k, data::ShapeOfScan(path, spec, scan)));
+  return data::LoadHeld(path, spec, scan, std::move(ranges));
 }
 
 Status SerialExecutor::InitParams() {

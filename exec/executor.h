@@ -26,6 +26,7 @@
 #include "common/status.h"
 #include "data/data_index.h"
 #include "data/dataset.h"
+#include "data/held.h"
 #include "data/part_load.h"
 #include "ir/ir.h"
 #include "kernel/kernel.h"
@@ -94,6 +95,15 @@ struct ExecutorOptions {
   // its file's current index (data/data_index.h) when there is one, and
   // loaded otherwise. Unset: every data set is loaded.
   std::function<bool(int data)> facts_only;
+  // For a worker that holds data in part (worker/hold_plan.h): data set
+  // `data` (a file's) is held in part when hold_part says so, with the
+  // elements hold_ranges gives from its facts (a shape-only data set), read
+  // in data/held_load.h's chunks, about 2 per one of `hold_workers`
+  // workers. Its split parts are then held in part too. Unset: whole.
+  std::function<bool(int data)> hold_part;
+  std::function<StatusOr<std::vector<data::ElementRange>>(int data, const data::Dataset& shape)>
+      hold_ranges;
+  int hold_workers = 1;
   // Called after each iteration `i` of a top-level driver `for lo..hi` (an
   // epoch), for progress lines and per-epoch logs.
   std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
@@ -192,6 +202,8 @@ class SerialExecutor {
   };
   SerialExecutor(const ir::Program& prog, const ExecutorOptions& opts);
   Status LoadData();
+  // Data set `k`'s elements that ExecutorOptions::hold_ranges gives.
+  StatusOr<data::Dataset> LoadInPart(int k, const data::LoadSpec& spec) const;
   Status InitParams();
   StatusOr<Value> Eval(int expr) const;
   StatusOr<Value> EvalUnary(const ir::DExpr& e) const;

@@ -308,6 +308,11 @@ bool Has(const std::vector<Inst>& body, const Pick& pick) {
 
 }  // namespace
 
+bool KeySlice::SliceDraws(const ir::Program& prog, int loop) {
+  Slicer s(prog, prog.loops[loop]);
+  return Has(s.Run().body, IsDraw);
+}
+
 StatusOr<KeySlice> KeySlice::Compile(const ir::Program& prog, int loop, const WidthFn& widths) {
   Slicer s(prog, prog.loops[loop]);
   ir::Loop body = s.Run();

@@ -83,6 +83,8 @@ class KeySlice {
   // and the driver values: the slice keeps a random draw (whose stream moves
   // with every run).
   bool draws() const { return draws_; }
+  // draws() of loop `loop`'s slice, without compiling it (no widths needed).
+  static bool SliceDraws(const ir::Program& prog, int loop);
   // true when the slice reads a driver value: runs with other values may
   // touch other rows.
   bool reads_outer() const { return reads_outer_; }

@@ -42,7 +42,10 @@ struct Fault {
     kBadElement,
     kBadOneHot,
     kBadSample,
-    kBadAccumElement  // param: the accumulator
+    kBadAccumElement,  // param: the accumulator
+    // An element (value) of a data set held in part that this process does
+    // not hold: a bug in the hold plan (worker/hold_plan.h), not the user's.
+    kNotHeld
   };
   Kind kind = kNone;
   const VOp* op = nullptr;
@@ -534,13 +537,20 @@ RIGEL_OP Negative(Machine& m, const VOp* o) {
 }
 
 // Data reads.
+// Elements are read at their column position (Dataset::Local), which is the
+// element itself unless the data set is held in part.
 RIGEL_OP Label(Machine& m, const VOp* o) {
-  m.S[o->d].f = m.datas[o->aux]->labels[m.S[o->a].i];
+  const data::Dataset& d = *m.datas[o->aux];
+  const int64_t l = d.Local(m.S[o->a].i);
+  if (l < 0) return m.Fail(Fault::kNotHeld, o, m.S[o->a].i);
+  m.S[o->d].f = d.labels[l];
   return o + 1;
 }
 RIGEL_OP RowX(Machine& m, const VOp* o) {
   const data::Dataset& d = *m.datas[o->aux];
-  m.V[o->d] = const_cast<float*>(d.x.data()) + m.S[o->a].i * d.dim;
+  const int64_t l = d.Local(m.S[o->a].i);
+  if (l < 0) return m.Fail(Fault::kNotHeld, o, m.S[o->a].i);
+  m.V[o->d] = const_cast<float*>(d.x.data()) + l * d.dim;
   return o + 1;
 }
 
@@ -561,7 +571,8 @@ RIGEL_OP ForNext(Machine& m, const VOp* o) {
 RIGEL_OP FeatInit(Machine& m, const VOp* o) {
   const data::Dataset& d = *m.datas[o->aux];
   Slot* S = m.S;
-  int64_t row = S[o->a].i;
+  const int64_t row = d.Local(S[o->a].i);
+  if (row < 0) return m.Fail(Fault::kNotHeld, o, S[o->a].i);
   int64_t p = d.feat_offset[row], q = d.feat_offset[row + 1];
   S[o->c].i = p;
   S[o->c + 1].i = q;
@@ -589,15 +600,22 @@ RIGEL_OP WinInit(Machine& m, const VOp* o) {
   // 128-bit bounds: t and r are program values and may be huge.
   int64_t lo = static_cast<int64_t>(std::max<__int128>(0, __int128{t} - r));
   int64_t hi = static_cast<int64_t>(std::min<__int128>(d.count, __int128{t} + r + 1));
+  // A corpus held in part holds the window around each of its elements,
+  // without a gap: both ends held, as far apart in the columns as in the corpus.
+  if (d.in_part && lo < hi) {
+    const int64_t a = d.Local(lo), b = d.Local(hi - 1);
+    if (a < 0 || b < 0 || b - a != hi - 1 - lo)
+      return m.Fail(Fault::kNotHeld, o, a < 0 ? lo : hi - 1);
+  }
   if (d.lines && lo < hi) {
     // One document per line: the window stops at its line's ends. A centre
     // outside the corpus has no line, and so no neighbours.
     if (t < 0 || t >= d.count) {
       hi = lo;
     } else {
-      const int32_t doc = d.token_doc[t];
-      while (d.token_doc[lo] != doc) ++lo;
-      while (d.token_doc[hi - 1] != doc) --hi;
+      const int32_t doc = d.token_doc[d.Local(t)];
+      while (d.token_doc[d.Local(lo)] != doc) ++lo;
+      while (d.token_doc[d.Local(hi - 1)] != doc) --hi;
     }
   }
   if (lo == t) ++lo;
@@ -605,7 +623,7 @@ RIGEL_OP WinInit(Machine& m, const VOp* o) {
   S[o->c + 1].i = hi;
   S[o->c + 2].i = t;
   if (lo >= hi) return m.Jump(o->n);
-  S[o->d].i = d.tokens[lo];
+  S[o->d].i = d.tokens[d.Local(lo)];
   return o + 1;
 }
 RIGEL_OP WinNext(Machine& m, const VOp* o) {
@@ -614,7 +632,7 @@ RIGEL_OP WinNext(Machine& m, const VOp* o) {
   int64_t q = ++S[o->c].i;
   if (q == S[o->c + 2].i) q = ++S[o->c].i;
   if (q >= S[o->c + 1].i) return o + 1;
-  S[o->d].i = d.tokens[q];
+  S[o->d].i = d.tokens[d.Local(q)];
   return m.Jump(o->n);
 }
 

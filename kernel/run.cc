@@ -55,6 +55,8 @@ Status InitRegisters(const Kernel::Impl& K, const RunContext& ctx, Registers* r)
 // (key_slice.h) those misses are most of the time per element.
 __attribute__((always_inline)) inline void Prefetch(const data::Dataset& data, data::DataKind kind,
                                                     int64_t e) {
+  e = data.Local(e);
+  if (e < 0) return;
   if (kind == data::DataKind::kTriples) {
     __builtin_prefetch(&data.ti[e]);
     __builtin_prefetch(&data.tj[e]);
@@ -64,15 +66,16 @@ __attribute__((always_inline)) inline void Prefetch(const data::Dataset& data, d
   }
 }
 
-// Sets the loop variables (slots vars[0..]) to element e's values.
+// Sets the loop variables (slots vars[0..]) to element e's values, which are
+// at column position l (Dataset::Local).
 __attribute__((always_inline)) inline void BindElement(const data::Dataset& data,
                                                        data::DataKind kind, const int* vars,
-                                                       Slot* S, int64_t e) {
+                                                       Slot* S, int64_t e, int64_t l) {
   switch (kind) {
     case data::DataKind::kTriples:
-      S[vars[0]].i = data.ti[e];
-      S[vars[1]].i = data.tj[e];
-      S[vars[2]].f = data.tv[e];
+      S[vars[0]].i = data.ti[l];
+      S[vars[1]].i = data.tj[l];
+      S[vars[2]].f = data.tv[l];
       break;
     case data::DataKind::kLibsvm:
     case data::DataKind::kDenseCsv:
@@ -81,8 +84,8 @@ __attribute__((always_inline)) inline void BindElement(const data::Dataset& data
       break;
     case data::DataKind::kTokens:
       S[vars[0]].i = e;
-      S[vars[1]].i = data.tokens[e];
-      if (data.lines) S[vars[2]].i = data.token_doc[e];
+      S[vars[1]].i = data.tokens[l];
+      if (data.lines) S[vars[2]].i = data.token_doc[l];
       break;
     case data::DataKind::kGrid:
       S[vars[0]].i = e / data.cols;
@@ -144,6 +147,14 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
       msg = "onehot index " + std::to_string(f.value) + " out of range for width " +
             std::to_string(f.limit);
       break;
+    case ops::Fault::kNotHeld:
+      // Not the program's error: the plan of what this worker holds missed
+      // an element its loops read.
+      return Internal("element " + std::to_string(f.value) + " of data set '" +
+                      K.prog->data[K.data].name + "' (" + data.path +
+                      ") is not held by this worker, which holds " +
+                      std::to_string(data.HeldCount()) + " of its " + std::to_string(data.count) +
+                      " elements; please report this");
     case ops::Fault::kNone:
       msg = "internal error: a fault without a kind";
       break;
@@ -248,7 +259,11 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
   for (int64_t k = begin; k < end; ++k) {
     const int64_t e = list ? list[k] : k;
     if (list && k + kPrefetchAhead < end) Prefetch(data, K.kind, list[k + kPrefetchAhead]);
-    BindElement(data, K.kind, vars, m.S, e);
+    const int64_t l = data.Local(e);
+    if (l < 0) [[unlikely]] {
+      return FaultStatus(K, data, e, ops::Fault{.kind = ops::Fault::kNotHeld, .value = e});
+    }
+    BindElement(data, K.kind, vars, m.S, e, l);
     for (size_t p = 0; p < marks.size(); ++p) marks[p] = (*keys)[p].size();
     m.e = e;
     m.draw = 0;

@@ -213,6 +213,11 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     if (!data.path.empty() && !(data.shape_only && data.digest.empty())) {
       job.data.emplace_back(d->prog_->data[k].name, data::DatasetDigest(data));
     }
+    const ir::DataDecl& decl = d->prog_->data[k];
+    if (!decl.path.empty() && decl.split_parent < 0) {
+      RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(decl.path));
+      job.files.emplace_back(decl.name, data::FingerprintText(f));
+    }
   }
   s.job = std::move(job);
   RIGEL_RETURN_IF_ERROR(d->SetUpCheckpoints());

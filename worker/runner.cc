@@ -7,10 +7,12 @@
 #include "analysis/held_rows.h"
 #include "analysis/partition.h"
 #include "common/cpu_time.h"
-#include "common/memory.h"
 #include "common/key_sort.h"
+#include "common/memory.h"
 #include "common/seconds.h"
+#include "data/data_index.h"
 #include "frontend/compile.h"
+#include "worker/hold_plan.h"
 
 namespace rigel::worker {
 
@@ -28,6 +30,20 @@ Status CheckSameData(const ir::Program& prog, const exec::SerialExecutor& ex,
     for (size_t k = 0; k < prog.data.size(); ++k) {
       if (prog.data[k].name != name) continue;
       const data::Dataset& d = ex.data(static_cast<int>(k));
+      // Held in part: the file's facts and fingerprint are checked instead
+      // (CheckSameFile), as no digest of the whole load is known here.
+      if (d.in_part && d.digest.empty()) {
+        const std::string count = ", " + std::to_string(d.count) + " elements";
+        if (digest.size() < count.size() ||
+            digest.compare(digest.size() - count.size(), count.size(), count) != 0) {
+          return FailedPrecondition("data set '" + name + "' (" + d.path + ") has " +
+                                    std::to_string(d.count) +
+                                    " elements here; the scheduler's copy: " + digest +
+                                    "; every process of a job must read the same file (did it "
+                                    "change after the job started, or differ between hosts?)");
+        }
+        continue;
+      }
       std::string mine = data::DatasetDigest(d);
       if (mine != digest) {
         return FailedPrecondition("data set '" + name + "' (" + d.path +
@@ -35,6 +51,27 @@ Status CheckSameData(const ir::Program& prog, const exec::SerialExecutor& ex,
                                   ", at the scheduler " + digest +
                                   "; every process of a job must read the same file (did it "
                                   "change after the job started, or differ between hosts?)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Files are compared before anything loads: a host whose file differs is
+// refused before it reads it, by the fingerprint of data/data_index.h (size
+// and the checksums of its first and last MiB).
+Status CheckSameFiles(const ir::Program& prog, const cluster::JobSpec& job) {
+  for (const auto& [name, theirs] : job.files) {
+    for (const ir::DataDecl& d : prog.data) {
+      if (d.name != name) continue;
+      RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(d.path));
+      const std::string mine = data::FingerprintText(f);
+      if (mine != theirs) {
+        return FailedPrecondition("data set '" + name + "': " + d.path +
+                                  " differs from the scheduler's file: here " + mine +
+                                  ", at the scheduler " + theirs +
+                                  "; every host of a job must read an identical file (a shared "
+                                  "path, or the same file copied to every host)");
       }
     }
   }
@@ -64,6 +101,16 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   }
   exec::ExecutorOptions eo;
   eo.seed = job.seed;
+  // Data sets only data-parallel loops run over are held in part: this
+  // worker's blocks and the samples every worker plans from.
+  RIGEL_RETURN_IF_ERROR(CheckSameFiles(r->prog_, job));
+  const Runner* self = r.get();
+  eo.hold_part = [self](int data) { return HoldsInPart(self->prog_, self->plan_, data); };
+  eo.hold_ranges = [self](int data, const data::Dataset& shape) {
+    return HeldRanges(self->prog_, self->plan_, self->opts_.rank, self->opts_.workers, data, shape);
+  };
+  eo.hold_workers = options.workers;
+  eo.log = options.log;  // what was loaded, and how much of it is held here
   RIGEL_ASSIGN_OR_RETURN(r->ex_, exec::SerialExecutor::Create(r->prog_, eo));
   RIGEL_RETURN_IF_ERROR(CheckSameData(r->prog_, *r->ex_, job));
   const exec::SerialExecutor* ex = r->ex_.get();
@@ -190,6 +237,9 @@ analysis::PlanInput Runner::PlanFor(int loop) const {
   in.kind = lp.schedule.kind;
   in.rank = opts_.rank;
   in.workers = opts_.workers;
+  // Every worker holds the loop's data in part or every one holds it whole
+  // (hold_plan.h decides from the program and the plan alone).
+  in.holds_all = !ex_->data_ptrs()[static_cast<size_t>(prog_.loops[loop].data)]->in_part;
   in.batch = opts_.job.batch;
   in.staleness = cluster::ClockStaleness(opts_.job);
   in.static_keys = static_keys_[loop];

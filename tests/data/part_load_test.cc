@@ -16,6 +16,8 @@
 
 #include "common/file.h"
 #include "data/dataset.h"
+#include "data/held.h"
+#include "data/held_load.h"
 #include "data/line_split.h"
 
 namespace rigel::data {
@@ -279,6 +281,205 @@ TEST_F(PartLoadTest, ADenseCsvPartOfAnotherWidthFailsAsTheWholeLoad) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().message(),
             "d.csv:2: error: 2 columns, where line 1 has 3 (every line must have as many)");
+}
+
+// data/held.h and data/held_load.h: a worker that holds only some elements.
+
+// Element e of `whole` equals element e of `held` (at its column position).
+void ExpectSameElementAt(const Dataset& whole, int64_t e, const Dataset& held) {
+  const int64_t l = held.Local(e);
+  ASSERT_GE(l, 0) << "element " << e << " is not held";
+  switch (whole.kind) {
+    case DataKind::kTriples:
+      EXPECT_EQ(whole.ti[e], held.ti[l]);
+      EXPECT_EQ(whole.tj[e], held.tj[l]);
+      EXPECT_EQ(whole.tv[e], held.tv[l]);
+      break;
+    case DataKind::kLibsvm: {
+      EXPECT_EQ(whole.labels[e], held.labels[l]);
+      const int64_t w0 = whole.feat_offset[e], w1 = whole.feat_offset[e + 1];
+      const int64_t h0 = held.feat_offset[l], h1 = held.feat_offset[l + 1];
+      ASSERT_EQ(w1 - w0, h1 - h0) << "element " << e;
+      EXPECT_TRUE(std::equal(whole.feat_index.begin() + w0, whole.feat_index.begin() + w1,
+                             held.feat_index.begin() + h0));
+      EXPECT_TRUE(std::equal(whole.feat_value.begin() + w0, whole.feat_value.begin() + w1,
+                             held.feat_value.begin() + h0));
+      break;
+    }
+    case DataKind::kDenseCsv:
+      EXPECT_EQ(whole.labels[e], held.labels[l]);
+      EXPECT_TRUE(std::equal(whole.x.begin() + e * whole.dim, whole.x.begin() + (e + 1) * whole.dim,
+                             held.x.begin() + l * held.dim));
+      break;
+    case DataKind::kTokens:
+      EXPECT_EQ(whole.tokens[e], held.tokens[l]);
+      if (whole.lines) {
+        EXPECT_EQ(whole.token_doc[e], held.token_doc[l]);
+      }
+      break;
+    default:
+      FAIL() << "no element columns";
+  }
+}
+
+// Exactly the elements of `ranges` are held, each as the whole load has it.
+void ExpectHolds(const Dataset& whole, const std::vector<ElementRange>& ranges,
+                 const Dataset& held) {
+  ASSERT_TRUE(held.in_part);
+  EXPECT_EQ(held.count, whole.count);
+  ExpectSameShape(whole, held);
+  const std::vector<ElementRange> want = NormalizeRanges(ranges, whole.count);
+  EXPECT_EQ(held.HeldCount(), RangesCount(want));
+  size_t r = 0;
+  for (int64_t e = -2; e < whole.count + 2; ++e) {
+    while (r < want.size() && want[r].end <= e) ++r;
+    const bool in = r < want.size() && want[r].first <= e && e < want[r].end;
+    if (in) {
+      ExpectSameElementAt(whole, e, held);
+    } else {
+      EXPECT_EQ(held.Local(e), -1) << "element " << e << " is held";
+    }
+  }
+}
+
+// A worker's block and a few elements elsewhere (as the planner's samples).
+std::vector<ElementRange> SomeRanges(int64_t count, int w, int workers) {
+  std::vector<ElementRange> r = {{count * w / workers, count * (w + 1) / workers}};
+  for (int64_t e = w; e < count; e += 37) r.push_back({e, e + 1 + w});
+  return r;
+}
+
+TEST_F(PartLoadTest, AWorkerHoldsExactlyTheElementsItNamesReadingOnlyTheirChunks) {
+  const std::vector<Case> cases = Cases();
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& tc = cases[c];
+    const std::string path = (dir_ / ("held" + std::to_string(c) + ".txt")).string();
+    ASSERT_TRUE(WriteFileAtomically(path, tc.text).ok());
+    StatusOr<Dataset> whole = LoadInParts(tc.text, path, tc.spec, 1);
+    ASSERT_TRUE(whole.ok()) << tc.name << ": " << whole.status().ToString();
+    for (int chunks : {1, 2, 3, 5}) {
+      StatusOr<ScannedFile> scan = ScanFile(path, tc.spec, chunks);
+      ASSERT_TRUE(scan.ok()) << tc.name << ": " << scan.status().ToString();
+      const Dataset shape = ShapeOfScan(path, tc.spec, *scan);
+      EXPECT_TRUE(shape.shape_only);
+      EXPECT_EQ(shape.count, whole->count) << tc.name;
+      ExpectSameShape(*whole, shape);
+      EXPECT_EQ(shape.warnings, whole->warnings) << tc.name;
+      for (int workers = 1; workers <= 4; ++workers) {
+        for (int w = 0; w < workers; ++w) {
+          SCOPED_TRACE(tc.name + ", " + std::to_string(chunks) + " chunks, worker " +
+                       std::to_string(w) + " of " + std::to_string(workers));
+          const std::vector<ElementRange> ranges = SomeRanges(whole->count, w, workers);
+          StatusOr<Dataset> held = LoadHeld(path, tc.spec, *scan, ranges);
+          ASSERT_TRUE(held.ok()) << held.status().ToString();
+          ExpectHolds(*whole, ranges, *held);
+        }
+      }
+      // Nothing held: the shape, no elements.
+      StatusOr<Dataset> none = LoadHeld(path, tc.spec, *scan, {});
+      ASSERT_TRUE(none.ok()) << none.status().ToString();
+      ExpectHolds(*whole, {}, *none);
+    }
+  }
+}
+
+TEST_F(PartLoadTest, AScanGivesTheWholeLoadsErrorAndAChangedFileIsRefused) {
+  const std::string path = (dir_ / "bad.svm").string();
+  const std::string text = "+1 1:1\n-1 2:1\n+1 3:x\n-1 4:1\n";
+  ASSERT_TRUE(WriteFileAtomically(path, text).ok());
+  StatusOr<Dataset> whole = LoadInParts(text, path, LoadSpec::Of(LibsvmOptions{}), 1);
+  ASSERT_FALSE(whole.ok());
+  for (int chunks : {1, 2, 4}) {
+    StatusOr<ScannedFile> scan = ScanFile(path, LoadSpec::Of(LibsvmOptions{}), chunks);
+    ASSERT_FALSE(scan.ok());
+    EXPECT_EQ(scan.status().ToString(), whole.status().ToString());
+  }
+  // Scanned, then changed: its chunks hold other elements than the scan found.
+  ASSERT_TRUE(WriteFileAtomically(path, "+1 1:1\n-1 2:1\n+1 3:1\n-1 4:1\n").ok());
+  StatusOr<ScannedFile> scan = ScanFile(path, LoadSpec::Of(LibsvmOptions{}), 2);
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  ASSERT_TRUE(WriteFileAtomically(path, "+1 1:1\n-1 2:1 3:1 4:1 5:1 6:1\n\n+1 3:1\n").ok());
+  StatusOr<Dataset> held = LoadHeld(path, LoadSpec::Of(LibsvmOptions{}), *scan, {{0, 4}});
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.status().code(), StatusCode::kFailedPrecondition) << held.status().ToString();
+  EXPECT_NE(held.status().message().find("changed after it was scanned"), std::string::npos)
+      << held.status().ToString();
+  // The same size and ends, another middle: a chunk parses otherwise.
+  const std::string same_ends = "+1 1:1\n-1 2:1\n+1 3:1\n-1 4:1\n";
+  ASSERT_TRUE(WriteFileAtomically(path, same_ends).ok());
+  scan = ScanFile(path, LoadSpec::Of(LibsvmOptions{}), 2);
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  ASSERT_TRUE(WriteFileAtomically(path, "+1 1:1\n-1 2:1\n\n\n 3:1\n-1 4:1\n").ok());
+  scan->fingerprint = *FingerprintFile(path);  // as if the checksums missed the change
+  held = LoadHeld(path, LoadSpec::Of(LibsvmOptions{}), *scan, {{0, 4}});
+  ASSERT_FALSE(held.ok());
+  EXPECT_EQ(held.status().code(), StatusCode::kFailedPrecondition) << held.status().ToString();
+  EXPECT_NE(held.status().message().find("changed while it was read"), std::string::npos)
+      << held.status().ToString();
+}
+
+TEST_F(PartLoadTest, ASplitOfHeldElementsHoldsThePartsElementsWithTheirNumbers) {
+  const std::vector<Case> cases = Cases();
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& tc = cases[c];
+    StatusOr<Dataset> whole = LoadInParts(tc.text, "mem", tc.spec, 1);
+    ASSERT_TRUE(whole.ok()) << tc.name;
+    for (int w = 0; w < 3; ++w) {
+      SCOPED_TRACE(tc.name + ", worker " + std::to_string(w));
+      const std::vector<ElementRange> ranges = SomeRanges(whole->count, w, 3);
+      std::vector<const Dataset*> src = {&*whole};
+      StatusOr<Dataset> held = HoldOnly(src, ranges);
+      ASSERT_TRUE(held.ok()) << held.status().ToString();
+      ExpectHolds(*whole, ranges, *held);
+      auto parts = SplitDataset(*whole, 0.3, 11);
+      auto held_parts = SplitDataset(*held, 0.3, 11);
+      ASSERT_TRUE(parts.ok() && held_parts.ok());
+      const Dataset* wp[2] = {&parts->first, &parts->second};
+      const Dataset* hp[2] = {&held_parts->first, &held_parts->second};
+      int64_t held_total = 0;
+      for (int p = 0; p < 2; ++p) {
+        EXPECT_EQ(hp[p]->count, wp[p]->count);
+        ASSERT_EQ(hp[p]->origin.splits.size(), wp[p]->origin.splits.size());
+        held_total += hp[p]->HeldCount();
+        for (int64_t e = 0; e < wp[p]->count; ++e) {
+          if (hp[p]->Local(e) >= 0) ExpectSameElementAt(*wp[p], e, *hp[p]);
+        }
+        // The parent ranges of the part's held ranges hold them.
+        std::vector<ElementRange> mine;
+        for (const Dataset::HeldRange& h : hp[p]->held)
+          mine.push_back({h.first, h.first + h.count});
+        const std::vector<ElementRange> up =
+            ParentRanges(whole->kind, whole->count, 0.3, 11, p, mine);
+        ASSERT_EQ(up.size(), mine.size());
+        for (size_t k = 0; k < up.size(); ++k) {
+          // The part's elements [first, end) are exactly its elements in `up`.
+          int64_t seen = 0, first_in = -1;
+          std::vector<int64_t> numbers;
+          const int64_t cut = whole->count - TokensTestCount(whole->count, 0.3);
+          for (int64_t e = 0; e < whole->count; ++e) {
+            const bool test = whole->kind == DataKind::kTokens ? e >= cut : InTestPart(11, e, 0.3);
+            if (test != (p == 1)) continue;
+            if (e >= up[k].first && e < up[k].end) {
+              if (first_in < 0) first_in = seen;
+              numbers.push_back(seen);
+            }
+            ++seen;
+          }
+          ASSERT_FALSE(numbers.empty());
+          EXPECT_EQ(numbers.front(), mine[k].first);
+          EXPECT_EQ(numbers.back(), mine[k].end - 1);
+          EXPECT_EQ(static_cast<int64_t>(numbers.size()), mine[k].end - mine[k].first);
+        }
+      }
+      EXPECT_EQ(held_total, held->HeldCount());
+    }
+  }
+}
+
+TEST(HeldTest, RangesAreClippedSortedAndMerged) {
+  EXPECT_EQ(NormalizeRanges({{5, 9}, {-3, 2}, {8, 12}, {20, 20}, {14, 30}, {12, 13}}, 25),
+            (std::vector<ElementRange>{{0, 2}, {5, 13}, {14, 25}}));
+  EXPECT_EQ(RangesCount({{0, 2}, {5, 13}}), 10);
 }
 
 }  // namespace

@@ -770,5 +770,74 @@ TEST(Executor, IndexErrorNamesTheDataLine) {
       << r.status.message();
 }
 
+// A data set held in part (data/held.h): its loops read the held elements as
+// a whole load has them, each kind's reads at their column positions, and
+// an element outside is Rigel's error (Internal), never a wrong value.
+TEST(Executor, DataHeldInPartReadsItsElementsAndRefusesOthers) {
+  WriteData("held.svm", "+1 1:1 2:2\n-1 3:3\n+1 1:0.5\n-1 2:4 3:1\n+1 1:2\n");
+  WriteData("held.txt", "a b c\nd a b\nc a\n");
+  const std::string text = R"(
+data s = libsvm("held.svm")
+data c = tokens("held.txt", lines=true)
+accum z: f32
+accum w: f32
+for ep in 0..1 {
+  parallel for (n, row) in s { for (f, x) in row.features { z += x * row.label } }
+  parallel for (t, v, d) in c { for q in window(c, t, 1) { w += q * 10 + d } }
+  print(z, w)
+}
+)";
+  const std::string path = testing::TempDir() + "/held.rgl";
+  auto prog = frontend::CompileText(text, path, {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  // Whole, then held in part as [1, 4) of s and [0, 8) of c (every element
+  // a loop reads there: all of c, and s's 1..3 when the loop runs 1..3).
+  std::ostringstream whole_out;
+  ExecutorOptions whole_opts;
+  whole_opts.out = &whole_out;
+  auto whole = SerialExecutor::Create(*prog, whole_opts);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_TRUE((*whole)->Run().ok());
+  std::ostringstream log;
+  ExecutorOptions opts;
+  opts.log = &log;
+  opts.hold_part = [](int) { return true; };
+  opts.hold_ranges = [](int data, const data::Dataset& shape) {
+    EXPECT_TRUE(shape.shape_only);
+    return StatusOr<std::vector<data::ElementRange>>(
+        data == 0 ? std::vector<data::ElementRange>{{1, 4}}
+                  : std::vector<data::ElementRange>{{0, shape.count}});
+  };
+  auto held = SerialExecutor::Create(*prog, opts);
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_NE(log.str().find("/held.svm): 3 of 5 elements"), std::string::npos) << log.str();
+  const data::Dataset& s = (*held)->data(0);
+  const data::Dataset& s_whole = (*whole)->data(0);
+  EXPECT_TRUE(s.in_part);
+  EXPECT_EQ(s.count, 5);
+  EXPECT_EQ(s.dim, s_whole.dim);
+  for (int64_t e = 1; e < 4; ++e) {
+    EXPECT_EQ(s.labels[s.Local(e)], s_whole.labels[e]);
+  }
+  EXPECT_EQ(s.Local(0), -1);
+  EXPECT_EQ(s.Local(4), -1);
+  // The corpus, held whole in part, runs as the whole load.
+  const double whole_w = (*whole)->accum(1);  // after its one run of the loop
+  auto run_c = [](SerialExecutor& ex) {
+    EXPECT_TRUE(ex.RunLoop(1).ok());
+    return ex.accum(1);
+  };
+  EXPECT_EQ(run_c(**held), whole_w);
+  // s's loop runs all 5 elements: element 0 is not held.
+  Status st = (*held)->RunLoop(0);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kInternal) << st.ToString();
+  EXPECT_NE(st.message().find("element 0 of data set 's' ("), std::string::npos);
+  EXPECT_NE(st.message().find("/held.svm) is not held by this worker, which holds 3 of its 5 "
+                              "elements; please report this"),
+            std::string::npos)
+      << st.ToString();
+}
+
 }  // namespace
 }  // namespace rigel::exec

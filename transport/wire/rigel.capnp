@@ -160,6 +160,7 @@ struct Job {
   plan @3 :Text;
   data @4 :List(NamedText);
   restored @5 :Bool;
+  files @6 :List(NamedText);  # (data set, file fingerprint) per data file
 }
 
 # worker -> server: read rows `keys` of parameter `param`.

@@ -1,0 +1,73 @@
+// Data sets held in part (issue 32: data that outgrows one worker). A worker
+// whose loops over a data set are all data-parallel runs only its block of
+// them, so it holds only the elements its blocks, the planner's samples and
+// the windows around them read (worker/hold_plan.h says which). Such a data
+// set keeps the whole one's count, shape attributes and element numbers;
+// Dataset::Local maps an element to its column position (dataset.h).
+//
+// Errors: Internal when a source does not hold an element asked for (a bug
+// in whoever chose the ranges, never the user's data).
+//
+// Thread-safe: pure functions of their arguments.
+#ifndef RIGEL_DATA_HELD_H_
+#define RIGEL_DATA_HELD_H_
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "data/dataset.h"
+
+namespace rigel::data {
+
+// Elements [first, end) of a data set.
+struct ElementRange {
+  int64_t first = 0;
+  int64_t end = 0;
+  bool operator==(const ElementRange&) const = default;
+};
+
+// `ranges` clipped to [0, count), sorted, without empty ones, and with
+// overlapping or adjacent ones merged.
+std::vector<ElementRange> NormalizeRanges(std::vector<ElementRange> ranges, int64_t count);
+
+// Copies the element at column position `l` of `d` (Dataset::Local) to the
+// end of `p`'s columns (grid and range: nothing); p->count is the caller's.
+void AppendColumnsAt(const Dataset& d, int64_t l, Dataset* p);
+
+// Elements in `ranges` (NormalizeRanges applies) and their count.
+int64_t RangesCount(const std::vector<ElementRange>& ranges);
+
+// The elements of `ranges` (normalized here) taken from `sources` (whole data
+// sets or ones held in part, of the same kind, file and shape; the first
+// holding an element gives it), as a data set held in part with the first
+// source's count and shape attributes. `count` overrides the count when
+// >= 0 (sources that are finished parts of a file hold their part's count).
+StatusOr<Dataset> HoldOnly(std::span<const Dataset* const> sources,
+                           std::vector<ElementRange> ranges, int64_t count = -1);
+
+// Appends the elements of `ranges` (normalized, all after what `out` holds)
+// from `sources` (as HoldOnly) to `out`, a data set held in part.
+Status AppendHeld(std::span<const Dataset* const> sources, const std::vector<ElementRange>& ranges,
+                  Dataset* out);
+
+// SplitDataset of a data set held in part: the parts hold the elements of
+// `d`'s that fall in them, numbered as a whole split numbers them, with the
+// whole parts' counts. O(d.count) hashes for triples, libsvm and dense_csv.
+StatusOr<std::pair<Dataset, Dataset>> SplitHeld(const Dataset& d, double test_fraction,
+                                                uint64_t seed);
+
+// For each range of `ranges` (elements of split part `part`, 0 train or 1
+// test, of a data set of `parent_count` elements split as
+// SplitDataset(parent, test_fraction, seed) splits it): the smallest range
+// of the parent holding its elements (empty for an empty one), in the same
+// order. One pass over the parent's elements.
+std::vector<ElementRange> ParentRanges(DataKind kind, int64_t parent_count, double test_fraction,
+                                       uint64_t seed, int part,
+                                       const std::vector<ElementRange>& ranges);
+
+}  // namespace rigel::data
+
+#endif  // RIGEL_DATA_HELD_H_

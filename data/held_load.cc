@@ -1,0 +1,159 @@
+#include "data/held_load.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace rigel::data {
+
+namespace {
+
+constexpr int64_t kMinChunkBytes = int64_t{1} << 20;
+
+// The elements of chunk k: [first_element[k], first_element[k + 1]).
+ElementRange ChunkElements(const ScannedFile& scan, size_t k) {
+  const std::vector<int64_t>& first = scan.facts.first_element;
+  return {first[k], k + 1 < first.size() ? first[k + 1] : scan.facts.count};
+}
+
+// Marks `d`, a finished part of `count` elements, as elements [first,
+// first + count) of a data set of `total` elements, held in part.
+void AsHeldPart(int64_t first, int64_t total, Dataset* d) {
+  const int64_t n = d->count;
+  d->in_part = true;
+  d->held = {{first, n, 0}};
+  d->held_first = first;
+  d->held_span = n;
+  d->held_local = 0;
+  d->count = total;
+}
+
+}  // namespace
+
+int ChunksFor(int64_t bytes, int workers) {
+  const int64_t by_size = std::max<int64_t>(1, bytes / kMinChunkBytes);
+  return static_cast<int>(std::clamp<int64_t>(by_size, 1, 2 * std::max(1, workers)));
+}
+
+StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, int chunks) {
+  if (chunks < 1) return InvalidArgument("ScanFile: chunks must be at least 1");
+  ScannedFile scan;
+  RIGEL_ASSIGN_OR_RETURN(scan.fingerprint, FingerprintFile(path));
+  std::vector<PartFacts> facts;
+  facts.reserve(static_cast<size_t>(chunks));
+  std::vector<PartShape> shapes;
+  // Parsed in file order, one chunk held at a time, so that the first error
+  // is the file's first (as LoadInParts).
+  for (int k = 0; k < chunks; ++k) {
+    RIGEL_ASSIGN_OR_RETURN(ByteRange r, SplitFileLines(path, k, chunks));
+    RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileRange(path, r));
+    shapes.push_back(ShapeOf(text));
+    PartPlace place = PlaceParts(shapes).back();
+    place.parts = chunks;
+    StatusOr<ParsedPart> p = ParsePart(text, path, spec, place);
+    if (spec.kind == DataKind::kDenseCsv) {
+      std::vector<const PartFacts*> before;
+      for (const PartFacts& f : facts) before.push_back(&f);
+      const FileColumns file = ColumnsBefore(before, k);
+      if (ReparseNeeded(file, p.ok() ? &p->facts : nullptr, !p.ok())) {
+        place.cols = file.cols;
+        place.cols_line = file.line;
+        p = ParsePart(text, path, spec, place);
+      }
+    }
+    if (!p.ok()) return p.status();
+    facts.push_back(std::move(p->facts));
+    scan.chunks.push_back({r, place});
+  }
+  std::vector<const PartFacts*> all;
+  for (const PartFacts& f : facts) all.push_back(&f);
+  RIGEL_ASSIGN_OR_RETURN(scan.facts, MergeParts(path, spec, all));
+  return scan;
+}
+
+Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan) {
+  const DataFacts& f = scan.facts;
+  Dataset d;
+  d.kind = spec.kind;
+  d.path = path;
+  d.shape_only = true;
+  d.count = f.count;
+  d.rows = f.rows;
+  d.cols = f.cols;
+  d.dim = f.dim;
+  d.docs = f.docs;
+  d.warnings = f.warnings;
+  d.origin.header = (spec.kind == DataKind::kTriples && spec.triples.skip_header) ||
+                    (spec.kind == DataKind::kDenseCsv && spec.dense_csv.skip_header);
+  if (spec.kind == DataKind::kTokens) {
+    d.lines = spec.tokens.lines;
+    d.words = f.words;
+    d.word_counts = f.word_counts;
+    d.vocab = static_cast<int64_t>(f.words.size());
+    d.negatives = NegativeSampler(d.word_counts);
+  }
+  return d;
+}
+
+StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
+                           std::vector<ElementRange> ranges) {
+  ranges = NormalizeRanges(std::move(ranges), scan.facts.count);
+  RIGEL_ASSIGN_OR_RETURN(FileFingerprint now, FingerprintFile(path));
+  if (!now.SameContents(scan.fingerprint)) {
+    return FailedPrecondition(path + " changed after it was scanned: it was " +
+                              FingerprintText(scan.fingerprint) + ", it is " +
+                              FingerprintText(now));
+  }
+  // Nothing held yet: an empty data set of the file's shape.
+  Dataset shell = ShapeOfScan(path, spec, scan);
+  shell.shape_only = false;
+  shell.warnings.clear();
+  std::array<const Dataset*, 1> only = {&shell};
+  RIGEL_ASSIGN_OR_RETURN(Dataset held, HoldOnly(only, {}, scan.facts.count));
+  const size_t n = static_cast<size_t>(RangesCount(ranges));
+  held.tokens.reserve(spec.kind == DataKind::kTokens ? n : 0);
+  if (spec.kind == DataKind::kTokens && spec.tokens.lines) held.token_doc.reserve(n);
+  if (spec.kind == DataKind::kLibsvm || spec.kind == DataKind::kDenseCsv) held.labels.reserve(n);
+  if (spec.kind == DataKind::kTriples) {
+    held.ti.reserve(n);
+    held.tj.reserve(n);
+    held.tv.reserve(n);
+  }
+  for (size_t k = 0; k < scan.chunks.size(); ++k) {
+    const ElementRange in_chunk = ChunkElements(scan, k);
+    std::vector<ElementRange> wanted;
+    for (const ElementRange& r : ranges) {
+      const ElementRange c{std::max(r.first, in_chunk.first), std::min(r.end, in_chunk.end)};
+      if (c.first < c.end) wanted.push_back(c);
+    }
+    if (wanted.empty()) continue;
+    const FileChunk& chunk = scan.chunks[k];
+    RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileRange(path, chunk.bytes));
+    StatusOr<ParsedPart> p = ParsePart(text, path, spec, chunk.place);
+    if (!p.ok()) {
+      // It parsed when it was scanned.
+      return FailedPrecondition(path + " changed while it was read: " + p.status().message());
+    }
+    ParsedPart parsed = std::move(p).value();
+    text = std::string();
+    const bool same_words = spec.kind != DataKind::kTokens ||
+                            parsed.facts.words.size() == scan.facts.token_ids[k].size();
+    if (parsed.facts.count != 0 && !same_words) {
+      return FailedPrecondition(path + " changed while it was read: its part from byte " +
+                                std::to_string(chunk.bytes.begin) + " holds other words");
+    }
+    Dataset part = FinishPart(scan.facts, static_cast<int>(k), std::move(parsed));
+    if (part.count != in_chunk.end - in_chunk.first) {
+      return FailedPrecondition(path + " changed while it was read: its part from byte " +
+                                std::to_string(chunk.bytes.begin) + " holds " +
+                                std::to_string(part.count) + " elements, not " +
+                                std::to_string(in_chunk.end - in_chunk.first));
+    }
+    AsHeldPart(in_chunk.first, scan.facts.count, &part);
+    std::array<const Dataset*, 1> source = {&part};
+    RIGEL_RETURN_IF_ERROR(AppendHeld(source, wanted, &held));
+  }
+  return held;
+}
+
+}  // namespace rigel::data

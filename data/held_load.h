@@ -1,0 +1,63 @@
+// Reading only some elements of a data file (data/held.h): a worker first
+// learns the whole file's facts chunk by chunk, holding one chunk at a time
+// (ScanFile), then reads and keeps only the elements it needs (LoadHeld),
+// parsing only the chunks that hold them. Both use part_load.h's steps, so
+// the elements kept are exactly the whole load's, with the same numbers and
+// ids, and a bad file gives the whole load's error.
+//
+// Errors: those of a whole load (part_load.h); FailedPrecondition when a
+// chunk read again no longer holds what the scan found (the file changed).
+//
+// Thread-safe: pure functions of their arguments and the file.
+#ifndef RIGEL_DATA_HELD_LOAD_H_
+#define RIGEL_DATA_HELD_LOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "data/data_index.h"
+#include "data/dataset.h"
+#include "data/held.h"
+#include "data/line_split.h"
+#include "data/part_load.h"
+
+namespace rigel::data {
+
+// A line-aligned chunk of a file and where it sits.
+struct FileChunk {
+  ByteRange bytes;
+  PartPlace place;  // with dense_csv's file column count when its parse needs it
+};
+
+// What a scan learnt: the whole file's facts (DataFacts::first_element and
+// token_ids per chunk) and its chunks.
+struct ScannedFile {
+  DataFacts facts;
+  std::vector<FileChunk> chunks;
+  FileFingerprint fingerprint;  // the file's when the scan began
+};
+
+// The chunk count ScanFile uses for a file of `bytes` read by `workers`
+// workers: about 2 per worker, none much below 1 MiB.
+int ChunksFor(int64_t bytes, int workers);
+
+// Parses the file at `path` in `chunks` line-aligned chunks, one at a time,
+// keeping only their facts.
+StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, int chunks);
+
+// A shape-only data set (dataset.h) of the scanned file: count, shape
+// attributes and vocabulary (with its negative sampler), no columns.
+Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan);
+
+// The elements `ranges` of the scanned file as a data set held in part (its
+// count and shape the whole file's), reading and parsing only the chunks
+// that hold them, one at a time. FailedPrecondition when the file's
+// fingerprint is no longer the scan's, or a chunk no longer parses as it did.
+StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
+                           std::vector<ElementRange> ranges);
+
+}  // namespace rigel::data
+
+#endif  // RIGEL_DATA_HELD_LOAD_H_

@@ -1,0 +1,45 @@
+// Which data sets a worker holds in part, and which of their elements
+// (issue 32: each worker reads only its part; data/held.h).
+//
+// A data file's data set is held in part when every loop over it or over
+// its split parts is data-parallel (each worker runs one block, cut by
+// element count from the facts alone), every window over it is centred on
+// its own loop's position with a constant radius, no loop over another
+// data set reads its elements, and no such loop may have rows that only one
+// worker writes (a relaxed `ps` parameter it writes, with rows that depend
+// only on the elements: finding those rows reads every worker's elements;
+// analysis/step_plan.h ParamRows::single). A worker then holds, of each such loop: its
+// block, the planner's samples (analysis/step_plan.h SampledElements, which
+// every worker reads), and the window radius around each; every other data
+// set is loaded whole. Every worker decides the same from the program and
+// the plan, so strategies that depend on it agree.
+//
+// Thread-safe: pure functions of their arguments.
+#ifndef RIGEL_WORKER_HOLD_PLAN_H_
+#define RIGEL_WORKER_HOLD_PLAN_H_
+
+#include <vector>
+
+#include "analysis/plan.h"
+#include "common/status.h"
+#include "data/dataset.h"
+#include "data/held.h"
+#include "ir/ir.h"
+
+namespace rigel::worker {
+
+// Data set `data` of `prog` (a file's, not a split part) may be held in part
+// under `plan` (above).
+bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data);
+
+// The elements of data set `data` (HoldsInPart) worker `rank` of `workers`
+// holds, given its facts `shape` (its count and shape attributes). Errors:
+// the cuts' (analysis/partition.h), which a validated plan never has.
+StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
+                                                     const analysis::Plan& plan, int rank,
+                                                     int workers, int data,
+                                                     const data::Dataset& shape);
+
+}  // namespace rigel::worker
+
+#endif  // RIGEL_WORKER_HOLD_PLAN_H_
