@@ -46,19 +46,28 @@ void Sort(ProcessMemory* p) {
                    [](const MemoryPart& a, const MemoryPart& b) { return a.bytes > b.bytes; });
 }
 
-// The data sets every worker and the scheduler load whole, and the text of
-// the largest file while it is parsed.
+// The data sets a worker (its share of those held in part) or the scheduler
+// (whole) holds, and the largest text parsed at once.
 void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
   const MemoryInputs::Data* largest = nullptr;
+  int64_t largest_text = 0;
   for (const MemoryInputs::Data& d : in.data) {
     if (scheduler && d.facts_only) continue;  // taken from its index
-    Add(p, "data set '" + d.name + "'", d.bytes);
-    if (d.file_bytes > 0 && (largest == nullptr || d.file_bytes > largest->file_bytes)) {
+    const bool part = !scheduler && d.worker_share < 1.0;
+    Add(p, "data set '" + d.name + "'" + (part ? " (its part)" : ""),
+        part ? static_cast<int64_t>(d.worker_share * static_cast<double>(d.bytes)) : d.bytes);
+    const int64_t text = !scheduler && d.chunk_bytes > 0 ? d.chunk_bytes : d.file_bytes;
+    if (text > largest_text) {
       largest = &d;
+      largest_text = text;
     }
   }
   if (largest != nullptr) {
-    Add(p, "text of data set '" + largest->name + "' while it is parsed", largest->file_bytes);
+    const bool chunk = !scheduler && largest->chunk_bytes > 0;
+    Add(p,
+        (chunk ? "a chunk of the text of data set '" : "text of data set '") + largest->name +
+            "' while it is parsed",
+        largest_text);
   }
 }
 
@@ -212,8 +221,9 @@ Status CheckMemoryLimit(const MemoryEstimate& m, int64_t limit) {
     const char* hint =
         p.role == "server"
             ? "more --servers divide the parameters among them"
-            : "every worker loads every data set whole and holds a copy of every parameter "
-              "today, so more workers do not make this smaller";
+            : "every worker holds a copy of every parameter, and every data set whole except "
+              "those only data-parallel loops read (exec/hold_plan.h), so more workers make "
+              "only the data held in part smaller";
     return FailedPrecondition("--memory-limit " + ShowBytes(limit) + ": a " + p.role +
                               " would need about " + ShowBytes(p.total) + " (" + PartsText(p, 3) +
                               "); " + hint + " (docs/planner.md, \"Memory\")");

@@ -7,13 +7,13 @@
 // The model (docs/planner.md, "Memory") follows what the processes allocate
 // today (worker/, ps/, scheduler/):
 //   every process   the program and its libraries (k*BaseBytes);
-//   worker          every data set whole (its columns; splits hold the parent
-//                   and both parts), the largest data file's text while it is
-//                   parsed, a full copy of every parameter, for each
-//                   allreduce parameter two more (the servers' copy and the
-//                   deltas), for each cached relaxed parameter its row cache
-//                   (its share of --cache-mb, 24 bytes of bookkeeping per
-//                   cached row, 11 per row), and the element lists of each
+//   worker          every data set (its columns; splits hold the parent and
+//                   both parts) whole, or its share of one it holds in part
+//                   (exec/hold_plan.h), the largest text parsed at once (a
+//                   whole file, or one chunk of one held in part), a full copy of every parameter,
+//                   for each allreduce parameter two more (the servers' copy and the deltas), for
+//                   each cached relaxed parameter its row cache (its share of --cache-mb, 24 bytes
+//                   of bookkeeping per cached row, 11 per row), and the element lists of each
 //                   loop's steps (8 bytes per own element, and 8 per element
 //                   of every worker where blocks are not cut by element
 //                   count), and over libsvm data the row keys of the
@@ -66,6 +66,10 @@ struct MemoryInputs {
     int64_t elements = 0;
     int64_t features = 0;     // libsvm: feature entries (row keys of its elements)
     bool facts_only = false;  // the scheduler took its facts from an index
+    // Held in part by the workers (exec/hold_plan.h): the largest share of
+    // its elements a worker holds, and the bytes of the chunks it is read in.
+    double worker_share = 1.0;
+    int64_t chunk_bytes = 0;  // 0: read whole
   };
   std::vector<Data> data;
   // Per parameter: name, rows and width.

@@ -125,7 +125,7 @@ StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& 
                                const RowsFn& rows, int64_t limit, const std::vector<bool>& want);
 // The elements SampleRows samples, in its order: every stride-th of the
 // blocks' elements in (step, worker) order, at most `limit` (a worker that
-// holds its data in part holds these too: worker/hold_plan.h).
+// holds its data in part holds these too: exec/hold_plan.h).
 std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit);
 
 // The elements this worker runs at each step (at least one step).

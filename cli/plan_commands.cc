@@ -116,7 +116,7 @@ StatusOr<analysis::MemoryEstimate> EstimateMemory(const ir::Program& prog,
   std::ostringstream quiet;  // the data's warnings: the run says them
   eo.warnings = &quiet;
   RIGEL_ASSIGN_OR_RETURN(auto ex, exec::SerialExecutor::Create(prog, eo));
-  analysis::MemoryInputs in = exec::MemoryInputsOf(prog, *ex);
+  analysis::MemoryInputs in = exec::MemoryInputsOf(prog, plan, plan.workers, /*parts=*/true, *ex);
   in.workers = plan.workers;
   in.servers = args.probe.servers;
   in.staleness = args.probe.staleness;

@@ -135,6 +135,13 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
             return b.ok() ? std::string() : b.status().message();
           })
           ->default_str("0"));
+  added.push_back(
+      app->add_option_function<std::string>(
+             "--data-parts", [o](const std::string& v) { o->data_parts = v == "on"; },
+             "on: each worker holds only its part of the data sets only data-parallel loops "
+             "read; off: every worker loads every data set whole")
+          ->check(CLI::IsMember({"on", "off"}))
+          ->default_str("on"));
   return added;
 }
 
@@ -148,7 +155,8 @@ std::vector<std::string> JobOptionArgs(const JobOptions& o) {
           "--sync-every",   std::to_string(o.sync_every),
           "--device",       o.device,
           "--collectives",  o.collectives,
-          "--memory-limit", std::to_string(o.memory_limit)};
+          "--memory-limit", std::to_string(o.memory_limit),
+          "--data-parts",   o.data_parts ? "on" : "off"};
 }
 
 Status ValidateJobOptions(const JobOptions& o, const std::string& what) {

@@ -36,6 +36,9 @@ struct JobOptions {
   // expected peak (analysis/memory.h) is larger, before the workers and
   // servers start. 0: no limit.
   int64_t memory_limit = 0;
+  // Workers hold only their part of the data sets only data-parallel loops
+  // read (exec/hold_plan.h); false: every worker loads every data set whole.
+  bool data_parts = true;
 };
 
 // "512M", "4G", "1.5G", "4096": bytes, with K, M, G or T meaning 2^10, 2^20,
@@ -47,9 +50,9 @@ StatusOr<int64_t> ParseByteSize(const std::string& text);
 inline int ClockStaleness(const JobOptions& o) { return o.staleness > 0 ? o.staleness : 0; }
 
 // Adds --staleness, --push-bound, --merge-every, --cache-mb, --hot-rows,
-// --batch, --sync-every, --device, --collectives and --memory-limit to `app`, each checked
-// against its range; the parse writes into `*o`, which must outlive `app`.
-// Returns the options added (a caller can ask which were given).
+// --batch, --sync-every, --device, --collectives, --memory-limit and
+// --data-parts to `app`, each checked against its range; the parse writes into `*o`, which must
+// outlive `app`. Returns the options added (a caller can ask which were given).
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o);
 
 // The same flags with `o`'s values ("--staleness", "auto", ...), for the

@@ -123,6 +123,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   o.setMergeEvery(s.options.merge_every);
   o.setCacheMb(s.options.cache_mb);
   o.setNoHotRows(!s.options.hot_rows);
+  o.setNoDataParts(!s.options.data_parts);
   o.setBatch(s.options.batch);
   o.setSyncEvery(s.options.sync_every);
   o.setDevice(s.options.device);
@@ -166,6 +167,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
   s.options.merge_every = o.getMergeEvery();
   s.options.cache_mb = o.getCacheMb() == 0 ? 1024 : o.getCacheMb();
   s.options.hot_rows = !o.getNoHotRows();
+  s.options.data_parts = !o.getNoDataParts();
   s.options.batch = o.getBatch();
   s.options.sync_every = o.getSyncEvery();
   s.options.device = o.getDevice();

@@ -45,7 +45,8 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
   // Parsed in file order, one chunk held at a time, so that the first error
   // is the file's first (as LoadInParts).
   for (int k = 0; k < chunks; ++k) {
-    RIGEL_ASSIGN_OR_RETURN(ByteRange r, SplitFileLines(path, k, chunks));
+    RIGEL_ASSIGN_OR_RETURN(ByteRange r, CutsBetweenWords(spec) ? SplitFileWords(path, k, chunks)
+                                                               : SplitFileLines(path, k, chunks));
     RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileRange(path, r));
     shapes.push_back(ShapeOf(text));
     PartPlace place = PlaceParts(shapes).back();

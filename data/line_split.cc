@@ -1,5 +1,6 @@
 #include "data/line_split.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -42,17 +43,22 @@ StatusOr<ByteRange> Split(int64_t size, int part, int parts,
   return r;
 }
 
-// The offset of the first '\n' at or after `from` in `f`; -1 when there is
-// none. Reads 64 KiB at a time: a line can be longer than a part.
-StatusOr<int64_t> NextNewline(const ReadOnlyFile& f, int64_t from) {
+bool IsBlankByte(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+// The offset of the first '\n' (`words`: blank) at or after `from` in `f`;
+// -1 when there is none. Reads 64 KiB at a time: a line can be longer than
+// a part.
+StatusOr<int64_t> NextBreak(const ReadOnlyFile& f, int64_t from, bool words) {
   constexpr int64_t kChunk = 64 * 1024;
   std::string buf(kChunk, '\0');
   for (int64_t at = from; at < f.size();) {
     RIGEL_ASSIGN_OR_RETURN(int64_t got, f.ReadAt(at, buf.data(), kChunk));
     if (got == 0) break;  // the file shrank: it ends here
-    if (const void* nl = std::memchr(buf.data(), '\n', static_cast<size_t>(got))) {
-      return at + (static_cast<const char*>(nl) - buf.data());
-    }
+    const char* b = buf.data();
+    const char* hit =
+        words ? std::find_if(b, b + got, IsBlankByte)
+              : static_cast<const char*>(std::memchr(b, '\n', static_cast<size_t>(got)));
+    if (hit != nullptr && hit != b + got) return at + (hit - b);
     at += got;
   }
   return -1;
@@ -78,7 +84,21 @@ StatusOr<ByteRange> SplitLines(std::string_view text, int part, int parts) {
 StatusOr<ByteRange> SplitFileLines(const std::string& path, int part, int parts) {
   RIGEL_RETURN_IF_ERROR(CheckPart(part, parts));
   RIGEL_ASSIGN_OR_RETURN(ReadOnlyFile f, ReadOnlyFile::Open(path));
-  return Split(f.size(), part, parts, [&](int64_t from) { return NextNewline(f, from); });
+  return Split(f.size(), part, parts, [&](int64_t from) { return NextBreak(f, from, false); });
+}
+
+StatusOr<ByteRange> SplitWords(std::string_view text, int part, int parts) {
+  return Split(static_cast<int64_t>(text.size()), part, parts,
+               [&](int64_t from) -> StatusOr<int64_t> {
+                 const auto it = std::find_if(text.begin() + from, text.end(), IsBlankByte);
+                 return it == text.end() ? -1 : static_cast<int64_t>(it - text.begin());
+               });
+}
+
+StatusOr<ByteRange> SplitFileWords(const std::string& path, int part, int parts) {
+  RIGEL_RETURN_IF_ERROR(CheckPart(part, parts));
+  RIGEL_ASSIGN_OR_RETURN(ReadOnlyFile f, ReadOnlyFile::Open(path));
+  return Split(f.size(), part, parts, [&](int64_t from) { return NextBreak(f, from, true); });
 }
 
 StatusOr<std::string> ReadFileRange(const std::string& path, ByteRange range) {

@@ -38,7 +38,7 @@ StatusOr<ParsedPart> ParseTokensPart(std::string_view text, const std::string& p
   // vectors): a binary, compressed or UTF-16 file would tokenise into junk
   // without any other error.
   if (const char* junk = internal::FindNonText(text)) {
-    internal::TextScanner sc(text, path, '\0', place.line_base + 1);
+    internal::TextScanner sc(text, path, '\0', place.line_base + 1, place.col_base);
     sc.MoveTo(junk);
     return sc.Expected("UTF-8 text");
   }

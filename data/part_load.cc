@@ -202,6 +202,8 @@ PartShape ShapeOf(std::string_view text) {
     return !internal::TextScanner::IsBlank(c) && c != '\n';
   });
   s.ends_line = text.empty() || text.back() == '\n';
+  const size_t nl = text.rfind('\n');
+  s.tail = static_cast<int64_t>(nl == std::string_view::npos ? text.size() : text.size() - nl - 1);
   return s;
 }
 
@@ -214,6 +216,11 @@ std::vector<PartPlace> PlaceParts(const std::vector<PartShape>& shapes) {
     places[k].parts = static_cast<int>(shapes.size());
     places[k].line_base = lines;
     places[k].content_before = content;
+    if (k > 0) {
+      places[k].col_base = shapes[k - 1].newlines > 0
+                               ? shapes[k - 1].tail
+                               : places[k - 1].col_base + shapes[k - 1].bytes;
+    }
     lines += shapes[k].newlines;
     content = content || shapes[k].has_content;
   }
@@ -344,6 +351,10 @@ Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed) {
   return d;
 }
 
+bool CutsBetweenWords(const LoadSpec& spec) {
+  return spec.kind == DataKind::kTokens && !spec.tokens.lines;
+}
+
 StatusOr<Dataset> LoadFile(const std::string& path, const LoadSpec& spec) {
   RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   return LoadInParts(text, path, spec, 1);
@@ -360,7 +371,8 @@ StatusOr<Dataset> LoadInParts(std::string_view text, const std::string& path, co
   } else {
     std::vector<PartShape> shapes;
     for (int k = 0; k < parts; ++k) {
-      RIGEL_ASSIGN_OR_RETURN(ByteRange r, SplitLines(text, k, parts));
+      RIGEL_ASSIGN_OR_RETURN(ByteRange r, CutsBetweenWords(spec) ? SplitWords(text, k, parts)
+                                                                 : SplitLines(text, k, parts));
       texts.push_back(text.substr(static_cast<size_t>(r.begin), static_cast<size_t>(r.size())));
       shapes.push_back(ShapeOf(texts.back()));
     }

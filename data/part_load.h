@@ -50,6 +50,7 @@ struct PartShape {
   int64_t newlines = 0;      // '\n' bytes in the part
   bool has_content = false;  // a byte other than blanks and line ends
   bool ends_line = true;     // empty, or its last byte is '\n'
+  int64_t tail = 0;          // bytes after its last '\n' (all of them without one)
 };
 PartShape ShapeOf(std::string_view text);
 
@@ -57,7 +58,10 @@ PartShape ShapeOf(std::string_view text);
 struct PartPlace {
   int part = 0;
   int parts = 1;
-  int64_t line_base = 0;        // lines before the part: its first is line_base + 1
+  int64_t line_base = 0;  // lines before the part: its first is line_base + 1
+  // Bytes of its first line before the part (a part cut between words of a
+  // line: tokens without lines=true, see CutsBetweenWords), for columns.
+  int64_t col_base = 0;
   bool content_before = false;  // a non-blank line comes before the part
   // dense_csv: the column count of the file's first data line and that
   // line's number, when a part must be parsed knowing them; -1: unknown.
@@ -189,6 +193,12 @@ StatusOr<DataFacts> MergeParts(const std::string& path, const LoadSpec& spec,
 // attributes (rows, cols, dim, vocab, words, docs). `origin` and `warnings`
 // are left empty. Consumes `parsed`.
 Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed);
+
+// A tokens corpus without lines=true is a stream of words, whose lines mean
+// nothing: it is cut between words (line_split.h SplitWords), so that a
+// corpus on one line (as text8's, or the Gutenberg corpus') still splits.
+// Every other file is cut between lines.
+bool CutsBetweenWords(const LoadSpec& spec);
 
 // Reads the file at `path` and loads it whole with `spec` (dataset.h's
 // Load* for any kind).

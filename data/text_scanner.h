@@ -95,13 +95,15 @@ class TextScanner {
   // separated by blanks); it ends a token just like a blank does.
   // `first_line` numbers the text's first line: a part of a file that
   // starts after line_base lines (data/part_load.h) says line_base + 1, so
-  // that messages name the file's lines.
+  // that messages name the file's lines; `first_col` bytes of that line lie
+  // before the text (a part cut between words).
   TextScanner(std::string_view text, const std::string& path, char sep = '\0',
-              int64_t first_line = 1)
+              int64_t first_line = 1, int64_t first_col = 0)
       : begin_(text.data()),
         p_(text.data()),
         end_(text.data() + text.size()),
         line_start_(text.data()),
+        col_base_(first_col),
         line_(first_line),
         path_(path),
         sep_(sep) {}
@@ -123,6 +125,7 @@ class TextScanner {
       p_ = static_cast<const char*>(nl) + 1;
       ++line_;
       line_start_ = p_;
+      col_base_ = 0;
     }
     p_ = at;
   }
@@ -149,6 +152,7 @@ class TextScanner {
     p_ = static_cast<const char*>(nl) + 1;
     ++line_;
     line_start_ = p_;
+    col_base_ = 0;
   }
   // Consumes the '\n' the scanner sits on, if any.
   void EndLine() {
@@ -156,6 +160,7 @@ class TextScanner {
       ++p_;
       ++line_;
       line_start_ = p_;
+      col_base_ = 0;
     }
   }
   // Skips lines holding only blanks. Returns false at the end of the text,
@@ -337,13 +342,13 @@ class TextScanner {
     m += ':';
     m += std::to_string(line_);
     m += ':';
-    m += std::to_string(at - line_start_ + 1);
+    m += std::to_string(at - line_start_ + 1 + col_base_);
     m += ": error: ";
     m += message;
     return InvalidArgument(std::move(m));
   }
   // The column of `at`, which lies on the current line (1 for its first byte).
-  int64_t ColumnOf(const char* at) const { return at - line_start_ + 1; }
+  int64_t ColumnOf(const char* at) const { return at - line_start_ + 1 + col_base_; }
 
   // "... error: expected WHAT, found 'TOKEN'" for the token at `at`.
   Status ExpectedAt(const char* at, std::string_view what) const {
@@ -374,6 +379,7 @@ class TextScanner {
   const char* p_;
   const char* end_;
   const char* line_start_;
+  int64_t col_base_;  // bytes of the current line before line_start_ (see the constructor)
   int64_t line_;
   const std::string& path_;
   char sep_;

@@ -95,7 +95,7 @@ struct ExecutorOptions {
   // its file's current index (data/data_index.h) when there is one, and
   // loaded otherwise. Unset: every data set is loaded.
   std::function<bool(int data)> facts_only;
-  // For a worker that holds data in part (worker/hold_plan.h): data set
+  // For a worker that holds data in part (exec/hold_plan.h): data set
   // `data` (a file's) is held in part when hold_part says so, with the
   // elements hold_ranges gives from its facts (a shape-only data set), read
   // in data/held_load.h's chunks, about 2 per one of `hold_workers`

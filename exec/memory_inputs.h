@@ -11,9 +11,12 @@
 
 namespace rigel::exec {
 
-// Data sets and parameters from `ex`; the caller sets the cluster's size and
-// the job's options.
-analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const SerialExecutor& ex);
+// Data sets and parameters from `ex`, with the shares of the data sets
+// `workers` workers hold in part under `plan` (exec/hold_plan.h) when
+// `parts` (--data-parts); the caller sets the cluster's size and the job's
+// options.
+analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::Plan& plan,
+                                      int workers, bool parts, const SerialExecutor& ex);
 
 }  // namespace rigel::exec
 

@@ -44,7 +44,7 @@ struct Fault {
     kBadSample,
     kBadAccumElement,  // param: the accumulator
     // An element (value) of a data set held in part that this process does
-    // not hold: a bug in the hold plan (worker/hold_plan.h), not the user's.
+    // not hold: a bug in the hold plan (exec/hold_plan.h), not the user's.
     kNotHeld
   };
   Kind kind = kNone;

@@ -191,7 +191,8 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   // that would not fit --memory-limit stops here, before a worker or server
   // starts (scheduler/main.cc writes its address only after Create).
   {
-    analysis::MemoryInputs in = exec::MemoryInputsOf(*d->prog_, *d->ex_);
+    analysis::MemoryInputs in =
+        exec::MemoryInputsOf(*d->prog_, d->plan_, o.workers, o.job.data_parts, *d->ex_);
     in.workers = o.workers;
     in.servers = o.servers;
     in.cache_bytes = o.job.cache_mb << 20;

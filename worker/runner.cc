@@ -11,8 +11,8 @@
 #include "common/memory.h"
 #include "common/seconds.h"
 #include "data/data_index.h"
+#include "exec/hold_plan.h"
 #include "frontend/compile.h"
-#include "worker/hold_plan.h"
 
 namespace rigel::worker {
 
@@ -105,9 +105,12 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   // worker's blocks and the samples every worker plans from.
   RIGEL_RETURN_IF_ERROR(CheckSameFiles(r->prog_, job));
   const Runner* self = r.get();
-  eo.hold_part = [self](int data) { return HoldsInPart(self->prog_, self->plan_, data); };
+  eo.hold_part = [self](int data) {
+    return self->opts_.job.data_parts && exec::HoldsInPart(self->prog_, self->plan_, data);
+  };
   eo.hold_ranges = [self](int data, const data::Dataset& shape) {
-    return HeldRanges(self->prog_, self->plan_, self->opts_.rank, self->opts_.workers, data, shape);
+    return exec::HeldRanges(self->prog_, self->plan_, self->opts_.rank, self->opts_.workers, data,
+                            shape);
   };
   eo.hold_workers = options.workers;
   eo.log = options.log;  // what was loaded, and how much of it is held here
@@ -238,7 +241,7 @@ analysis::PlanInput Runner::PlanFor(int loop) const {
   in.rank = opts_.rank;
   in.workers = opts_.workers;
   // Every worker holds the loop's data in part or every one holds it whole
-  // (hold_plan.h decides from the program and the plan alone).
+  // (exec/hold_plan.h decides from the program and the plan alone).
   in.holds_all = !ex_->data_ptrs()[static_cast<size_t>(prog_.loops[loop].data)]->in_part;
   in.batch = opts_.job.batch;
   in.staleness = cluster::ClockStaleness(opts_.job);

@@ -166,10 +166,11 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   JobOptions o;
   EXPECT_EQ(o.staleness, kStalenessAuto);  // DSL.md version 3: Rigel chooses
   std::vector<CLI::Option*> flags = AddJobOptionFlags(&app, &o);
-  ASSERT_EQ(flags.size(), 10u);
-  app.parse(std::vector<std::string>{"1.5G", "--memory-limit", "cuda", "--device", "7",
-                                     "--sync-every", "3", "--staleness", "off", "--hot-rows", "64",
-                                     "--push-bound"});
+  ASSERT_EQ(flags.size(), 11u);
+  app.parse(std::vector<std::string>{"off", "--data-parts", "1.5G", "--memory-limit", "cuda",
+                                     "--device", "7", "--sync-every", "3", "--staleness", "off",
+                                     "--hot-rows", "64", "--push-bound"});
+  EXPECT_FALSE(o.data_parts);
   EXPECT_EQ(o.memory_limit, int64_t{3} << 29);
   EXPECT_EQ(o.staleness, 3);
   EXPECT_EQ(o.push_bound, 64);
@@ -196,6 +197,7 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(p.device, o.device);
   EXPECT_EQ(p.collectives, o.collectives);
   EXPECT_EQ(p.memory_limit, o.memory_limit);
+  EXPECT_EQ(p.data_parts, o.data_parts);
   EXPECT_TRUE(ValidateJobOptions(p, "x").ok());
 
   // auto travels as itself.

@@ -107,6 +107,47 @@ TEST(LineSplit, EveryLineLandsInThePartWhereItStartsAndTheFileAgrees) {
   }
 }
 
+// A corpus on one line (and any text) cut between words: the parts cover it,
+// each begins after a blank, no word is cut, and a word lands in the part
+// whose nominal bytes hold its start.
+TEST(LineSplit, WordCutsCutNoWordEvenOnOneLine) {
+  std::vector<std::string> texts = Texts();
+  std::string one_line;
+  for (int k = 0; k < 4000; ++k) one_line += (k % 7 ? "w" : "word") + std::to_string(k) + " ";
+  texts.push_back(one_line);
+  texts.push_back(std::string(100000, 'x') + " y\tz");  // a word longer than the 64 KiB reads
+  for (const std::string& text : texts) {
+    const std::string path = WriteFile(text);
+    const int64_t size = static_cast<int64_t>(text.size());
+    for (int parts = 1; parts <= 7; ++parts) {
+      SCOPED_TRACE("size " + std::to_string(size) + ", " + std::to_string(parts) + " parts");
+      int64_t next = 0;
+      for (int part = 0; part < parts; ++part) {
+        auto r = SplitWords(text, part, parts);
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        auto f = SplitFileWords(path, part, parts);
+        ASSERT_TRUE(f.ok()) << f.status().message();
+        EXPECT_EQ(*f, *r) << "part " << part;
+        EXPECT_EQ(r->begin, next);
+        next = r->end;
+        if (r->size() == 0) continue;
+        const auto blank = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+        // Starts after a blank (or at the start), and the word it starts
+        // with begins in its nominal bytes.
+        if (r->begin > 0) {
+          EXPECT_TRUE(blank(text[static_cast<size_t>(r->begin - 1)]));
+        }
+        int64_t w = r->begin;
+        while (w < r->end && blank(text[static_cast<size_t>(w)])) ++w;
+        if (w < r->end) {
+          EXPECT_GE(w, NominalCut(size, part, parts));
+        }
+      }
+      EXPECT_EQ(next, size);
+    }
+  }
+}
+
 TEST(LineSplit, NominalCutsAreExactForLargeFiles) {
   const int64_t size = (int64_t{1} << 62) + 5;  // size * parts would overflow
   EXPECT_EQ(NominalCut(size, 0, 3), 0);

@@ -106,6 +106,12 @@ std::vector<Case> Cases() {
   c.push_back({"tokens lines=true ending in blank lines",
                LoadSpec::Of(TokensOptions{.min_count = 1, .lines = true}),
                "b a\n\na b c\r\n\n\n\n"});
+  // A corpus on one line (as the Gutenberg corpus), cut between words.
+  {
+    std::string one;
+    for (int k = 0; k < 3000; ++k) one += "w" + std::to_string(k % 41) + (k % 5 ? " " : "  \t");
+    c.push_back({"tokens on one line", LoadSpec::Of(TokensOptions{.min_count = 3}), one});
+  }
   // Ties decided by first appearance in the file, not in the part.
   c.push_back({"tokens whose ties a later part sees the other way", LoadSpec::Of(TokensOptions{}),
                "b a\nc\nc\na b\n"});
@@ -480,6 +486,24 @@ TEST(HeldTest, RangesAreClippedSortedAndMerged) {
   EXPECT_EQ(NormalizeRanges({{5, 9}, {-3, 2}, {8, 12}, {20, 20}, {14, 30}, {12, 13}}, 25),
             (std::vector<ElementRange>{{0, 2}, {5, 13}, {14, 25}}));
   EXPECT_EQ(RangesCount({{0, 2}, {5, 13}}), 10);
+}
+
+// A bad byte far along a one-line corpus read in parts cut between words is
+// reported at the whole load's line and column.
+TEST_F(PartLoadTest, AOneLineCorpusCutBetweenWordsReportsTheWholeLoadsColumn) {
+  std::string text;
+  for (int k = 0; k < 500; ++k) text += "word" + std::to_string(k) + " ";
+  text = "first line\n" + text + std::string(1, '\0') + " tail\n";
+  const LoadSpec spec = LoadSpec::Of(TokensOptions{});
+  StatusOr<Dataset> whole = LoadInParts(text, "c.txt", spec, 1);
+  ASSERT_FALSE(whole.ok());
+  EXPECT_NE(whole.status().message().find("c.txt:2:"), std::string::npos)
+      << whole.status().ToString();
+  for (int parts = 2; parts <= 6; ++parts) {
+    StatusOr<Dataset> cut = LoadInParts(text, "c.txt", spec, parts);
+    ASSERT_FALSE(cut.ok());
+    EXPECT_EQ(cut.status().ToString(), whole.status().ToString()) << parts << " parts";
+  }
 }
 
 }  // namespace

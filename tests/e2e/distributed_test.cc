@@ -599,7 +599,6 @@ TEST(Distributed, AJobOverItsMemoryLimitIsRefusedBeforeAWorkerOrServerStarts) {
   std::filesystem::remove_all(dir);
 }
 
-
 // `rigel index` (issue 32): with a current index beside a file whose every
 // loop is cut by element count, the scheduler takes the file's facts from the
 // index instead of loading it (split parts included), and the job prints
@@ -653,6 +652,51 @@ for ep in 0..2 {
   std::ofstream(dir + "/s.svm", std::ios::app) << "+1 1:1\n";
   const auto [changed, changed_log] = run("changed");
   EXPECT_NE(changed_log.find("loaded all ("), std::string::npos) << changed_log;
+  std::filesystem::remove_all(dir);
+}
+
+// Data only data-parallel loops read is held in part by each worker (its
+// block of a split's parts and the planner's samples), and the job prints
+// what it prints with every worker loading it whole (--data-parts off).
+TEST(Distributed, WorkersHoldTheirPartOfDataParallelDataAndPrintWhatWholeLoadsPrint) {
+  const std::string dir = TempDir();
+  std::string svm;
+  for (int k = 0; k < 40000; ++k) {
+    svm += (k % 3 ? "+1" : "-1") + std::string(" ") + std::to_string(k % 7 + 1) + ":1\n";
+  }
+  std::ofstream(dir + "/s.svm") << svm;
+  std::ofstream(dir + "/p.rgl") << R"(data all = libsvm("s.svm")
+data train, test = split(all, 0.25, seed=3)
+accum n: f32
+accum t: f32
+for ep in 0..2 {
+  n = 0
+  t = 0
+  parallel for (k, row) in train { for (f, x) in row.features { n += f * x * row.label } }
+  parallel for (k, row) in test { t += row.label }
+  print("ep", ep, "n", n, "t", t, "train", train.count, "test", test.count)
+}
+)";
+  auto run = [&](const std::string& tag, std::vector<std::string> more) {
+    std::vector<std::string> args = {"run", dir + "/p.rgl", "--workers",    "2", "--servers",
+                                     "1",   "--run-dir",    dir + "/" + tag};
+    args.insert(args.end(), more.begin(), more.end());
+    Result r = Rigel(args, dir);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return std::make_pair(r.out, Slurp(dir + "/" + tag + "/worker-0.log"));
+  };
+  const auto [parts, parts_log] = run("parts", {});
+  const auto [whole, whole_log] = run("whole", {"--data-parts", "off"});
+  EXPECT_EQ(parts, whole);
+  EXPECT_NE(parts.find("train 30"), std::string::npos) << parts;
+  // Worker 0 holds its half and the samples: fewer than all 40000.
+  const size_t at = parts_log.find("loaded all (" + dir + "/s.svm): ");
+  ASSERT_NE(at, std::string::npos) << parts_log;
+  const std::string held = parts_log.substr(at + dir.size() + 21);
+  EXPECT_NE(held.find(" of 40000 elements"), std::string::npos) << parts_log;
+  EXPECT_LT(std::stoll(held), 30000) << parts_log;
+  EXPECT_NE(whole_log.find("loaded all (" + dir + "/s.svm): 40000 elements"), std::string::npos)
+      << whole_log;
   std::filesystem::remove_all(dir);
 }
 

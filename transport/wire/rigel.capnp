@@ -119,6 +119,7 @@ struct JobOptions {
   mergeEvery @7 :Int64;
   cacheMb @8 :Int64;        # 0 from an older sender: 1024
   noHotRows @9 :Bool;
+  noDataParts @10 :Bool;    # every worker loads every data set whole
 }
 
 # A parameter the servers hold: its rows, width (0: 1-D), sharding and

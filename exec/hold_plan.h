@@ -15,8 +15,8 @@
 // the plan, so strategies that depend on it agree.
 //
 // Thread-safe: pure functions of their arguments.
-#ifndef RIGEL_WORKER_HOLD_PLAN_H_
-#define RIGEL_WORKER_HOLD_PLAN_H_
+#ifndef RIGEL_EXEC_HOLD_PLAN_H_
+#define RIGEL_EXEC_HOLD_PLAN_H_
 
 #include <vector>
 
@@ -26,7 +26,7 @@
 #include "data/held.h"
 #include "ir/ir.h"
 
-namespace rigel::worker {
+namespace rigel::exec {
 
 // Data set `data` of `prog` (a file's, not a split part) may be held in part
 // under `plan` (above).
@@ -40,6 +40,6 @@ StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
                                                      int workers, int data,
                                                      const data::Dataset& shape);
 
-}  // namespace rigel::worker
+}  // namespace rigel::exec
 
-#endif  // RIGEL_WORKER_HOLD_PLAN_H_
+#endif  // RIGEL_EXEC_HOLD_PLAN_H_

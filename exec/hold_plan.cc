@@ -1,4 +1,4 @@
-#include "worker/hold_plan.h"
+#include "exec/hold_plan.h"
 
 #include <algorithm>
 #include <functional>
@@ -10,7 +10,7 @@
 #include "analysis/step_plan.h"
 #include "kernel/key_slice.h"
 
-namespace rigel::worker {
+namespace rigel::exec {
 
 namespace {
 
@@ -163,4 +163,4 @@ StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
   return data::NormalizeRanges(std::move(wanted[static_cast<size_t>(data)]), shape.count);
 }
 
-}  // namespace rigel::worker
+}  // namespace rigel::exec
