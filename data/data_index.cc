@@ -14,12 +14,13 @@
 
 #include "common/file.h"
 #include "common/json_reader.h"
+#include "data/held_load.h"
 
 namespace rigel::data {
 namespace {
 
 // Version of the index format: an index of another version is ignored.
-constexpr int kIndexVersion = 1;
+constexpr int kIndexVersion = 2;  // 2: chunks and pm1
 constexpr int64_t kEdgeBytes = 1 << 20;
 
 StatusOr<uint64_t> HashRange(const ReadOnlyFile& f, int64_t from, int64_t n) {
@@ -91,6 +92,15 @@ nlohmann::ordered_json EntryJson(const IndexEntry& e) {
   j["column_bytes"] = e.shape.column_bytes;
   j["feature_entries"] = e.shape.feature_entries;
   j["warnings"] = e.warnings;
+  j["pm1"] = e.pm1;
+  // [first byte, end byte, line_base, col_base, content_before, cols,
+  // cols_line, first element] per chunk.
+  j["chunks"] = nlohmann::ordered_json::array();
+  for (const IndexEntry::Chunk& c : e.chunks) {
+    j["chunks"].push_back({c.bytes.begin, c.bytes.end, c.place.line_base, c.place.col_base,
+                           c.place.content_before ? 1 : 0, c.place.cols, c.place.cols_line,
+                           c.first_element});
+  }
   return j;
 }
 
@@ -136,6 +146,33 @@ StatusOr<IndexEntry> EntryFromJson(const JsonValue& j, const LoadSpec& spec) {
   for (const JsonValue& w : warnings) {
     RIGEL_ASSIGN_OR_RETURN(std::string text, w.AsString());
     e.warnings.push_back(std::move(text));
+  }
+  RIGEL_ASSIGN_OR_RETURN(e.pm1, j.GetBool("pm1"));
+  RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> chunks, j.GetArray("chunks"));
+  for (const JsonValue& c : chunks) {
+    RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> v, c.Elements());
+    if (v.size() != 8) {
+      return InvalidArgument(c.source() + ": " + c.path() + ": expected 8 numbers, found " +
+                             std::to_string(v.size()));
+    }
+    int64_t n[8];
+    for (size_t k = 0; k < 8; ++k) {
+      RIGEL_ASSIGN_OR_RETURN(n[k], v[k].AsIntIn(k == 5 ? -1 : 0, INT64_MAX));
+    }
+    IndexEntry::Chunk chunk;
+    chunk.bytes = {n[0], n[1]};
+    chunk.place.part = static_cast<int>(e.chunks.size());
+    chunk.place.parts = static_cast<int>(chunks.size());
+    chunk.place.line_base = n[2];
+    chunk.place.col_base = n[3];
+    chunk.place.content_before = n[4] != 0;
+    chunk.place.cols = n[5];
+    chunk.place.cols_line = n[6];
+    chunk.first_element = n[7];
+    if (chunk.bytes.end < chunk.bytes.begin || chunk.first_element > d.count) {
+      return InvalidArgument(c.source() + ": " + c.path() + ": not a chunk of this file");
+    }
+    e.chunks.push_back(chunk);
   }
   return e;
 }
@@ -208,6 +245,15 @@ StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& sp
   e.shape.vocab = d.vocab;
   e.shape.words = std::move(d.words);
   e.shape.word_counts = std::move(d.word_counts);
+  // The whole load is done with: the scan holds one chunk at a time.
+  text = std::string();
+  d = Dataset();
+  RIGEL_ASSIGN_OR_RETURN(ScannedFile scan,
+                         ScanFile(path, spec, ChunksFor(e.fingerprint.size, kIndexChunks / 2)));
+  e.pm1 = scan.facts.pm1;
+  for (size_t k = 0; k < scan.chunks.size(); ++k) {
+    e.chunks.push_back({scan.chunks[k].bytes, scan.chunks[k].place, scan.facts.first_element[k]});
+  }
   return e;
 }
 

@@ -61,9 +61,21 @@ struct IndexEntry {
   Dataset shape;
   std::string digest;  // DatasetDigest of the whole load
   std::vector<std::string> warnings;
+  bool pm1 = false;  // libsvm: labels -1/+1 read as 0/1 (part_load.h DataFacts::pm1)
+  // The file cut into kIndexChunks chunks as data/held_load.h's ScanFile
+  // cuts it, each with its place and first element: a worker holding part
+  // of the file reads only the chunks it needs, without a scan.
+  struct Chunk {
+    ByteRange bytes;
+    PartPlace place;
+    int64_t first_element = 0;
+  };
+  std::vector<Chunk> chunks;
 };
+inline constexpr int kIndexChunks = 32;
 
-// Loads `path` whole with `spec` and records its facts.
+// Loads `path` whole with `spec` and records its facts, then scans it in
+// kIndexChunks chunks for their places.
 StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& spec);
 // Adds `entry` to the index of `path` (replacing an entry for the same
 // options), written atomically.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 namespace rigel::data {
@@ -72,6 +74,27 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
   return scan;
 }
 
+ScannedFile ScanOfIndex(const IndexEntry& entry) {
+  ScannedFile scan;
+  DataFacts& f = scan.facts;
+  f.kind = entry.spec.kind;
+  f.count = entry.shape.count;
+  f.rows = entry.shape.rows;
+  f.cols = entry.shape.cols;
+  f.dim = entry.shape.dim;
+  f.docs = entry.shape.docs;
+  f.pm1 = entry.pm1;
+  f.words = entry.shape.words;
+  f.word_counts = entry.shape.word_counts;
+  f.warnings = entry.warnings;
+  for (const IndexEntry::Chunk& c : entry.chunks) {
+    scan.chunks.push_back({c.bytes, c.place});
+    f.first_element.push_back(c.first_element);
+  }
+  scan.fingerprint = entry.fingerprint;
+  return scan;
+}
+
 Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan) {
   const DataFacts& f = scan.facts;
   Dataset d;
@@ -98,6 +121,18 @@ Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const Scanned
 
 StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
                            std::vector<ElementRange> ranges) {
+  // From an index, a tokens chunk's ids are found by word: the vocabulary's
+  // ids, -1 for a word rarer than min_count.
+  const bool by_word = spec.kind == DataKind::kTokens && scan.facts.token_ids.empty();
+  DataFacts facts;
+  std::unordered_map<std::string_view, int32_t> ids;
+  if (by_word) {
+    facts = scan.facts;
+    facts.token_ids.resize(scan.chunks.size());
+    for (size_t w = 0; w < facts.words.size(); ++w)
+      ids.emplace(facts.words[w], static_cast<int32_t>(w));
+  }
+  const DataFacts& use = by_word ? facts : scan.facts;
   ranges = NormalizeRanges(std::move(ranges), scan.facts.count);
   RIGEL_ASSIGN_OR_RETURN(FileFingerprint now, FingerprintFile(path));
   if (!now.SameContents(scan.fingerprint)) {
@@ -137,13 +172,21 @@ StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const 
     }
     ParsedPart parsed = std::move(p).value();
     text = std::string();
-    const bool same_words = spec.kind != DataKind::kTokens ||
-                            parsed.facts.words.size() == scan.facts.token_ids[k].size();
+    if (by_word) {
+      std::vector<int32_t>& chunk_ids = facts.token_ids[k];
+      chunk_ids.clear();
+      for (const std::string& w : parsed.facts.words) {
+        const auto it = ids.find(w);
+        chunk_ids.push_back(it == ids.end() ? -1 : it->second);
+      }
+    }
+    const bool same_words =
+        spec.kind != DataKind::kTokens || parsed.facts.words.size() == use.token_ids[k].size();
     if (parsed.facts.count != 0 && !same_words) {
       return FailedPrecondition(path + " changed while it was read: its part from byte " +
                                 std::to_string(chunk.bytes.begin) + " holds other words");
     }
-    Dataset part = FinishPart(scan.facts, static_cast<int>(k), std::move(parsed));
+    Dataset part = FinishPart(use, static_cast<int>(k), std::move(parsed), /*vocabulary=*/false);
     if (part.count != in_chunk.end - in_chunk.first) {
       return FailedPrecondition(path + " changed while it was read: its part from byte " +
                                 std::to_string(chunk.bytes.begin) + " holds " +

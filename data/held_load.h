@@ -47,6 +47,11 @@ int ChunksFor(int64_t bytes, int workers);
 // keeping only their facts.
 StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, int chunks);
 
+// What a scan would learn, from a current index entry with chunks
+// (data_index.h): the facts without the chunks' token ids, which LoadHeld
+// then finds by word.
+ScannedFile ScanOfIndex(const IndexEntry& entry);
+
 // A shape-only data set (dataset.h) of the scanned file: count, shape
 // attributes and vocabulary (with its negative sampler), no columns.
 Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan);

@@ -315,7 +315,7 @@ StatusOr<DataFacts> MergeParts(const std::string& path, const LoadSpec& spec,
   return facts;
 }
 
-Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed) {
+Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed, bool vocabulary) {
   Dataset d = std::move(parsed.data);
   d.warnings.clear();
   d.rows = facts.rows;
@@ -343,10 +343,12 @@ Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed) {
     }
     d.count = static_cast<int64_t>(kept);
     d.docs = facts.docs;
-    d.words = facts.words;
-    d.word_counts = facts.word_counts;
     d.vocab = static_cast<int64_t>(facts.words.size());
-    d.negatives = NegativeSampler(d.word_counts);
+    if (vocabulary) {
+      d.words = facts.words;
+      d.word_counts = facts.word_counts;
+      d.negatives = NegativeSampler(d.word_counts);
+    }
   }
   return d;
 }

@@ -191,8 +191,10 @@ StatusOr<DataFacts> MergeParts(const std::string& path, const LoadSpec& spec,
 // Part `part` of the file as a data set: its elements with global ids and
 // labels mapped as the whole file's say, and the whole file's shape
 // attributes (rows, cols, dim, vocab, words, docs). `origin` and `warnings`
-// are left empty. Consumes `parsed`.
-Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed);
+// are left empty. Consumes `parsed`. Without `vocabulary`, a tokens part
+// gets no words, counts or negative sampler (a caller that keeps only some
+// of its elements, data/held_load.h, has them once already).
+Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed, bool vocabulary = true);
 
 // A tokens corpus without lines=true is a stream of words, whose lines mean
 // nothing: it is cut between words (line_split.h SplitWords), so that a

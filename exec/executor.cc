@@ -221,11 +221,19 @@ Status SerialExecutor::LoadData() {
 
 StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& spec) const {
   const std::string& path = prog_.data[static_cast<size_t>(k)].path;
-  std::error_code ec;
-  const auto bytes = std::filesystem::file_size(path, ec);
-  // A file that cannot be sized gives its error from the scan.
-  const int chunks = ec ? 1 : data::ChunksFor(static_cast<int64_t>(bytes), opts_.hold_workers);
-  RIGEL_ASSIGN_OR_RETURN(data::ScannedFile scan, data::ScanFile(path, spec, chunks));
+  // A current index gives the facts and the chunks without a scan.
+  RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
+                         data::ReadCurrentIndexEntry(path, spec));
+  data::ScannedFile scan;
+  if (index && !index->chunks.empty()) {
+    scan = data::ScanOfIndex(*index);
+  } else {
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    // A file that cannot be sized gives its error from the scan.
+    const int chunks = ec ? 1 : data::ChunksFor(static_cast<int64_t>(bytes), opts_.hold_workers);
+    RIGEL_ASSIGN_OR_RETURN(scan, data::ScanFile(path, spec, chunks));
+  }
   RIGEL_ASSIGN_OR_RETURN(std::vector<data::ElementRange> ranges,
                          opts_.hold_ranges(k, data::ShapeOfScan(path, spec, scan)));
   return data::LoadHeld(path, spec, scan, std::move(ranges));

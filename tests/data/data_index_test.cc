@@ -95,10 +95,11 @@ TEST_F(DataIndexTest, FingerprintsTellContentsApart) {
 TEST_F(DataIndexTest, ABrokenIndexIsAnErrorNamingItAndAnotherVersionIsIgnored) {
   const std::string path = Write("r.csv", "0,1,2\n");
   const LoadSpec spec = LoadSpec::Of(TriplesOptions{});
-  Write("r.csv.rigel-index", "{\"rigel_index\": 1, \"entries\": 3}");
+  Write("r.csv.rigel-index", "{\"rigel_index\": 2, \"entries\": 3}");
   StatusOr<std::optional<IndexEntry>> bad = ReadCurrentIndexEntry(path, spec);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("r.csv.rigel-index: entries: expected a list, found a number (3)"),
+  EXPECT_NE(bad.status().message().find(
+                "r.csv.rigel-index: entries: expected a list, found a number (3)"),
             std::string::npos)
       << bad.status().message();
   Write("r.csv.rigel-index", "{\"rigel_index\": 99, \"entries\": 3}");

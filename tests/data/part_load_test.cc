@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/file.h"
+#include "data/data_index.h"
 #include "data/dataset.h"
 #include "data/held.h"
 #include "data/held_load.h"
@@ -385,6 +386,34 @@ TEST_F(PartLoadTest, AWorkerHoldsExactlyTheElementsItNamesReadingOnlyTheirChunks
       StatusOr<Dataset> none = LoadHeld(path, tc.spec, *scan, {});
       ASSERT_TRUE(none.ok()) << none.status().ToString();
       ExpectHolds(*whole, {}, *none);
+    }
+  }
+}
+
+// An index's chunks (data_index.h) stand for a scan: the same elements
+// held, with tokens' ids found by word.
+TEST_F(PartLoadTest, AnIndexsChunksGiveTheElementsAScanGives) {
+  const std::vector<Case> cases = Cases();
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& tc = cases[c];
+    const std::string path = (dir_ / ("indexed" + std::to_string(c) + ".txt")).string();
+    ASSERT_TRUE(WriteFileAtomically(path, tc.text).ok());
+    StatusOr<Dataset> whole = LoadInParts(tc.text, path, tc.spec, 1);
+    ASSERT_TRUE(whole.ok()) << tc.name;
+    StatusOr<IndexEntry> entry = BuildIndexEntry(path, tc.spec);
+    ASSERT_TRUE(entry.ok()) << tc.name << ": " << entry.status().ToString();
+    ASSERT_FALSE(entry->chunks.empty());
+    ASSERT_TRUE(WriteIndexEntry(path, *entry).ok());
+    StatusOr<std::optional<IndexEntry>> read = ReadCurrentIndexEntry(path, tc.spec);
+    ASSERT_TRUE(read.ok() && read->has_value()) << tc.name;
+    EXPECT_EQ((*read)->chunks.size(), entry->chunks.size());
+    const ScannedFile scan = ScanOfIndex(**read);
+    for (int w = 0; w < 3; ++w) {
+      SCOPED_TRACE(tc.name + ", worker " + std::to_string(w));
+      const std::vector<ElementRange> ranges = SomeRanges(whole->count, w, 3);
+      StatusOr<Dataset> held = LoadHeld(path, tc.spec, scan, ranges);
+      ASSERT_TRUE(held.ok()) << held.status().ToString();
+      ExpectHolds(*whole, ranges, *held);
     }
   }
 }
