@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -454,6 +455,93 @@ TEST(NetnsTest, DenseLogisticRegressionOverGlooAcrossNamespaces) {
   }
   EXPECT_EQ(epochs, 10);
   ExpectTornDown(*net, &cluster);
+}
+
+// Data on many hosts (docs/launching.md): each host reads the data file at
+// the program's path on its own file system. `ip netns exec` bind-mounts
+// /etc/netns/NS/F over /etc/F in namespace NS, which gives each namespace
+// its own copy of /etc/F: identical copies run (each worker holding its
+// part), and a copy that differs is refused before its worker loads it.
+struct EtcFiles {
+  std::vector<std::string> paths;
+  std::vector<std::string> dirs;  // made here, removed when empty
+  ~EtcFiles() {
+    std::error_code ec;
+    for (const std::string& p : paths) std::filesystem::remove(p, ec);
+    std::sort(dirs.begin(), dirs.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (const std::string& d : dirs) std::filesystem::remove(d, ec);  // only if empty
+  }
+  bool Write(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    // Each missing folder, removed deepest first.
+    for (auto d = std::filesystem::path(path).parent_path(); !std::filesystem::exists(d);
+         d = d.parent_path()) {
+      dirs.push_back(d.string());
+    }
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    paths.push_back(path);
+    std::ofstream out(path);
+    out << text;
+    return static_cast<bool>(out);
+  }
+};
+
+TEST(NetnsTest, EachHostReadsItsOwnCopyOfTheDataAndOneThatDiffersIsRefused) {
+  std::unique_ptr<NetnsNetwork> net;
+  MakeNetwork(&net);
+  if (!net) return;
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path.empty());
+  const std::string dir = tmp.path;
+  std::string svm;
+  for (int k = 0; k < 20000; ++k) {
+    svm += (k % 3 ? "+1" : "-1") + std::string(" ") + std::to_string(k % 7 + 1) + ":1\n";
+  }
+  const std::string file = "rigel-netns-" + std::to_string(getpid()) + ".svm";
+  EtcFiles etc;
+  ASSERT_TRUE(etc.Write("/etc/" + file, svm));
+  for (int w = 0; w < kWorkers; ++w) {
+    ASSERT_TRUE(etc.Write("/etc/netns/" + net->name(w + 1) + "/" + file, svm));
+  }
+  std::ofstream(dir + "/p.rgl") << "data all = libsvm(\"/etc/" << file << "\")\n"
+                                << R"(
+data train, test = split(all, 0.25, seed=3)
+accum n: f32
+for ep in 0..2 {
+  n = 0
+  parallel for (k, row) in train { for (f, x) in row.features { n += f * x * row.label } }
+  print("ep", ep, "n", n, "train", train.count)
+}
+)";
+  {
+    Cluster cluster;
+    RunCluster(*net, dir, dir + "/p.rgl", {}, &cluster);
+    if (HasFatalFailure()) return;
+    EXPECT_NE(cluster.sched->Stdout().find("train 15"), std::string::npos)
+        << cluster.sched->Stdout();
+    const std::string log = NetnsProcess::Slurp(dir + "/worker-1.log");
+    EXPECT_NE(log.find(" of 20000 elements"), std::string::npos) << log;
+  }
+  // Worker 1's host has another copy: one label differs, the size is the same.
+  std::string other = svm;
+  char& sign = other[other.size() - 7];  // the last line's "+1" or "-1"
+  ASSERT_TRUE(sign == '+' || sign == '-') << other.substr(other.size() - 7);
+  sign = sign == '+' ? '-' : '+';
+  ASSERT_NE(other, svm);
+  ASSERT_TRUE(etc.Write("/etc/netns/" + net->name(2) + "/" + file, other));
+  Cluster bad;
+  bad.prefix = "bad-";
+  StartCluster(*net, dir, dir + "/p.rgl", {}, &bad);
+  if (HasFatalFailure()) return;
+  EXPECT_NE(bad.sched->Wait(std::chrono::seconds(60)), 0) << bad.Logs(dir);
+  const std::string log = NetnsProcess::Slurp(dir + "/bad-worker-1.log") +
+                          NetnsProcess::Slurp(dir + "/bad-scheduler.log");
+  EXPECT_NE(log.find("data set 'all': /etc/" + file + " differs from the scheduler's file"),
+            std::string::npos)
+      << bad.Logs(dir);
+  for (auto& [name, p] : bad.procs) p->Kill();
+  ExpectTornDown(*net, &bad);
 }
 
 }  // namespace
