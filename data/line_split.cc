@@ -43,7 +43,11 @@ StatusOr<ByteRange> Split(int64_t size, int part, int parts,
   return r;
 }
 
-bool IsBlankByte(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+// Where words are cut: after a space, tab or newline. The tokens loader
+// also ends words at '\v', '\f' and '\r', but error messages show what
+// follows a bad byte up to a space, tab, '\r' or newline
+// (text_scanner.h), and a part must show what the whole file shows.
+bool IsBlankByte(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
 // The offset of the first '\n' (`words`: blank) at or after `from` in `f`;
 // -1 when there is none. Reads 64 KiB at a time: a line can be longer than

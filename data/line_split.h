@@ -45,7 +45,7 @@ int64_t NominalCut(int64_t size, int part, int parts);
 StatusOr<ByteRange> SplitLines(std::string_view text, int part, int parts);
 StatusOr<ByteRange> SplitFileLines(const std::string& path, int part, int parts);
 // The same cut between words: a part begins at the first byte at or after
-// its nominal cut that follows a blank (' ', '\t' to '\r'); a word belongs to
+// its nominal cut that follows a space, tab or newline; a word belongs to
 // the part where it starts, and no word is cut.
 StatusOr<ByteRange> SplitWords(std::string_view text, int part, int parts);
 StatusOr<ByteRange> SplitFileWords(const std::string& path, int part, int parts);

@@ -131,7 +131,7 @@ TEST(LineSplit, WordCutsCutNoWordEvenOnOneLine) {
         EXPECT_EQ(r->begin, next);
         next = r->end;
         if (r->size() == 0) continue;
-        const auto blank = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+        const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n'; };
         // Starts after a blank (or at the start), and the word it starts
         // with begins in its nominal bytes.
         if (r->begin > 0) {
