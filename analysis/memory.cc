@@ -52,7 +52,14 @@ void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
   const MemoryInputs::Data* largest = nullptr;
   int64_t largest_text = 0;
   for (const MemoryInputs::Data& d : in.data) {
-    if (scheduler && d.facts_only) continue;  // taken from its index
+    if (scheduler && d.facts_only) {
+      // Its facts came from an index, or from a scan holding one chunk.
+      if (d.scan_chunk_bytes > largest_text) {
+        largest = &d;
+        largest_text = d.scan_chunk_bytes;
+      }
+      continue;
+    }
     const bool part = !scheduler && d.worker_share < 1.0;
     Add(p, "data set '" + d.name + "'" + (part ? " (its part)" : ""),
         part ? static_cast<int64_t>(d.worker_share * static_cast<double>(d.bytes)) : d.bytes);
@@ -63,7 +70,7 @@ void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
     }
   }
   if (largest != nullptr) {
-    const bool chunk = !scheduler && largest->chunk_bytes > 0;
+    const bool chunk = scheduler ? largest->facts_only : largest->chunk_bytes > 0;
     Add(p,
         (chunk ? "a chunk of the text of data set '" : "text of data set '") + largest->name +
             "' while it is parsed",

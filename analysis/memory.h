@@ -70,6 +70,9 @@ struct MemoryInputs {
     // its elements a worker holds, and the bytes of the chunks it is read in.
     double worker_share = 1.0;
     int64_t chunk_bytes = 0;  // 0: read whole
+    // The scheduler found its facts by a scan in chunks of these bytes (0:
+    // from an index, or loaded whole).
+    int64_t scan_chunk_bytes = 0;
   };
   std::vector<Data> data;
   // Per parameter: name, rows and width.

@@ -204,7 +204,7 @@ int64_t StepBatch(const PlanInput& in) {
   return DenseLoop(in) ? analysis::kDenseBatch : analysis::SparseBatch(in.workers, in.hot_share);
 }
 
-std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit) {
+std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit, int rank) {
   std::vector<int64_t> out;
   size_t total = 0;
   for (const auto& step : blocks.blocks) {
@@ -215,11 +215,14 @@ std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t
   // blocks can hold every element of a large data set.
   const size_t stride = std::max<size_t>(1, total / static_cast<size_t>(limit));
   size_t position = 0;
+  int64_t taken = 0;
   for (const auto& step : blocks.blocks) {
-    for (const auto& block : step) {
+    for (size_t w = 0; w < step.size(); ++w) {
+      const auto& block = step[w];
       size_t k = (stride - position % stride) % stride;  // the first sampled index in block
-      for (; k < block.size() && static_cast<int64_t>(out.size()) < limit; k += stride) {
-        out.push_back(block[k]);
+      for (; k < block.size() && taken < limit; k += stride) {
+        ++taken;
+        if (rank < 0 || static_cast<size_t>(rank) == w) out.push_back(block[k]);
       }
       position += block.size();
     }
@@ -227,47 +230,102 @@ std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t
   return out;
 }
 
-StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
-                               const RowsFn& rows, int64_t limit, const std::vector<bool>& want) {
-  RowSample out;
-  out.counts.resize(static_cast<size_t>(in.params));
-  std::vector<bool> shares(static_cast<size_t>(in.params), false);  // counted in `most`
-  std::vector<int64_t> weight(static_cast<size_t>(in.params), 1);
+namespace {
+
+// The parameters a sample counts: those `want` selects and the written,
+// non-sum ps parameters whose largest count is `most` (with a cached scalar
+// one's doubled: analysis/relaxed.h).
+struct Counted {
   std::vector<int> params;
+  std::vector<bool> shares;
+  std::vector<int64_t> weight;
+};
+
+Counted CountedParams(const PlanInput& in, const std::vector<bool>& want) {
+  Counted c;
+  c.shares.assign(static_cast<size_t>(in.params), false);
+  c.weight.assign(static_cast<size_t>(in.params), 1);
   for (const PlanParam& pp : in.loop_params) {
     const size_t p = static_cast<size_t>(pp.index);
     // A sum is never read: how often elements share its rows cannot make
     // an update stale, so it does not count towards the hot share.
-    shares[p] = pp.strategy == Strategy::kPs && pp.written && !pp.sum;
-    if (pp.cached && pp.scalar) weight[p] = 2;
-    if (shares[p] || (p < want.size() && want[p])) params.push_back(pp.index);
+    c.shares[p] = pp.strategy == Strategy::kPs && pp.written && !pp.sum;
+    if (pp.cached && pp.scalar) c.weight[p] = 2;
+    if (c.shares[p] || (p < want.size() && want[p])) c.params.push_back(pp.index);
   }
-  if (params.empty()) return out;
-  std::vector<std::unordered_map<int64_t, int64_t>> count(params.size());
-  for (const int64_t e : SampledElements(blocks, limit)) {
+  return c;
+}
+
+}  // namespace
+
+StatusOr<RowSample> SampleRowsOf(const PlanInput& in, const analysis::StepBlocks& blocks,
+                                 const RowsFn& rows, int64_t limit, const std::vector<bool>& want,
+                                 int rank) {
+  RowSample out;
+  out.counts.resize(static_cast<size_t>(in.params));
+  const Counted c = CountedParams(in, want);
+  if (c.params.empty()) return out;
+  std::vector<std::unordered_map<int64_t, int64_t>> count(c.params.size());
+  for (const int64_t e : SampledElements(blocks, limit, rank)) {
     ++out.sampled;
     RIGEL_ASSIGN_OR_RETURN(auto touched, rows(std::span<const int64_t>(&e, 1)));
-    for (size_t i = 0; i < params.size(); ++i) {
-      const size_t p = static_cast<size_t>(params[i]);
+    for (size_t i = 0; i < c.params.size(); ++i) {
+      const size_t p = static_cast<size_t>(c.params[i]);
       if (p >= touched.size()) continue;
-      for (int64_t row : touched[p]) {
-        const int64_t n = ++count[i][row];
-        if (shares[p]) out.most = std::max(out.most, n * weight[p]);
-      }
+      for (int64_t row : touched[p]) ++count[i][row];
     }
   }
-  for (size_t i = 0; i < params.size(); ++i) {
-    const size_t p = static_cast<size_t>(params[i]);
-    if (p < want.size() && want[p]) out.counts[p].assign(count[i].begin(), count[i].end());
+  for (size_t i = 0; i < c.params.size(); ++i) {
+    out.counts[static_cast<size_t>(c.params[i])].assign(count[i].begin(), count[i].end());
   }
   return out;
+}
+
+RowSample MergeRowSamples(const PlanInput& in, const std::vector<bool>& want,
+                          const std::vector<RowSample>& parts) {
+  RowSample out;
+  out.counts.resize(static_cast<size_t>(in.params));
+  const Counted c = CountedParams(in, want);
+  for (const RowSample& part : parts) out.sampled += part.sampled;
+  for (const int pi : c.params) {
+    const size_t p = static_cast<size_t>(pi);
+    std::vector<std::pair<int64_t, int64_t>> all;
+    for (const RowSample& part : parts) {
+      if (p < part.counts.size())
+        all.insert(all.end(), part.counts[p].begin(), part.counts[p].end());
+    }
+    std::sort(all.begin(), all.end());
+    std::vector<std::pair<int64_t, int64_t>> summed;
+    for (const auto& [row, n] : all) {
+      if (!summed.empty() && summed.back().first == row) {
+        summed.back().second += n;
+      } else {
+        summed.emplace_back(row, n);
+      }
+    }
+    if (c.shares[p]) {
+      for (const auto& rc : summed) out.most = std::max(out.most, rc.second * c.weight[p]);
+    }
+    if (p < want.size() && want[p]) out.counts[p] = std::move(summed);
+  }
+  return out;
+}
+
+StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
+                               const RowsFn& rows, int64_t limit, const std::vector<bool>& want) {
+  RIGEL_ASSIGN_OR_RETURN(RowSample all, SampleRowsOf(in, blocks, rows, limit, want, -1));
+  return MergeRowSamples(in, want, {std::move(all)});
+}
+
+double HotShareOf(const RowSample& sample) {
+  if (sample.sampled == 0) return 0.0;
+  return static_cast<double>(sample.most) / static_cast<double>(sample.sampled);
 }
 
 StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& blocks,
                           const RowsFn& rows) {
   RIGEL_ASSIGN_OR_RETURN(RowSample s, SampleRows(in, blocks, rows, analysis::kBatchSample, {}));
-  if (s.sampled == 0) return 0.0;
-  return static_cast<double>(s.most) / static_cast<double>(s.sampled);
+  return HotShareOf(s);
 }
 
 std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,

@@ -123,10 +123,26 @@ struct RowSample {
 };
 StatusOr<RowSample> SampleRows(const PlanInput& in, const analysis::StepBlocks& blocks,
                                const RowsFn& rows, int64_t limit, const std::vector<bool>& want);
+// Worker `rank`'s part of SampleRows, for workers that each hold only their
+// own blocks (exec/hold_plan.h) and exchange their parts: the counts of the
+// sampled elements in its blocks, for every parameter SampleRows counts
+// (those `want` selects and those `most` covers), `most` left 0. Calls `rows`
+// for those elements only.
+StatusOr<RowSample> SampleRowsOf(const PlanInput& in, const analysis::StepBlocks& blocks,
+                                 const RowsFn& rows, int64_t limit, const std::vector<bool>& want,
+                                 int rank);
+// SampleRows from every worker's SampleRowsOf (in any order): the counts
+// summed, each parameter's listed by row, `most` from the sums, and only the
+// parameters `want` selects kept.
+RowSample MergeRowSamples(const PlanInput& in, const std::vector<bool>& want,
+                          const std::vector<RowSample>& parts);
+// The hot share of a sample (HotShare): most / sampled, 0 when empty.
+double HotShareOf(const RowSample& sample);
 // The elements SampleRows samples, in its order: every stride-th of the
-// blocks' elements in (step, worker) order, at most `limit` (a worker that
-// holds its data in part holds these too: exec/hold_plan.h).
-std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit);
+// blocks' elements in (step, worker) order, at most `limit`; with `rank` >= 0
+// only those in worker `rank`'s blocks.
+std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit,
+                                     int rank = -1);
 
 // The elements this worker runs at each step (at least one step).
 // Requires blocks for in.workers workers and 0 <= in.rank < in.workers.

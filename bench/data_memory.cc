@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
     if (both && indexed.ok) {
       const std::string today = "the same 4-worker job loading whole, without the data's index";
       Print("word2vec-5.3M/ready_s (parts)", "seconds", both->first.ready_s, both->second.ready_s,
-            today, 0);
+            today, 0.5);
       Print("word2vec-5.3M/ready_s (parts, index)", "seconds", indexed.ready_s,
             both->second.ready_s, today, 0.5);
     }

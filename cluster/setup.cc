@@ -151,6 +151,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   j.setPlan(s.job->plan);
   PairsToWire(s.job->data, j.initData(static_cast<unsigned>(s.job->data.size())));
   PairsToWire(s.job->files, j.initFiles(static_cast<unsigned>(s.job->files.size())));
+  PairsToWire(s.job->scans, j.initScans(static_cast<unsigned>(s.job->scans.size())));
 }
 
 StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what) {
@@ -196,6 +197,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     job.plan = j.getPlan();
     job.data = PairsFromWire(j.getData());
     job.files = PairsFromWire(j.getFiles());
+    job.scans = PairsFromWire(j.getScans());
     if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");
     s.job = std::move(job);
   }

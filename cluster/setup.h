@@ -45,6 +45,10 @@ struct JobSpec {
   // (data set name, data::FingerprintText) of every data file the job reads:
   // each worker compares its own file's before loading it.
   std::vector<std::pair<std::string, std::string>> files;
+  // (data set name, data::IndexEntryText) of the data sets the workers hold
+  // in part: the facts and chunks the scheduler's index or scan found, which
+  // each worker reads its part with instead of scanning the file itself.
+  std::vector<std::pair<std::string, std::string>> scans;
   // The servers start from a checkpoint's rows (--resume, or a recovery):
   // until a run writes a parameter, its rows are not known to be its
   // initialiser's (worker/sync/local_rows.cc relies on that when false).

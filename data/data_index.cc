@@ -294,6 +294,19 @@ StatusOr<std::optional<IndexEntry>> ReadCurrentIndexEntry(const std::string& pat
   return std::optional<IndexEntry>();
 }
 
+std::string IndexEntryText(const IndexEntry& entry) { return EntryJson(entry).dump(); }
+
+StatusOr<IndexEntry> IndexEntryFromText(const std::string& text, const LoadSpec& spec,
+                                        const std::string& what) {
+  RIGEL_ASSIGN_OR_RETURN(JsonValue j, ParseJson(text, what));
+  RIGEL_ASSIGN_OR_RETURN(JsonValue loader, j.GetObject("loader"));
+  if (loader.raw().dump() != SpecJson(spec).dump()) {
+    return InvalidArgument(what + ": the facts are of a file read with the loader options " +
+                           loader.raw().dump() + ", not " + SpecJson(spec).dump());
+  }
+  return EntryFromJson(j, spec);
+}
+
 Dataset ShapeOnly(const IndexEntry& entry, const std::string& path) {
   Dataset d = entry.shape;
   d.path = path;

@@ -85,6 +85,13 @@ Status WriteIndexEntry(const std::string& path, const IndexEntry& entry);
 StatusOr<std::optional<IndexEntry>> ReadCurrentIndexEntry(const std::string& path,
                                                           const LoadSpec& spec);
 
+// An entry as text (one JSON object, as in the index file), and back:
+// IndexEntryFromText refuses (InvalidArgument naming `what`) text that is
+// not an entry of this format, or one for other loader options than `spec`.
+std::string IndexEntryText(const IndexEntry& entry);
+StatusOr<IndexEntry> IndexEntryFromText(const std::string& text, const LoadSpec& spec,
+                                        const std::string& what);
+
 // The data set the entry describes without its elements: shape attributes
 // and count (Dataset::shape_only), for a process that needs only the facts.
 Dataset ShapeOnly(const IndexEntry& entry, const std::string& path);

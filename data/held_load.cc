@@ -65,13 +65,35 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
       }
     }
     if (!p.ok()) return p.status();
+    scan.column_bytes += ColumnBytes(p->data);
+    scan.feature_entries += FeatureEntries(p->data);
     facts.push_back(std::move(p->facts));
     scan.chunks.push_back({r, place});
   }
   std::vector<const PartFacts*> all;
   for (const PartFacts& f : facts) all.push_back(&f);
   RIGEL_ASSIGN_OR_RETURN(scan.facts, MergeParts(path, spec, all));
+  // The vocabulary's bytes, counted as a whole load's (lent, not copied).
+  Dataset vocabulary;
+  vocabulary.words.swap(scan.facts.words);
+  vocabulary.word_counts.swap(scan.facts.word_counts);
+  scan.column_bytes += ColumnBytes(vocabulary);
+  vocabulary.words.swap(scan.facts.words);
+  vocabulary.word_counts.swap(scan.facts.word_counts);
   return scan;
+}
+
+IndexEntry EntryOfScan(const LoadSpec& spec, const ScannedFile& scan) {
+  IndexEntry e;
+  e.spec = spec;
+  e.fingerprint = scan.fingerprint;
+  e.shape = ShapeOfScan("", spec, scan);  // the path is each reader's own
+  e.warnings = scan.facts.warnings;
+  e.pm1 = scan.facts.pm1;
+  for (size_t k = 0; k < scan.chunks.size(); ++k) {
+    e.chunks.push_back({scan.chunks[k].bytes, scan.chunks[k].place, scan.facts.first_element[k]});
+  }
+  return e;
 }
 
 ScannedFile ScanOfIndex(const IndexEntry& entry) {
@@ -92,6 +114,8 @@ ScannedFile ScanOfIndex(const IndexEntry& entry) {
     f.first_element.push_back(c.first_element);
   }
   scan.fingerprint = entry.fingerprint;
+  scan.column_bytes = entry.shape.column_bytes;
+  scan.feature_entries = entry.shape.feature_entries;
   return scan;
 }
 
@@ -107,6 +131,8 @@ Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const Scanned
   d.dim = f.dim;
   d.docs = f.docs;
   d.warnings = f.warnings;
+  d.column_bytes = scan.column_bytes;
+  d.feature_entries = scan.feature_entries;
   d.origin.header = (spec.kind == DataKind::kTriples && spec.triples.skip_header) ||
                     (spec.kind == DataKind::kDenseCsv && spec.dense_csv.skip_header);
   if (spec.kind == DataKind::kTokens) {

@@ -37,6 +37,10 @@ struct ScannedFile {
   DataFacts facts;
   std::vector<FileChunk> chunks;
   FileFingerprint fingerprint;  // the file's when the scan began
+  // What a whole load's columns would take (dataset.h ColumnBytes; a tokens
+  // corpus' rare words counted) and its libsvm feature entries.
+  int64_t column_bytes = 0;
+  int64_t feature_entries = 0;
 };
 
 // The chunk count ScanFile uses for a file of `bytes` read by `workers`
@@ -52,8 +56,14 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
 // then finds by word.
 ScannedFile ScanOfIndex(const IndexEntry& entry);
 
+// The index entry (data_index.h) a scan gives, without the whole load's
+// digest: what a process that scanned the file sends to those that read
+// parts of it (scheduler/driver.cc to the workers).
+IndexEntry EntryOfScan(const LoadSpec& spec, const ScannedFile& scan);
+
 // A shape-only data set (dataset.h) of the scanned file: count, shape
-// attributes and vocabulary (with its negative sampler), no columns.
+// attributes, column bytes and vocabulary (with its negative sampler), no
+// columns.
 Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan);
 
 // The elements `ranges` of the scanned file as a data set held in part (its

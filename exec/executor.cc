@@ -111,6 +111,19 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
   return ex;
 }
 
+namespace {
+
+StatusOr<data::ScannedFile> ScanForFacts(const std::string& path, const data::LoadSpec& spec) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  // As an index cuts it: the workers read whichever chunks hold their parts.
+  // A file that cannot be sized gives its error from the scan.
+  const int chunks = ec ? 1 : data::ChunksFor(static_cast<int64_t>(bytes), data::kIndexChunks / 2);
+  return data::ScanFile(path, spec, chunks);
+}
+
+}  // namespace
+
 data::LoadSpec LoadSpecOf(const ir::DataDecl& d) {
   data::LoadSpec s;
   s.kind = d.kind;
@@ -152,8 +165,22 @@ Status SerialExecutor::LoadData() {
         if (opts_.facts_only && opts_.facts_only(static_cast<int>(k))) {
           RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
                                  data::ReadCurrentIndexEntry(d.path, spec));
+          const bool scan = opts_.scan_facts && opts_.scan_facts(static_cast<int>(k));
           if (index) {
             loaded = data::ShapeOnly(*index, d.path);
+            if (scan) facts_entries_[static_cast<int>(k)] = std::move(*index);
+            break;
+          }
+          // Those that hold it in part read only the chunks they need: a
+          // scan gives the facts and the chunks, holding one at a time.
+          if (scan) {
+            StatusOr<data::ScannedFile> scanned = ScanForFacts(d.path, spec);
+            if (scanned.ok()) {
+              loaded = data::ShapeOfScan(d.path, spec, *scanned);
+              facts_entries_[static_cast<int>(k)] = data::EntryOfScan(spec, *scanned);
+            } else {
+              loaded = scanned.status();
+            }
             break;
           }
         }
@@ -209,8 +236,11 @@ Status SerialExecutor::LoadData() {
     if (opts_.log && !d.path.empty()) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const data::Dataset& got = *data_[k];
+      // Facts come from an index (which knows the whole load's digest) or a
+      // scan of the file chunk by chunk.
+      const char* from = got.digest.empty() ? ", by a scan" : ", from its index";
       *opts_.log << (got.shape_only ? "facts of " : "loaded ") << d.name << " (" << d.path
-                 << (got.shape_only ? ", from its index" : "") << "): ";
+                 << (got.shape_only ? from : "") << "): ";
       if (got.in_part) *opts_.log << got.HeldCount() << " of ";
       *opts_.log << got.count << " elements in " << secs << " s\n";
     }
@@ -221,9 +251,17 @@ Status SerialExecutor::LoadData() {
 
 StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& spec) const {
   const std::string& path = prog_.data[static_cast<size_t>(k)].path;
-  // A current index gives the facts and the chunks without a scan.
-  RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
-                         data::ReadCurrentIndexEntry(path, spec));
+  // The facts and chunks the scheduler sent, or a current index, spare a
+  // scan.
+  std::optional<data::IndexEntry> index;
+  if (auto sent = opts_.entries.find(k); sent != opts_.entries.end()) {
+    RIGEL_ASSIGN_OR_RETURN(
+        index, data::IndexEntryFromText(sent->second, spec,
+                                        "the scheduler's facts of data set '" +
+                                            prog_.data[static_cast<size_t>(k)].name + "'"));
+  } else {
+    RIGEL_ASSIGN_OR_RETURN(index, data::ReadCurrentIndexEntry(path, spec));
+  }
   data::ScannedFile scan;
   if (index && !index->chunks.empty()) {
     scan = data::ScanOfIndex(*index);

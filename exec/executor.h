@@ -95,12 +95,21 @@ struct ExecutorOptions {
   // its file's current index (data/data_index.h) when there is one, and
   // loaded otherwise. Unset: every data set is loaded.
   std::function<bool(int data)> facts_only;
+  // With facts_only, for data sets that other processes hold in part: data
+  // set `data` with no current index is scanned (data/held_load.h ScanFile)
+  // instead of loaded, and the facts an index or the scan gave are kept as
+  // an index entry (facts_entries()) to send to those processes.
+  std::function<bool(int data)> scan_facts;
   // For a worker that holds data in part (exec/hold_plan.h): data set
   // `data` (a file's) is held in part when hold_part says so, with the
   // elements hold_ranges gives from its facts (a shape-only data set), read
   // in data/held_load.h's chunks, about 2 per one of `hold_workers`
   // workers. Its split parts are then held in part too. Unset: whole.
+  // A data set in `entries` (an index entry's text, data/data_index.h
+  // IndexEntryText, by data set) takes its facts and chunks from there: the
+  // scheduler's scan or index, sent with the job, so that no worker scans.
   std::function<bool(int data)> hold_part;
+  std::map<int, std::string> entries;
   std::function<StatusOr<std::vector<data::ElementRange>>(int data, const data::Dataset& shape)>
       hold_ranges;
   int hold_workers = 1;
@@ -179,6 +188,9 @@ class SerialExecutor {
   // For the distributed worker (worker/runner.h), which runs loops itself.
   const std::vector<kernel::ParamBinding>& bindings() const { return bindings_; }
   const std::vector<const data::Dataset*>& data_ptrs() const { return data_ptrs_; }
+  // For the scheduler: the facts of the data sets ExecutorOptions::scan_facts
+  // selected, as index entries, by data set.
+  const std::map<int, data::IndexEntry>& facts_entries() const { return facts_entries_; }
   // Sizes the space of loop `loop` when it is sized at launch (a no-op
   // otherwise): to (n, m) as given, or, with n < 0, from the driver's current
   // values. InvalidArgument (with the program location) for negative or
@@ -233,6 +245,7 @@ class SerialExecutor {
   ExecutorOptions opts_;
   std::vector<std::shared_ptr<const data::Dataset>> data_;
   std::vector<const data::Dataset*> data_ptrs_;
+  std::map<int, data::IndexEntry> facts_entries_;
   std::vector<std::vector<float>> params_;
   std::vector<kernel::ParamBinding> bindings_;
   std::vector<double> accums_;

@@ -91,6 +91,19 @@ bool MayHaveOneWriterRows(const ir::Program& prog, const analysis::LoopPlan& lp)
   return false;
 }
 
+// The loop reads or writes whole a parameter synced every step: its
+// mini-batches are stretches of the serial order across every worker's
+// block (analysis/step_plan.h PlanSteps), not each worker's own block.
+bool DenseLoop(const ir::Program& prog, const analysis::LoopPlan& lp) {
+  const std::vector<bool> whole = kernel::KeySlice::SliceWhole(prog, lp.id);
+  for (const analysis::ParamPlan& pp : lp.params) {
+    if (pp.is_accum || static_cast<size_t>(pp.index) >= whole.size() || !whole[pp.index]) continue;
+    const analysis::Strategy s = analysis::Mechanism(pp);
+    if (s == analysis::Strategy::kPs || s == analysis::Strategy::kAllreduce) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data) {
@@ -104,6 +117,7 @@ bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data) 
     }
     if (!InFamily(prog, loop.data, data)) continue;
     if (lp.schedule.kind != analysis::ScheduleKind::kDataParallel) return false;
+    if (DenseLoop(prog, lp)) return false;
     if (!kernel::KeySlice::SliceDraws(prog, lp.id) && MayHaveOneWriterRows(prog, lp)) return false;
   }
   return true;
@@ -112,7 +126,7 @@ bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data) 
 StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
                                                      const analysis::Plan& plan, int rank,
                                                      int workers, int data,
-                                                     const data::Dataset& shape) {
+                                                     const data::Dataset& shape, bool samples) {
   // The facts of the family's split parts (counts), in declaration order:
   // a part comes after the data set it is split from.
   const size_t n = prog.data.size();
@@ -146,6 +160,7 @@ StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
       }
     }
     for (int64_t limit : {analysis::kBatchSample, analysis::kHotSample}) {
+      if (!samples) break;
       for (int64_t e : analysis::SampledElements(blocks, limit)) add(e, e + 1);
     }
   }

@@ -4,14 +4,18 @@
 // A data file's data set is held in part when every loop over it or over
 // its split parts is data-parallel (each worker runs one block, cut by
 // element count from the facts alone), every window over it is centred on
-// its own loop's position with a constant radius, no loop over another
+// its own loop's position with a constant radius, no loop over it reads or
+// writes whole a parameter synced every step (its dense mini-batches take
+// stretches of every worker's block), no loop over another
 // data set reads its elements, and no such loop may have rows that only one
 // worker writes (a relaxed `ps` parameter it writes, with rows that depend
 // only on the elements: finding those rows reads every worker's elements;
 // analysis/step_plan.h ParamRows::single). A worker then holds, of each such loop: its
-// block, the planner's samples (analysis/step_plan.h SampledElements, which
-// every worker reads), and the window radius around each; every other data
-// set is loaded whole. Every worker decides the same from the program and
+// block and the window radius around it, and, unless the workers exchange
+// what they find in their own blocks' samples (worker/runner_samples.cc),
+// the planner's samples (analysis/step_plan.h SampledElements, which every
+// worker then reads) with the radius around each; every other data set is
+// loaded whole. Every worker decides the same from the program and
 // the plan, so strategies that depend on it agree.
 //
 // Thread-safe: pure functions of their arguments.
@@ -33,12 +37,13 @@ namespace rigel::exec {
 bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data);
 
 // The elements of data set `data` (HoldsInPart) worker `rank` of `workers`
-// holds, given its facts `shape` (its count and shape attributes). Errors:
+// holds, given its facts `shape` (its count and shape attributes); with
+// `samples`, the planner's samples too (above). Errors:
 // the cuts' (analysis/partition.h), which a validated plan never has.
 StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
                                                      const analysis::Plan& plan, int rank,
                                                      int workers, int data,
-                                                     const data::Dataset& shape);
+                                                     const data::Dataset& shape, bool samples);
 
 }  // namespace rigel::exec
 

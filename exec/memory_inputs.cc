@@ -22,15 +22,24 @@ analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::P
       root = static_cast<size_t>(prog.data[root].split_parent);
     const data::Dataset& d = ex.data(static_cast<int>(root));
     if (!HoldsInPart(prog, plan, static_cast<int>(root)) || d.count == 0) continue;
-    // Worker 0's share: blocks differ by at most one element.
+    // Worker 0's share: blocks differ by at most one element. The workers
+    // of a job exchange their samples' rows (worker/runner_samples.cc).
     StatusOr<std::vector<data::ElementRange>> held =
-        HeldRanges(prog, plan, 0, workers, static_cast<int>(root), d);
+        HeldRanges(prog, plan, 0, workers, static_cast<int>(root), d, /*samples=*/false);
     if (!held.ok()) continue;  // the job's own planning will say why
     in.data[k].worker_share =
         static_cast<double>(data::RangesCount(*held)) / static_cast<double>(d.count);
+    // In the chunks of the scheduler's index or scan (exec/executor.h).
     if (root == k && in.data[k].file_bytes > 0) {
       in.data[k].chunk_bytes =
-          in.data[k].file_bytes / data::ChunksFor(in.data[k].file_bytes, workers);
+          in.data[k].file_bytes / data::ChunksFor(in.data[k].file_bytes, data::kIndexChunks / 2);
+    }
+  }
+  for (const auto& [k, entry] : ex.facts_entries()) {
+    const size_t i = static_cast<size_t>(k);
+    if (i < in.data.size() && entry.digest.empty() && !entry.chunks.empty()) {
+      in.data[i].scan_chunk_bytes =
+          in.data[i].file_bytes / static_cast<int64_t>(entry.chunks.size());
     }
   }
   return in;

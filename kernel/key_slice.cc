@@ -313,6 +313,12 @@ bool KeySlice::SliceDraws(const ir::Program& prog, int loop) {
   return Has(s.Run().body, IsDraw);
 }
 
+std::vector<bool> KeySlice::SliceWhole(const ir::Program& prog, int loop) {
+  Slicer s(prog, prog.loops[loop]);
+  s.Run();
+  return s.whole();
+}
+
 StatusOr<KeySlice> KeySlice::Compile(const ir::Program& prog, int loop, const WidthFn& widths) {
   Slicer s(prog, prog.loops[loop]);
   ir::Loop body = s.Run();

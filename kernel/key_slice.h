@@ -85,6 +85,8 @@ class KeySlice {
   bool draws() const { return draws_; }
   // draws() of loop `loop`'s slice, without compiling it (no widths needed).
   static bool SliceDraws(const ir::Program& prog, int loop);
+  // whole() of every parameter of loop `loop`'s slice, without compiling it.
+  static std::vector<bool> SliceWhole(const ir::Program& prog, int loop);
   // true when the slice reads a driver value: runs with other values may
   // touch other rows.
   bool reads_outer() const { return reads_outer_; }

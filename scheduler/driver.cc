@@ -16,6 +16,7 @@
 #include "common/file.h"
 #include "common/memory.h"
 #include "exec/epoch_log.h"
+#include "exec/hold_plan.h"
 #include "exec/memory_inputs.h"
 #include "exec/output_check.h"
 #include "exec/param_file.h"
@@ -140,6 +141,13 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     }
     return true;
   };
+  // Data sets the workers hold in part: a scan (when no index is current)
+  // gives the facts and the file's chunks, which the job sends, so that each
+  // worker reads only its chunks (exec/hold_plan.h).
+  eo.scan_facts = [prog = d->prog_.get(), plan = &d->plan_, parts = o.job.data_parts,
+                   workers = o.workers](int data) {
+    return parts && workers > 1 && exec::HoldsInPart(*prog, *plan, data);
+  };
   eo.out = o.out;
   eo.warnings = &std::cerr;  // the workers load the same files and say nothing
   eo.log = o.log;            // what was loaded, or taken from an index
@@ -219,6 +227,10 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
       RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(decl.path));
       job.files.emplace_back(decl.name, data::FingerprintText(f));
     }
+  }
+  for (const auto& [k, entry] : d->ex_->facts_entries()) {
+    job.scans.emplace_back(d->prog_->data[static_cast<size_t>(k)].name,
+                           data::IndexEntryText(entry));
   }
   s.job = std::move(job);
   RIGEL_RETURN_IF_ERROR(d->SetUpCheckpoints());

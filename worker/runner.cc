@@ -4,6 +4,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "analysis/batch.h"
 #include "analysis/held_rows.h"
 #include "analysis/partition.h"
 #include "common/cpu_time.h"
@@ -102,17 +103,21 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   exec::ExecutorOptions eo;
   eo.seed = job.seed;
   // Data sets only data-parallel loops run over are held in part: this
-  // worker's blocks and the samples every worker plans from.
+  // worker's blocks, and the samples every worker plans from unless the
+  // workers exchange what their own samples touch (runner_samples.cc).
   RIGEL_RETURN_IF_ERROR(CheckSameFiles(r->prog_, job));
   const Runner* self = r.get();
-  eo.hold_part = [self](int data) {
-    return self->opts_.job.data_parts && exec::HoldsInPart(self->prog_, self->plan_, data);
-  };
+  eo.hold_part = [self](int data) { return self->HoldsInPart(data); };
   eo.hold_ranges = [self](int data, const data::Dataset& shape) {
     return exec::HeldRanges(self->prog_, self->plan_, self->opts_.rank, self->opts_.workers, data,
-                            shape);
+                            shape, /*samples=*/!self->CanExchangeSamples());
   };
   eo.hold_workers = options.workers;
+  for (const auto& [name, entry] : job.scans) {
+    for (size_t k = 0; k < r->prog_.data.size(); ++k) {
+      if (r->prog_.data[k].name == name) eo.entries[static_cast<int>(k)] = entry;
+    }
+  }
   eo.log = options.log;  // what was loaded, and how much of it is held here
   RIGEL_ASSIGN_OR_RETURN(r->ex_, exec::SerialExecutor::Create(r->prog_, eo));
   RIGEL_RETURN_IF_ERROR(CheckSameData(r->prog_, *r->ex_, job));
@@ -311,10 +316,9 @@ Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key
       return Status::Ok();
     }
   }
-  analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
-    return Keys(task.loop, ctx, elements);
-  };
-  RIGEL_ASSIGN_OR_RETURN(in->hot_share, analysis::HotShare(*in, blocks, rows));
+  RIGEL_ASSIGN_OR_RETURN(analysis::RowSample sample,
+                         SampleLoopRows(task, blocks, ctx, *in, analysis::kBatchSample, {}));
+  in->hot_share = analysis::HotShareOf(sample);
   if (cacheable) {
     // One kept per loop: driver values in the key may change every run.
     std::erase_if(hot_share_, [&](const auto& e) { return e.first.first == task.loop; });

@@ -139,6 +139,23 @@ class Runner {
   Status Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
                  const kernel::RunContext& ctx, const analysis::PlanInput& in,
                  sync::RelaxedRun* out);
+  // Data set `data` is held in part here (exec/hold_plan.h): the job holds
+  // parts and the program and plan allow it. The same on every worker.
+  bool HoldsInPart(int data) const;
+  // The workers exchange what their own samples touch (runner_samples.cc):
+  // a job of several workers with a store to exchange through.
+  bool CanExchangeSamples() const;
+  // analysis::SampleRows of the loop's run: computed here from every
+  // sampled element when this worker holds them all; otherwise each worker
+  // counts the samples in its own blocks and all exchange their counts
+  // through the store (the same on every worker; every worker of the run
+  // must call it). Errors: the loop body's; the store's (Unavailable when
+  // some worker's counts do not come within the collectives' timeout).
+  StatusOr<analysis::RowSample> SampleLoopRows(const TaskSpec& task,
+                                               const analysis::StepBlocks& blocks,
+                                               const kernel::RunContext& ctx,
+                                               const analysis::PlanInput& in, int64_t limit,
+                                               const std::vector<bool>& want);
   // in.hot_share when Rigel chooses the loop's mini-batch (analysis/batch.h).
   Status MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
                          const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,

@@ -36,11 +36,8 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   if (!choose) return Status::Ok();
   auto it = samples_.find(task.loop);
   if (it == samples_.end()) {
-    analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
-      return Keys(task.loop, ctx, elements);
-    };
     RIGEL_ASSIGN_OR_RETURN(analysis::RowSample sample,
-                           analysis::SampleRows(in, blocks, rows, analysis::kHotSample, cached));
+                           SampleLoopRows(task, blocks, ctx, in, analysis::kHotSample, cached));
     it = samples_.emplace(task.loop, std::move(sample)).first;
   }
   for (size_t p = 0; p < np; ++p) {

@@ -165,6 +165,48 @@ TEST(HotShare, IsTheLargestShareOfSampledElementsThatTouchOneWrittenRow) {
   EXPECT_EQ(none.calls, 0);
 }
 
+// Workers that hold only their own blocks count their own sampled elements
+// and merge: the same sample as one worker counting every element.
+TEST(SampleRows, EachWorkersPartMergedIsTheWholeSample) {
+  // 12 elements on 3 workers, 6 sampled (every other one).
+  auto b = Blocks(3, {{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}}});
+  TableRows t;
+  t.touched.resize(2);
+  for (int64_t e = 0; e < 12; ++e) {
+    t.touched[0][e] = {e % 3, 100 + e};
+    t.touched[1][e] = {e % 2};
+  }
+  PlanInput in = Input(ScheduleKind::kDataParallel, 0, 3,
+                       {Param(0, Strategy::kPs, true, true), Param(1, Strategy::kPs, false)});
+  const std::vector<bool> want = {false, true};
+  auto whole = SampleRows(in, b, t.Fn(), 6, want);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(whole->sampled, 6);
+  // Rows 0, 1, 2 of parameter 0 are touched by 2 of the sampled 0, 2, 4, 6, 8, 10.
+  EXPECT_EQ(whole->most, 2);
+  EXPECT_TRUE(whole->counts[0].empty());  // not wanted
+  std::vector<RowSample> parts;
+  int calls = 0;
+  for (int w = 2; w >= 0; --w) {  // in any order
+    TableRows mine;
+    mine.touched = t.touched;
+    auto part = SampleRowsOf(in, b, mine.Fn(), 6, want, w);
+    ASSERT_TRUE(part.ok()) << part.status().message();
+    EXPECT_EQ(part->sampled, 2) << w;
+    EXPECT_EQ(part->most, 0);
+    calls += mine.calls;
+    parts.push_back(*part);
+  }
+  EXPECT_EQ(calls, 6);  // each sampled element's rows found once, by its worker
+  const RowSample merged = MergeRowSamples(in, want, parts);
+  EXPECT_EQ(merged.sampled, whole->sampled);
+  EXPECT_EQ(merged.most, whole->most);
+  EXPECT_EQ(merged.counts, whole->counts);
+  EXPECT_EQ(merged.counts[1], (std::vector<std::pair<int64_t, int64_t>>{{0, 6}}));
+  EXPECT_DOUBLE_EQ(HotShareOf(merged), 2.0 / 6.0);
+  EXPECT_EQ(SampledElements(b, 6, 1), (std::vector<int64_t>{4, 6}));
+}
+
 TEST(PlanSteps, DenseBatchesTakeStretchesOfTheSerialOrder) {
   // Serial order 0..6; step k is elements [4k, 4k + 4), worker w its half.
   auto b = Blocks(2, {{{0, 1, 2}, {3, 4, 5, 6}}});

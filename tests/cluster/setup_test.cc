@@ -37,6 +37,8 @@ ClusterSetup Sample() {
   job.seed = 11;
   job.plan = R"({"version": 1})";
   job.data = {{"r", "xxh64:0123456789abcdef"}};
+  job.files = {{"r", "120 bytes, head xxh64:1, tail xxh64:2"}};
+  job.scans = {{"r", R"({"loader": {}, "count": 3})"}};
   s.job = job;
   return s;
 }
@@ -76,6 +78,8 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_EQ(r->job->seed, 11u);
   EXPECT_EQ(r->job->plan, s.job->plan);
   EXPECT_EQ(r->job->data, s.job->data);
+  EXPECT_EQ(r->job->files, s.job->files);
+  EXPECT_EQ(r->job->scans, s.job->scans);
 }
 
 TEST(SetupWire, MpiCollectivesRoundTrip) {

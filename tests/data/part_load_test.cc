@@ -418,6 +418,59 @@ TEST_F(PartLoadTest, AnIndexsChunksGiveTheElementsAScanGives) {
   }
 }
 
+// What the scheduler sends the workers (exec/executor.h scan_facts): a scan
+// as an index entry's text. Read back, it gives the elements a scan gives,
+// the whole load's facts, and it is refused for other loader options.
+TEST_F(PartLoadTest, AScanSentAsAnIndexEntryGivesTheElementsAScanGives) {
+  const std::vector<Case> cases = Cases();
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& tc = cases[c];
+    const std::string path = (dir_ / ("sent" + std::to_string(c) + ".txt")).string();
+    ASSERT_TRUE(WriteFileAtomically(path, tc.text).ok());
+    StatusOr<Dataset> whole = LoadInParts(tc.text, path, tc.spec, 1);
+    ASSERT_TRUE(whole.ok()) << tc.name;
+    for (int chunks : {1, 3}) {
+      SCOPED_TRACE(tc.name + ", " + std::to_string(chunks) + " chunks");
+      StatusOr<ScannedFile> scan = ScanFile(path, tc.spec, chunks);
+      ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+      const std::string text = IndexEntryText(EntryOfScan(tc.spec, *scan));
+      StatusOr<IndexEntry> entry = IndexEntryFromText(text, tc.spec, "the sent facts");
+      ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+      EXPECT_TRUE(entry->digest.empty());
+      const Dataset shape = ShapeOnly(*entry, path);
+      EXPECT_EQ(shape.count, whole->count);
+      EXPECT_EQ(shape.dim, whole->dim);
+      EXPECT_EQ(shape.rows, whole->rows);
+      EXPECT_EQ(shape.cols, whole->cols);
+      EXPECT_EQ(shape.words, whole->words);
+      EXPECT_EQ(shape.word_counts, whole->word_counts);
+      // The whole load's columns, within the rare words a scan still counts.
+      EXPECT_GE(shape.column_bytes, ColumnBytes(*whole) / 2);
+      EXPECT_LE(shape.column_bytes, 2 * ColumnBytes(*whole) + 64);
+      EXPECT_EQ(shape.feature_entries, FeatureEntries(*whole));
+      const ScannedFile sent = ScanOfIndex(*entry);
+      for (int w = 0; w < 3; ++w) {
+        const std::vector<ElementRange> ranges = SomeRanges(whole->count, w, 3);
+        StatusOr<Dataset> held = LoadHeld(path, tc.spec, sent, ranges);
+        ASSERT_TRUE(held.ok()) << held.status().ToString();
+        ExpectHolds(*whole, ranges, *held);
+      }
+      LoadSpec other = tc.spec;
+      other.tokens.min_count += 1;
+      other.libsvm.base = other.libsvm.base == 0 ? 1 : 0;
+      other.triples.sep = other.triples.sep == ',' ? ';' : ',';
+      other.dense_csv.label += 1;
+      StatusOr<IndexEntry> refused = IndexEntryFromText(text, other, "the sent facts");
+      ASSERT_FALSE(refused.ok());
+      EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(refused.status().message().find("the sent facts: the facts are of a file read "
+                                                "with the loader options"),
+                std::string::npos)
+          << refused.status().message();
+    }
+  }
+}
+
 TEST_F(PartLoadTest, AScanGivesTheWholeLoadsErrorAndAChangedFileIsRefused) {
   const std::string path = (dir_ / "bad.svm").string();
   const std::string text = "+1 1:1\n-1 2:1\n+1 3:x\n-1 4:1\n";

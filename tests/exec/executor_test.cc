@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/file.h"
+#include "data/held_load.h"
 #include "frontend/compile.h"
 
 namespace rigel::exec {
@@ -837,6 +838,44 @@ for ep in 0..1 {
                               "elements; please report this"),
             std::string::npos)
       << st.ToString();
+}
+
+// A held part reads its chunks with the facts the scheduler sent
+// (ExecutorOptions::entries), which must be for the program's loader options.
+TEST(Executor, AHeldPartReadsWithTheFactsTheSchedulerSent) {
+  WriteData("sent.svm", "+1 1:1 2:2\n-1 3:3\n+1 1:0.5\n-1 2:4 3:1\n+1 1:2\n");
+  const std::string text = R"(
+data s = libsvm("sent.svm")
+accum z: f32
+parallel for (n, row) in s { for (f, x) in row.features { z += x * row.label } }
+)";
+  auto prog = frontend::CompileText(text, testing::TempDir() + "/sent.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  const std::string path = prog->data[0].path;
+  auto scan = data::ScanFile(path, data::LoadSpec::Of(data::LibsvmOptions{}), 2);
+  ASSERT_TRUE(scan.ok()) << scan.status().message();
+  const std::string sent =
+      data::IndexEntryText(data::EntryOfScan(data::LoadSpec::Of(data::LibsvmOptions{}), *scan));
+  ExecutorOptions opts;
+  opts.hold_part = [](int) { return true; };
+  opts.hold_ranges = [](int, const data::Dataset&) {
+    return StatusOr<std::vector<data::ElementRange>>(std::vector<data::ElementRange>{{2, 5}});
+  };
+  opts.entries[0] = sent;
+  auto held = SerialExecutor::Create(*prog, opts);
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_EQ((*held)->data(0).HeldCount(), 3);
+  EXPECT_EQ((*held)->data(0).count, 5);
+  // Facts of the file read with other options (labels kept as read) are refused.
+  data::LibsvmOptions other;
+  other.labels = data::LibsvmLabels::kKeep;
+  opts.entries[0] = data::IndexEntryText(data::EntryOfScan(data::LoadSpec::Of(other), *scan));
+  auto refused = SerialExecutor::Create(*prog, opts);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("the scheduler's facts of data set 's': the facts are "
+                                            "of a file read with the loader options"),
+            std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ StatusOr<cluster::ClusterSetup> RunnerCluster::MakeSetup() const {
   setup.options.staleness = opts_.staleness;
   setup.options.batch = opts_.batch;
   setup.options.sync_every = opts_.sync_every;
+  setup.options.data_parts = opts_.data_parts;
   for (size_t p = 0; p < prog_.params.size(); ++p) {
     cluster::ParamSpec spec;
     spec.decl = prog_.params[p];

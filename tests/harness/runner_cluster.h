@@ -48,6 +48,7 @@ struct RunnerClusterOptions {
   int64_t batch = 0;       // JobSpec::batch
   int64_t sync_every = 1;  // JobSpec::sync_every
   uint64_t seed = 0;
+  bool data_parts = true;  // JobOptions::data_parts
   ClusterOptions cluster;  // faults by member
 };
 
@@ -84,6 +85,9 @@ class RunnerCluster {
   // Each run's "replica_hash.<param>" values, one per worker.
   const std::vector<std::vector<double>>& replica_hashes() const { return hashes_; }
   InProcCluster& base() { return base_; }
+  // The workers' store (their collectives' rendezvous, and the samples they
+  // exchange: worker/runner_samples.cc).
+  collectives::MemoryStore& store() { return store_; }
 
  private:
   RunnerCluster(std::string program, const RunnerClusterOptions& opts);

@@ -6,12 +6,16 @@
 // accumulators everywhere. Then tasks that do not fit the program.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
+#include "analysis/batch.h"
+#include "analysis/relaxed.h"
 #include "tests/harness/runner_cluster.h"
 
 namespace rigel::worker {
@@ -313,6 +317,69 @@ for ep in 0..2 {
   for (const auto& h : c->replica_hashes()) {
     ASSERT_EQ(h.size(), 2u);
     EXPECT_EQ(h[0], h[1]);
+  }
+}
+
+// Workers holding only their part of a corpus (exec/hold_plan.h) plan from
+// the rows their own sampled elements touch, exchanged through the store:
+// the mini-batch and the hot rows are those of workers that hold it all.
+TEST_F(RunnerStrategiesTest, WorkersHoldingTheirPartPlanFromTheSameSample) {
+  {
+    std::ofstream text(dir_ + "/corpus.txt");
+    uint64_t x = 99;
+    for (int k = 0; k < 6000; ++k) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t r = (x >> 33) % 1000;
+      // Three frequent words and a few others.
+      text << "w" << (r < 900 ? r % 3 : r % 7) << (k % 17 == 16 ? "\n" : " ");
+    }
+  }
+  const std::string prog = Write("w2v.rgl", R"(data corpus = tokens("corpus.txt")
+param emb: f32[corpus.vocab, 1] = uniform(-0.1, 0.1, seed=1)
+param ctx: f32[corpus.vocab, 1] = zeros()
+accum loss: f32
+for ep in 0..2 {
+  parallel for (t, w) in corpus relax emb, ctx {
+    for c in window(corpus, t, 2) {
+      let s = dot(emb[w], ctx[c])
+      ctx[c] += 0.05 * (1 - sigmoid(s)) * emb[w]
+      let o = negative(corpus)
+      let sn = dot(emb[w], ctx[o])
+      ctx[o] -= 0.05 * sigmoid(sn) * emb[w]
+      loss += log1pexp(0 - s) + log1pexp(sn)
+    }
+  }
+}
+)");
+  // Rigel's mini-batch from the hot share, then hot rows in mini-batches
+  // long enough to have some.
+  for (int64_t batch : {0, 256}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    std::map<std::string, double> totals[2];
+    for (bool parts : {true, false}) {
+      SCOPED_TRACE(parts ? "parts" : "whole");
+      RunnerClusterOptions o;
+      o.workers = 3;
+      o.staleness = 1;
+      o.batch = batch;
+      o.data_parts = parts;
+      auto c = RunnerCluster::Start(prog, o);
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      auto got = (*c)->Run();
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      totals[parts] = (*c)->totals();
+      // Each worker shared its sample's counts only when it holds its part.
+      const std::string key =
+          "rigel/samples/loop0/run0/n" +
+          std::to_string(batch > 0 ? analysis::kHotSample : analysis::kBatchSample) + "/w2/n";
+      auto shared = (*c)->store().Get(key, std::chrono::milliseconds(0));
+      EXPECT_EQ(shared.ok(), parts) << shared.status().message();
+    }
+    for (const char* m : {"batch", "relaxed.hot_candidates.ctx"}) {
+      ASSERT_TRUE(totals[1].count(m)) << m;
+      EXPECT_EQ(totals[1].at(m), totals[0].at(m)) << m;
+    }
+    if (batch > 0) EXPECT_GT(totals[1].at("relaxed.hot_candidates.ctx"), 0);
   }
 }
 

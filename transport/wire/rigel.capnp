@@ -162,6 +162,7 @@ struct Job {
   data @4 :List(NamedText);
   restored @5 :Bool;
   files @6 :List(NamedText);  # (data set, file fingerprint) per data file
+  scans @7 :List(NamedText);  # (data set, index entry JSON) per data set held in part
 }
 
 # worker -> server: read rows `keys` of parameter `param`.

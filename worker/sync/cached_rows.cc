@@ -214,6 +214,10 @@ class CachedRows : public SyncStrategy {
       count("evicted", now.evicted, was.evicted);
       m.values.emplace_back("relaxed.hot_rows." + name,
                             static_cast<double>((*env_.state)[params_[i]].hot.rows().size()));
+      // The rows the sample proposed (analysis/relaxed.h ChooseHotRows),
+      // whether or not their merges paid.
+      m.values.emplace_back("relaxed.hot_candidates." + name,
+                            static_cast<double>(rr.hot[params_[i]].size()));
       if (rr.audit) {
         count("audited", now.audited, was.audited);
         m.values.emplace_back("relaxed.max.max_lag." + name, static_cast<double>(now.max_lag));
