@@ -148,12 +148,13 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
     const MemoryInputs::Data& d = in.data[static_cast<size_t>(data)];
     const int64_t n = d.elements;
     const int workers = std::max(1, in.workers);
-    // Blocks cut by element count are ranges (analysis/order.h ElementList);
-    // others list every worker's elements.
+    // Blocks cut by element count are ranges (analysis/order.h ElementList),
+    // and so are a worker's steps over them (analysis/step_lists.h); others
+    // list every worker's elements, and the worker's own once more.
     const bool ranges = lp.schedule.kind == ScheduleKind::kDataParallel ||
                         lp.schedule.kind == ScheduleKind::kSerial;
     Add(&worker, "element lists of loop " + std::to_string(lp.id),
-        (ranges ? 0 : 8 * n) + 8 * n / workers);
+        ranges ? 0 : 8 * n + 8 * n / workers);
     bool cached = false;
     for (const ParamPlan& pp : lp.params) {
       cached |= !pp.is_accum && pp.index >= 0 && pp.index < static_cast<int>(uses.size()) &&

@@ -39,37 +39,58 @@ std::vector<int64_t> Minus(const std::vector<int64_t>& a, const std::vector<int6
 // order (the blocks of every worker, in worker order), each worker its own
 // batch of it: the updates one step sums are those the serial loop makes
 // next to each other, so the run ends on the same elements as the serial one.
-std::vector<std::vector<int64_t>> DenseBatches(const PlanInput& in,
-                                               const analysis::StepBlocks& blocks, int64_t batch) {
+StepLists DenseBatches(const PlanInput& in, const analysis::StepBlocks& blocks, int64_t batch) {
+  const auto& step = blocks.blocks[0];
+  // Blocks cut by count follow each other: the order is then one range.
+  bool range = true;
+  int64_t first = -1, total = 0;
+  for (int v = 0; v < in.workers; ++v) {
+    const ElementList& b = step[static_cast<size_t>(v)];
+    if (b.empty()) continue;
+    if (first < 0) first = b[0];
+    range = range && b.is_range() && b[0] == first + total;
+    total += static_cast<int64_t>(b.size());
+  }
+  const int64_t stride = batch * in.workers;
+  const int64_t count = std::max<int64_t>(1, (total + stride - 1) / stride);
+  if (range) {
+    first = std::max<int64_t>(first, 0);
+    return StepLists::Strided(first, first + total, in.rank * batch, batch, stride, count);
+  }
   std::vector<int64_t> order;
   for (int v = 0; v < in.workers; ++v) {
-    order.insert(order.end(), blocks.blocks[0][v].begin(), blocks.blocks[0][v].end());
+    order.insert(order.end(), step[static_cast<size_t>(v)].begin(),
+                 step[static_cast<size_t>(v)].end());
   }
-  const int64_t stride = batch * in.workers, total = static_cast<int64_t>(order.size());
-  std::vector<std::vector<int64_t>> steps(std::max<int64_t>(1, (total + stride - 1) / stride));
-  for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
+  std::vector<ElementList> steps(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) {
     int64_t lo = std::min(total, k * stride + in.rank * batch);
     int64_t hi = std::min(total, lo + batch);
-    steps[k].assign(order.begin() + lo, order.begin() + hi);
+    steps[static_cast<size_t>(k)] = std::vector<int64_t>(order.begin() + lo, order.begin() + hi);
   }
-  return steps;
+  return StepLists(std::move(steps));
 }
 
 // This worker's block cut into batches; as many as the busiest worker needs.
-std::vector<std::vector<int64_t>> SparseBatches(const PlanInput& in,
-                                                const analysis::StepBlocks& blocks, int64_t batch) {
+StepLists SparseBatches(const PlanInput& in, const analysis::StepBlocks& blocks, int64_t batch) {
   int64_t most = 0;
   for (int v = 0; v < in.workers; ++v) {
     most = std::max<int64_t>(most, static_cast<int64_t>(blocks.blocks[0][v].size()));
   }
   const analysis::ElementList& mine = blocks.blocks[0][in.rank];
-  std::vector<std::vector<int64_t>> steps(std::max<int64_t>(1, (most + batch - 1) / batch));
-  for (int64_t k = 0; k < static_cast<int64_t>(steps.size()); ++k) {
-    int64_t lo = std::min<int64_t>(k * batch, static_cast<int64_t>(mine.size()));
-    int64_t hi = std::min<int64_t>(lo + batch, static_cast<int64_t>(mine.size()));
-    steps[k].assign(mine.begin() + lo, mine.begin() + hi);
+  const int64_t count = std::max<int64_t>(1, (most + batch - 1) / batch);
+  const int64_t n = static_cast<int64_t>(mine.size());
+  if (mine.is_range()) {
+    const int64_t first = n > 0 ? mine[0] : 0;
+    return StepLists::Strided(first, first + n, 0, batch, batch, count);
   }
-  return steps;
+  std::vector<ElementList> steps(static_cast<size_t>(count));
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t lo = std::min<int64_t>(k * batch, n);
+    int64_t hi = std::min<int64_t>(lo + batch, n);
+    steps[static_cast<size_t>(k)] = std::vector<int64_t>(mine.begin() + lo, mine.begin() + hi);
+  }
+  return StepLists(std::move(steps));
 }
 
 // Rows other workers' elements touch, and the rows of every block, sliced
@@ -328,19 +349,28 @@ StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& block
   return HotShareOf(s);
 }
 
-std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
-                                            const analysis::StepBlocks& blocks) {
+StepLists PlanStepLists(const PlanInput& in, const analysis::StepBlocks& blocks) {
   const int64_t batch = StepBatch(in);
   if (batch > 0) {
     return DenseLoop(in) ? DenseBatches(in, blocks, batch) : SparseBatches(in, blocks, batch);
   }
-  std::vector<std::vector<int64_t>> steps;
-  for (const auto& step : blocks.blocks) steps.push_back(step[in.rank].ToVector());
-  return steps;
+  std::vector<ElementList> steps;
+  for (const auto& step : blocks.blocks) steps.push_back(step[in.rank]);
+  return StepLists(std::move(steps));
+}
+
+std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
+                                            const analysis::StepBlocks& blocks) {
+  return PlanStepLists(in, blocks).ToVectors();
 }
 
 StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& blocks,
                            const std::vector<std::vector<int64_t>>& steps, const RowsFn& rows) {
+  return PlanRows(in, blocks, StepLists(steps), rows);
+}
+
+StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& blocks,
+                           const StepLists& steps, const RowsFn& rows) {
   // This worker's rows are sliced only when a strategy lists them: slicing
   // every element of a large loop costs about as much as running it.
   auto single_writer = [&](const PlanParam& pp) {
@@ -353,9 +383,7 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
       });
   std::vector<std::vector<int64_t>> my_rows;
   if (need_mine) {
-    std::vector<int64_t> mine;
-    for (const auto& s : steps) mine.insert(mine.end(), s.begin(), s.end());
-    RIGEL_ASSIGN_OR_RETURN(my_rows, rows(mine));
+    RIGEL_ASSIGN_OR_RETURN(my_rows, rows(steps.Concatenated()));
   }
   my_rows.resize(static_cast<size_t>(in.params));
   OtherRows others(in, blocks, rows);
@@ -394,7 +422,7 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
                                    [](const PlanParam& pp) { return pp.partial; });
   if (cached && !partial && in.kind != ScheduleKind::kDataParallel) {
     size_t longest = 0;
-    for (const auto& s : steps) longest = std::max(longest, s.size());
+    for (size_t k = 0; k < steps.size(); ++k) longest = std::max(longest, steps.StepSize(k));
     out.part =
         std::max<int64_t>(analysis::kMaxCachedBatch, static_cast<int64_t>(longest) / kPartsPerStep);
   }

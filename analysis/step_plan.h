@@ -18,6 +18,7 @@
 
 #include "analysis/order.h"
 #include "analysis/plan.h"
+#include "analysis/step_lists.h"
 #include "common/status.h"
 
 namespace rigel::analysis {
@@ -144,8 +145,12 @@ double HotShareOf(const RowSample& sample);
 std::vector<int64_t> SampledElements(const analysis::StepBlocks& blocks, int64_t limit,
                                      int rank = -1);
 
-// The elements this worker runs at each step (at least one step).
-// Requires blocks for in.workers workers and 0 <= in.rank < in.workers.
+// The elements this worker runs at each step (at least one step): strided
+// ranges for mini-batches over blocks of consecutive elements (a
+// data-parallel loop's), lists otherwise. Requires blocks for in.workers
+// workers and 0 <= in.rank < in.workers.
+StepLists PlanStepLists(const PlanInput& in, const analysis::StepBlocks& blocks);
+// The same steps as lists, for callers that want them whole (tests, cost).
 std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
                                             const analysis::StepBlocks& blocks);
 
@@ -155,6 +160,8 @@ std::vector<std::vector<int64_t>> PlanSteps(const PlanInput& in,
 // Errors: those of `rows`; Internal for a strategy the schedule cannot have
 // (rotate outside conflict_free_2d, a written replicated parameter), which
 // a validated plan never holds.
+StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& blocks,
+                           const StepLists& steps, const RowsFn& rows);
 StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& blocks,
                            const std::vector<std::vector<int64_t>>& steps, const RowsFn& rows);
 

@@ -203,15 +203,17 @@ StatusOr<const analysis::StepBlocks*> Runner::Blocks(const TaskSpec& task,
   return out;
 }
 
-const RowLists& Runner::Steps(const TaskSpec& task, const std::string& cuts_key,
-                              const analysis::PlanInput& in, const analysis::StepBlocks& blocks) {
+const analysis::StepLists& Runner::Steps(const TaskSpec& task, const std::string& cuts_key,
+                                         const analysis::PlanInput& in,
+                                         const analysis::StepBlocks& blocks) {
   KeptSteps& kept = steps_[std::make_pair(task.loop, cuts_key)];
   const int64_t batch = analysis::StepBatch(in);
   // Blocks of a space sized at launch are made anew each run (Blocks).
-  if (kept.steps.empty() || kept.batch != batch ||
+  if (!kept.planned || kept.batch != batch ||
       prog_.data[prog_.loops[task.loop].data].sized_at_launch) {
+    kept.planned = true;
     kept.batch = batch;
-    kept.steps = analysis::PlanSteps(in, blocks);
+    kept.steps = analysis::PlanStepLists(in, blocks);
   }
   return kept.steps;
 }
@@ -327,9 +329,12 @@ Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key
   return Status::Ok();
 }
 
-StatusOr<std::shared_ptr<const analysis::RowPlan>> Runner::Rows(
-    const TaskSpec& task, const std::string& cuts_key, const analysis::PlanInput& in,
-    const analysis::StepBlocks& blocks, const RowLists& steps, const kernel::RunContext& ctx) {
+StatusOr<std::shared_ptr<const analysis::RowPlan>> Runner::Rows(const TaskSpec& task,
+                                                                const std::string& cuts_key,
+                                                                const analysis::PlanInput& in,
+                                                                const analysis::StepBlocks& blocks,
+                                                                const analysis::StepLists& steps,
+                                                                const kernel::RunContext& ctx) {
   const auto key = std::make_pair(task.loop, cuts_key);
   const bool cacheable = static_keys_[task.loop];
   if (cacheable) {
@@ -348,18 +353,21 @@ StatusOr<std::shared_ptr<const analysis::RowPlan>> Runner::Rows(
   return out;
 }
 
-Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists& steps,
+Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const analysis::StepLists& steps,
                         const analysis::RowPlan& rows,
                         const std::vector<std::unique_ptr<sync::SyncStrategy>>& strategies,
                         sync::SyncMetrics* m) {
   const int64_t n = static_cast<int64_t>(steps.size());
   auto server_rows = [&](int64_t s) -> StatusOr<RowLists> {
-    if (steps[s].empty()) return RowLists(rows.params.size());
-    RIGEL_ASSIGN_OR_RETURN(RowLists touched, Keys(loop, ctx, steps[s]));
+    if (steps.StepSize(static_cast<size_t>(s)) == 0) return RowLists(rows.params.size());
+    std::vector<int64_t> scratch;
+    RIGEL_ASSIGN_OR_RETURN(RowLists touched,
+                           Keys(loop, ctx, steps.Step(static_cast<size_t>(s), &scratch)));
     return analysis::ServerRowsAt(rows, std::move(touched));
   };
   const kernel::Kernel& kernel = ex_->kernel(loop);
   RowLists cur(rows.params.size()), next;
+  std::vector<int64_t> elements;  // a strided step's, written out
   bool have_next = false;
   // Strategies that work a step ahead (pulls ahead, row cache exchanges)
   // get the next step's rows too.
@@ -378,7 +386,7 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
     }
     const sync::Step step{s, n, &cur, have_next ? &next : nullptr};
     for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->BeforeStep(step));
-    const std::span<const int64_t> all(steps[s]);
+    const std::span<const int64_t> all = steps.Step(static_cast<size_t>(s), &elements);
     const size_t part = rows.part > 0 ? static_cast<size_t>(rows.part) : all.size();
     for (size_t at = 0; at < all.size() || at == 0; at += part) {
       if (at > 0) {
@@ -400,8 +408,9 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const RowLists&
   return Status::Ok();
 }
 
-Status Runner::RunSynced(const TaskSpec& task, const RowLists& steps, const analysis::RowPlan& rows,
-                         const kernel::RunContext& ctx, std::vector<kernel::ParamBinding>* bindings,
+Status Runner::RunSynced(const TaskSpec& task, const analysis::StepLists& steps,
+                         const analysis::RowPlan& rows, const kernel::RunContext& ctx,
+                         std::vector<kernel::ParamBinding>* bindings,
                          const sync::RelaxedRun& relaxed, sync::SyncMetrics* m) {
   sync::SyncEnv env;
   env.prog = &prog_;
@@ -464,7 +473,7 @@ StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
   RIGEL_RETURN_IF_ERROR(MeasureHotShare(task, cuts_key, *blocks, ctx, &in));
   sync::RelaxedRun relaxed;
   RIGEL_RETURN_IF_ERROR(Relaxed(task, *blocks, ctx, in, &relaxed));
-  const RowLists& steps = Steps(task, cuts_key, in, *blocks);
+  const analysis::StepLists& steps = Steps(task, cuts_key, in, *blocks);
   auto t_keys = Clock::now();
   RIGEL_ASSIGN_OR_RETURN(auto rows, Rows(task, cuts_key, in, *blocks, steps, ctx));
   const double keys_s = SecondsSince(t_keys);
@@ -495,10 +504,9 @@ StatusOr<TaskResult> Runner::Flush() {
   return out;
 }
 
-void Runner::Report(const TaskSpec& task, const RowLists& steps, double keys_s, double total,
-                    const sync::SyncMetrics& m, TaskResult* out) const {
-  int64_t elements = 0;
-  for (const auto& s : steps) elements += static_cast<int64_t>(s.size());
+void Runner::Report(const TaskSpec& task, const analysis::StepLists& steps, double keys_s,
+                    double total, const sync::SyncMetrics& m, TaskResult* out) const {
+  const int64_t elements = steps.Elements();
   out->metrics = {{"elements", static_cast<double>(elements)},
                   {"steps", static_cast<double>(steps.size())},
                   {"seconds", total},

@@ -123,12 +123,12 @@ class Runner {
   // Checks the task against the program and sizes a space sized at launch.
   Status Prepare(const TaskSpec& task);
   StatusOr<const analysis::StepBlocks*> Blocks(const TaskSpec& task, const std::string& cuts_key);
-  // This worker's elements per step (analysis::PlanSteps), kept per (loop,
-  // cuts) with the blocks: copying them anew each run cost a run of the row
-  // sums over 3 million ratings 1 to 4 ms of its 8 to 12.
-  const std::vector<std::vector<int64_t>>& Steps(const TaskSpec& task, const std::string& cuts_key,
-                                                 const analysis::PlanInput& in,
-                                                 const analysis::StepBlocks& blocks);
+  // This worker's elements per step (analysis::PlanStepLists), kept per
+  // (loop, cuts) with the blocks: copying them anew each run cost a run of
+  // the row sums over 3 million ratings 1 to 4 ms of its 8 to 12.
+  const analysis::StepLists& Steps(const TaskSpec& task, const std::string& cuts_key,
+                                   const analysis::PlanInput& in,
+                                   const analysis::StepBlocks& blocks);
   // Sorted distinct rows of each parameter touched by `elements`.
   StatusOr<std::vector<std::vector<int64_t>>> Keys(int loop, const kernel::RunContext& ctx,
                                                    std::span<const int64_t> elements) const;
@@ -162,24 +162,26 @@ class Runner {
                          analysis::PlanInput* in);
   // The rows each parameter needs in this run: made once per cuts when the
   // rows a block touches depend only on its elements.
-  StatusOr<std::shared_ptr<const analysis::RowPlan>> Rows(
-      const TaskSpec& task, const std::string& cuts_key, const analysis::PlanInput& in,
-      const analysis::StepBlocks& blocks, const std::vector<std::vector<int64_t>>& steps,
-      const kernel::RunContext& ctx);
+  StatusOr<std::shared_ptr<const analysis::RowPlan>> Rows(const TaskSpec& task,
+                                                          const std::string& cuts_key,
+                                                          const analysis::PlanInput& in,
+                                                          const analysis::StepBlocks& blocks,
+                                                          const analysis::StepLists& steps,
+                                                          const kernel::RunContext& ctx);
   // Runs `steps` with `strategies` around each.
-  Status RunSteps(int loop, const kernel::RunContext& ctx,
-                  const std::vector<std::vector<int64_t>>& steps, const analysis::RowPlan& rows,
+  Status RunSteps(int loop, const kernel::RunContext& ctx, const analysis::StepLists& steps,
+                  const analysis::RowPlan& rows,
                   const std::vector<std::unique_ptr<sync::SyncStrategy>>& strategies,
                   sync::SyncMetrics* m);
   // The strategies around the steps: Begin, the steps, the generations of
   // the written parameters, End, and the flush of every push.
-  Status RunSynced(const TaskSpec& task, const std::vector<std::vector<int64_t>>& steps,
+  Status RunSynced(const TaskSpec& task, const analysis::StepLists& steps,
                    const analysis::RowPlan& rows, const kernel::RunContext& ctx,
                    std::vector<kernel::ParamBinding>* bindings, const sync::RelaxedRun& relaxed,
                    sync::SyncMetrics* m);
   // The run's counters into out->metrics, and its log line.
-  void Report(const TaskSpec& task, const std::vector<std::vector<int64_t>>& steps, double keys_s,
-              double total, const sync::SyncMetrics& m, TaskResult* out) const;
+  void Report(const TaskSpec& task, const analysis::StepLists& steps, double keys_s, double total,
+              const sync::SyncMetrics& m, TaskResult* out) const;
   // Joins the workers' communicator when some loop has allreduce parameters
   // or relaxed parameters with hot rows.
   Status StartCollectives();
@@ -205,8 +207,9 @@ class Runner {
   // Per (loop, cuts): the blocks, and the row plan when static_keys_.
   std::map<std::pair<int, std::string>, std::unique_ptr<analysis::StepBlocks>> blocks_;
   struct KeptSteps {
+    bool planned = false;
     int64_t batch = 0;  // analysis::StepBatch when they were planned
-    std::vector<std::vector<int64_t>> steps;
+    analysis::StepLists steps;
   };
   std::map<std::pair<int, std::string>, KeptSteps> steps_;
   std::map<std::pair<int, std::string>, std::shared_ptr<const analysis::RowPlan>> rows_;

@@ -63,8 +63,8 @@ TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
   EXPECT_EQ(Part(worker, "data set 'r'"), 12'000'000);
   EXPECT_EQ(Part(worker, "text of data set 'r' while it is parsed"), 30'000'000);
   EXPECT_EQ(Part(worker, "parameter 'W', a copy on every worker"), 3'200'000);
-  // A data-parallel loop's blocks are ranges: only its own steps are lists.
-  EXPECT_EQ(Part(worker, "element lists of loop 0"), 2'000'000);
+  // A data-parallel loop's blocks are ranges, and so are its steps: no lists.
+  EXPECT_EQ(Part(worker, "element lists of loop 0"), -1);
   // W is relaxed and cached whole (it fits --cache-mb): 24 bytes a row more.
   EXPECT_EQ(Part(worker, "row cache of 'W'"), 100'000 * (32 + 24) + 11 * 100'000);
   // A server holds its half of each parameter and two bits a row.

@@ -207,6 +207,41 @@ TEST(SampleRows, EachWorkersPartMergedIsTheWholeSample) {
   EXPECT_EQ(SampledElements(b, 6, 1), (std::vector<int64_t>{4, 6}));
 }
 
+// Mini-batches over blocks of consecutive elements are found by arithmetic
+// (no list of the worker's elements); over listed blocks they are lists.
+// Both give the same elements.
+TEST(PlanStepLists, StridedStepsAreTheListsTheyStandFor) {
+  auto w = Param(0, Strategy::kAllreduce, true, true, true);  // dense: stretches
+  auto p = Param(0, Strategy::kPs, true, true);               // sparse: own block
+  auto ranged = Blocks(3, {{{10, 11, 12}, {13, 14, 15, 16}, {17, 18}}});
+  auto listed = Blocks(3, {{{10, 12, 11}, {13, 14, 15, 16}, {17, 18}}});
+  for (int rank = 0; rank < 3; ++rank) {
+    for (const auto& param : {w, p}) {
+      const PlanInput in = Input(ScheduleKind::kDataParallel, rank, 3, {param}, 2);
+      const StepLists r = PlanStepLists(in, ranged);
+      const StepLists l = PlanStepLists(in, listed);
+      ASSERT_EQ(r.size(), l.size());
+      std::vector<int64_t> scratch;
+      int64_t n = 0;
+      for (size_t k = 0; k < r.size(); ++k) {
+        const auto got = r.Step(k, &scratch);
+        std::vector<int64_t> want = l.ToVectors()[k];
+        // The listed block's first two elements swap places.
+        for (int64_t& e : want) e = e == 12 ? 11 : e == 11 ? 12 : e;
+        EXPECT_EQ(std::vector<int64_t>(got.begin(), got.end()), want) << rank << " " << k;
+        EXPECT_EQ(r.StepSize(k), want.size());
+        n += static_cast<int64_t>(want.size());
+      }
+      EXPECT_EQ(r.Elements(), n);
+      EXPECT_EQ(static_cast<int64_t>(r.Concatenated().size()), n);
+    }
+  }
+  // Dense stretches of 2 x 3 elements: worker 1 takes 12, 13 and then 18.
+  const PlanInput in = Input(ScheduleKind::kDataParallel, 1, 3, {w}, 2);
+  EXPECT_EQ(PlanStepLists(in, ranged).ToVectors(), (Rows{{12, 13}, {18}}));
+  EXPECT_EQ(StepLists::Strided(5, 9, 1, 2, 3, 3).ToVectors(), (Rows{{6, 7}, {}, {}}));
+}
+
 TEST(PlanSteps, DenseBatchesTakeStretchesOfTheSerialOrder) {
   // Serial order 0..6; step k is elements [4k, 4k + 4), worker w its half.
   auto b = Blocks(2, {{{0, 1, 2}, {3, 4, 5, 6}}});
