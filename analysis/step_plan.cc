@@ -373,8 +373,10 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
                            const StepLists& steps, const RowsFn& rows) {
   // This worker's rows are sliced only when a strategy lists them: slicing
   // every element of a large loop costs about as much as running it.
+  const bool exchanged = in.my_rows != nullptr && in.their_rows != nullptr;
   auto single_writer = [&](const PlanParam& pp) {
-    return pp.cached && pp.written && in.static_keys && in.workers > 1 && in.holds_all;
+    return pp.cached && pp.written && in.static_keys && in.workers > 1 &&
+           (in.holds_all || exchanged);
   };
   const bool need_mine =
       std::any_of(in.loop_params.begin(), in.loop_params.end(), [&](const PlanParam& pp) {
@@ -382,7 +384,9 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
                single_writer(pp);
       });
   std::vector<std::vector<int64_t>> my_rows;
-  if (need_mine) {
+  if (need_mine && exchanged) {
+    my_rows = *in.my_rows;
+  } else if (need_mine) {
     RIGEL_ASSIGN_OR_RETURN(my_rows, rows(steps.Concatenated()));
   }
   my_rows.resize(static_cast<size_t>(in.params));
@@ -398,7 +402,11 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
     if (pp.cached) {
       // Its cache exchanges with the servers on its own, with no clocks.
       out.step_keys |= pp.partial;
-      if (single_writer(pp)) {
+      if (single_writer(pp) && exchanged) {
+        const size_t p = static_cast<size_t>(pp.index);
+        r.single = Minus(my_rows[p],
+                         p < in.their_rows->size() ? (*in.their_rows)[p] : std::vector<int64_t>{});
+      } else if (single_writer(pp)) {
         RIGEL_ASSIGN_OR_RETURN(const auto* theirs, others.Theirs());
         r.single = Minus(my_rows[pp.index], (*theirs)[pp.index]);
       }

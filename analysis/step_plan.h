@@ -59,9 +59,15 @@ struct PlanInput {
   // only this worker writes.
   bool static_keys = false;
   // This worker holds every element of the loop's data, not only its own
-  // and the samples' (data/held.h): cached parameters may then learn which
-  // rows only it writes from the other workers' elements.
+  // (data/held.h): cached parameters may then learn which rows only it
+  // writes from the other workers' elements.
   bool holds_all = true;
+  // Otherwise the rows the workers' own elements touch, by parameter, when
+  // the workers exchanged them (worker/runner_samples.cc): this worker's
+  // (all its steps' elements) and the union of the others'. Cached
+  // parameters then learn their single-writer rows from these. Null: none.
+  const std::vector<std::vector<int64_t>>* my_rows = nullptr;
+  const std::vector<std::vector<int64_t>>* their_rows = nullptr;
   int params = 0;                      // parameters of the program
   std::vector<PlanParam> loop_params;  // the loop's parameters (no accumulators)
 };
@@ -75,9 +81,9 @@ struct ParamRows {
   std::vector<int64_t> shared;  // local: rows other workers touch too (wavefront boundaries)
   std::vector<std::vector<int64_t>> columns;  // rotate: [q] the rows blocks (*, q) touch
   std::vector<int64_t> read;                  // replicated: rows this worker's elements read
-  // cached, with static keys on several workers that hold their data
-  // whole: the rows only this worker's elements touch (one writer: they need no exchange until the
-  // run's end).
+  // cached, with static keys on several workers that hold their data whole
+  // or exchanged their rows: the rows only this worker's elements touch (one
+  // writer: they need no exchange until the run's end).
   std::vector<int64_t> single;
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -272,6 +273,9 @@ Status WriteIndexEntry(const std::string& path, const IndexEntry& entry) {
 
 StatusOr<std::optional<IndexEntry>> ReadCurrentIndexEntry(const std::string& path,
                                                           const LoadSpec& spec) {
+  // A data file that cannot be read has no index: its load says why.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::optional<IndexEntry>();
   const std::string index_path = IndexPathFor(path);
   StatusOr<std::string> text = ReadFileToString(index_path);
   if (!text.ok()) {

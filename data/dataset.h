@@ -84,7 +84,7 @@ struct Dataset {
   int64_t feature_entries = 0;
   DataOrigin origin;  // for messages that name an element's line
   // Held in part (data/held.h): a worker of data-parallel loops holds only
-  // the elements its blocks and the planner's samples read. `count` and the
+  // the elements its blocks read (exec/hold_plan.h). `count` and the
   // shape attributes stay the whole data set's, elements keep their global
   // numbers, and the columns hold the elements of `held` in its order:
   // element e's values are at column position Local(e).

@@ -1,7 +1,7 @@
 // Data sets held in part (issue 32: data that outgrows one worker). A worker
 // whose loops over a data set are all data-parallel runs only its block of
-// them, so it holds only the elements its blocks, the planner's samples and
-// the windows around them read (exec/hold_plan.h says which). Such a data
+// them, so it holds only the elements its blocks and the windows around
+// them read (exec/hold_plan.h says which). Such a data
 // set keeps the whole one's count, shape attributes and element numbers;
 // Dataset::Local maps an element to its column position (dataset.h).
 //

@@ -106,7 +106,7 @@ bool DenseLoop(const ir::Program& prog, const analysis::LoopPlan& lp) {
 
 }  // namespace
 
-bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data) {
+bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data, bool exchange) {
   const ir::DataDecl& d = prog.data[static_cast<size_t>(data)];
   if (!FromFile(d.kind) || d.split_parent >= 0) return false;
   for (const analysis::LoopPlan& lp : plan.loops) {
@@ -118,7 +118,9 @@ bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data) 
     if (!InFamily(prog, loop.data, data)) continue;
     if (lp.schedule.kind != analysis::ScheduleKind::kDataParallel) return false;
     if (DenseLoop(prog, lp)) return false;
-    if (!kernel::KeySlice::SliceDraws(prog, lp.id) && MayHaveOneWriterRows(prog, lp)) return false;
+    if (!exchange && !kernel::KeySlice::SliceDraws(prog, lp.id) && MayHaveOneWriterRows(prog, lp)) {
+      return false;
+    }
   }
   return true;
 }

@@ -7,12 +7,13 @@
 // its own loop's position with a constant radius, no loop over it reads or
 // writes whole a parameter synced every step (its dense mini-batches take
 // stretches of every worker's block), no loop over another
-// data set reads its elements, and no such loop may have rows that only one
-// worker writes (a relaxed `ps` parameter it writes, with rows that depend
-// only on the elements: finding those rows reads every worker's elements;
-// analysis/step_plan.h ParamRows::single). A worker then holds, of each such loop: its
-// block and the window radius around it, and, unless the workers exchange
-// what they find in their own blocks' samples (worker/runner_samples.cc),
+// data set reads its elements, and, unless the workers exchange what their
+// own elements touch (worker/runner_samples.cc), no such loop may have rows
+// that only one worker writes (a relaxed `ps` parameter it writes, with
+// rows that depend only on the elements: finding those rows reads every
+// worker's elements; analysis/step_plan.h ParamRows::single). A worker then
+// holds, of each such loop: its block and the window radius around it, and,
+// unless the workers exchange what they find in their own blocks' samples,
 // the planner's samples (analysis/step_plan.h SampledElements, which every
 // worker then reads) with the radius around each; every other data set is
 // loaded whole. Every worker decides the same from the program and
@@ -33,8 +34,10 @@
 namespace rigel::exec {
 
 // Data set `data` of `prog` (a file's, not a split part) may be held in part
-// under `plan` (above).
-bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data);
+// under `plan` (above). With `exchange` (workers that exchange what their
+// own elements touch through a store: worker/runner_samples.cc), loops that
+// may have rows with one writer do not keep it whole.
+bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data, bool exchange);
 
 // The elements of data set `data` (HoldsInPart) worker `rank` of `workers`
 // holds, given its facts `shape` (its count and shape attributes); with

@@ -21,7 +21,11 @@ analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::P
     while (prog.data[root].split_parent >= 0)
       root = static_cast<size_t>(prog.data[root].split_parent);
     const data::Dataset& d = ex.data(static_cast<int>(root));
-    if (!HoldsInPart(prog, plan, static_cast<int>(root)) || d.count == 0) continue;
+    // The workers of a job exchange through the scheduler's store.
+    if (!HoldsInPart(prog, plan, static_cast<int>(root), /*exchange=*/workers > 1) ||
+        d.count == 0) {
+      continue;
+    }
     // Worker 0's share: blocks differ by at most one element. The workers
     // of a job exchange their samples' rows (worker/runner_samples.cc).
     StatusOr<std::vector<data::ElementRange>> held =

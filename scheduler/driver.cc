@@ -146,7 +146,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   // worker reads only its chunks (exec/hold_plan.h).
   eo.scan_facts = [prog = d->prog_.get(), plan = &d->plan_, parts = o.job.data_parts,
                    workers = o.workers](int data) {
-    return parts && workers > 1 && exec::HoldsInPart(*prog, *plan, data);
+    return parts && workers > 1 && exec::HoldsInPart(*prog, *plan, data, /*exchange=*/true);
   };
   eo.out = o.out;
   eo.warnings = &std::cerr;  // the workers load the same files and say nothing

@@ -344,7 +344,19 @@ StatusOr<std::shared_ptr<const analysis::RowPlan>> Runner::Rows(const TaskSpec& 
   analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
     return Keys(task.loop, ctx, elements);
   };
-  RIGEL_ASSIGN_OR_RETURN(analysis::RowPlan plan, analysis::PlanRows(in, blocks, steps, rows));
+  // Held in part, the workers learn the rows only one of them writes from
+  // what their own elements touch, exchanged.
+  analysis::PlanInput with = in;
+  RowLists mine, theirs;
+  const bool one_writer =
+      std::any_of(in.loop_params.begin(), in.loop_params.end(),
+                  [](const analysis::PlanParam& pp) { return pp.cached && pp.written; });
+  if (!in.holds_all && in.static_keys && opts_.workers > 1 && one_writer && CanExchangeSamples()) {
+    RIGEL_RETURN_IF_ERROR(ExchangeRows(task, ctx, in, steps, &mine, &theirs));
+    with.my_rows = &mine;
+    with.their_rows = &theirs;
+  }
+  RIGEL_ASSIGN_OR_RETURN(analysis::RowPlan plan, analysis::PlanRows(with, blocks, steps, rows));
   auto out = std::make_shared<const analysis::RowPlan>(std::move(plan));
   if (cacheable) {
     std::erase_if(rows_, [&](const auto& e) { return e.first.first == task.loop; });

@@ -156,6 +156,15 @@ class Runner {
                                                const kernel::RunContext& ctx,
                                                const analysis::PlanInput& in, int64_t limit,
                                                const std::vector<bool>& want);
+  // For workers holding their part of the loop's data: the rows this
+  // worker's elements touch (*mine, by parameter) and the union of those the
+  // other workers' touch of the cached parameters the loop writes (*theirs),
+  // exchanged through the store. Every worker of the run must call it.
+  // Errors: the loop body's; the store's.
+  Status ExchangeRows(const TaskSpec& task, const kernel::RunContext& ctx,
+                      const analysis::PlanInput& in, const analysis::StepLists& steps,
+                      std::vector<std::vector<int64_t>>* mine,
+                      std::vector<std::vector<int64_t>>* theirs);
   // in.hot_share when Rigel chooses the loop's mini-batch (analysis/batch.h).
   Status MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
                          const analysis::StepBlocks& blocks, const kernel::RunContext& ctx,

@@ -6,7 +6,9 @@
 // few KiB of a corpus), so each counts the rows its own sampled elements
 // touch and the workers exchange those counts through the job's store
 // (collectives/store.h, the scheduler's in a job). Summed in one order, the
-// counts are those a worker holding every element would find.
+// counts are those a worker holding every element would find. The same way,
+// workers find the rows only one of them writes (analysis/step_plan.h
+// ParamRows::single) from the rows each one's own elements touch.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -109,7 +111,7 @@ StatusOr<std::string> GetLarge(collectives::Store* store, const std::string& key
 }  // namespace
 
 bool Runner::HoldsInPart(int data) const {
-  return opts_.job.data_parts && exec::HoldsInPart(prog_, plan_, data);
+  return opts_.job.data_parts && exec::HoldsInPart(prog_, plan_, data, CanExchangeSamples());
 }
 
 bool Runner::CanExchangeSamples() const { return opts_.workers > 1 && opts_.store != nullptr; }
@@ -153,6 +155,45 @@ StatusOr<analysis::RowSample> Runner::SampleLoopRows(const TaskSpec& task,
     parts.push_back(std::move(s));
   }
   return analysis::MergeRowSamples(in, want, parts);
+}
+
+Status Runner::ExchangeRows(const TaskSpec& task, const kernel::RunContext& ctx,
+                            const analysis::PlanInput& in, const analysis::StepLists& steps,
+                            std::vector<std::vector<int64_t>>* mine,
+                            std::vector<std::vector<int64_t>>* theirs) {
+  RIGEL_ASSIGN_OR_RETURN(*mine, Keys(task.loop, ctx, steps.Concatenated()));
+  mine->resize(prog_.params.size());
+  // Only the cached parameters it writes learn rows with one writer.
+  analysis::RowSample shared;
+  shared.counts.resize(prog_.params.size());
+  for (const analysis::PlanParam& pp : in.loop_params) {
+    if (!pp.cached || !pp.written) continue;
+    for (int64_t row : (*mine)[static_cast<size_t>(pp.index)]) {
+      shared.counts[static_cast<size_t>(pp.index)].emplace_back(row, 1);
+    }
+  }
+  const std::string prefix =
+      "rigel/rows/loop" + std::to_string(task.loop) + "/run" + std::to_string(task.launch) + "/w";
+  RIGEL_RETURN_IF_ERROR(SetLarge(opts_.store, prefix + std::to_string(opts_.rank), Encode(shared)));
+  theirs->assign(prog_.params.size(), {});
+  for (int w = 0; w < opts_.workers; ++w) {
+    if (w == opts_.rank) continue;
+    StatusOr<std::string> got =
+        GetLarge(opts_.store, prefix + std::to_string(w), opts_.collectives_timeout);
+    if (!got.ok()) {
+      return Unavailable("loop " + std::to_string(task.loop) + ": worker " + std::to_string(w) +
+                         " did not share the rows its elements touch: " + got.status().message());
+    }
+    RIGEL_ASSIGN_OR_RETURN(analysis::RowSample s, Decode(*got, in.params, w));
+    for (size_t p = 0; p < s.counts.size(); ++p) {
+      for (const auto& rc : s.counts[p]) (*theirs)[p].push_back(rc.first);
+    }
+  }
+  for (std::vector<int64_t>& rows : *theirs) {
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  }
+  return Status::Ok();
 }
 
 }  // namespace rigel::worker

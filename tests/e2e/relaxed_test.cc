@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -141,7 +142,10 @@ TEST(Relaxed, IntegerUpdatesAreMergedExactlyWholeAndInPart) {
 
 // Relaxed MF on ratings sorted by user: the data-parallel cut then gives
 // nearly every row of W one writer, which is merged once per run (by the
-// flush) instead of every push bound's worth of updates.
+// flush) instead of every push bound's worth of updates. Each worker holds
+// only its part of the ratings, and the workers find those rows from what
+// their own ratings touch, exchanged (worker/runner_samples.cc); with every
+// worker holding all of them (--data-parts off) the rows are the same.
 TEST(Relaxed, RowsWithOneWriterAreMergedOncePerRun) {
   const std::string dir = TempDir();
   std::vector<std::array<double, 3>> rows;
@@ -172,15 +176,24 @@ TEST(Relaxed, RowsWithOneWriterAreMergedOncePerRun) {
   replace("parallel for (i, j, v) in train {", "parallel for (i, j, v) in train relax W, H {");
   replace("\"data/ratings.csv\"", "\"" + dir + "/sorted.csv\"");
   std::ofstream(dir + "/mf.rgl") << text;
-  RigelResult r =
-      RunProgram(dir + "/mf.rgl", 2, dir, {"--set", "EPOCHS=3", "--log-json", dir + "/log.json"});
-  ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
-  for (const nlohmann::json& e : JsonLines(dir + "/log.json")) {
-    const double pushed = e["relaxed"]["0"].value("pushed.W", 0.0);
-    // Every user's row once, and the one or two rows at the cut more often.
-    EXPECT_GT(pushed, 0.9 * static_cast<double>(users.size())) << e;
-    EXPECT_LE(pushed, static_cast<double>(users.size()) + 20) << e;
-    EXPECT_GT(e["relaxed"]["0"].value("pushed.H", 0.0), static_cast<double>(users.size())) << e;
+  for (const char* parts : {"on", "off"}) {
+    SCOPED_TRACE(std::string("--data-parts ") + parts);
+    std::filesystem::remove_all(dir + "/run");
+    RigelResult r =
+        RunProgram(dir + "/mf.rgl", 2, dir,
+                   {"--set", "EPOCHS=3", "--log-json", dir + "/log.json", "--data-parts", parts});
+    ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
+    const std::string log = Slurp(dir + "/run/worker-0.log");
+    EXPECT_EQ(log.find(" of " + std::to_string(rows.size()) + " elements in ") != std::string::npos,
+              std::string(parts) == "on")
+        << log;
+    for (const nlohmann::json& e : JsonLines(dir + "/log.json")) {
+      const double pushed = e["relaxed"]["0"].value("pushed.W", 0.0);
+      // Every user's row once, and the one or two rows at the cut more often.
+      EXPECT_GT(pushed, 0.9 * static_cast<double>(users.size())) << e;
+      EXPECT_LE(pushed, static_cast<double>(users.size()) + 20) << e;
+      EXPECT_GT(e["relaxed"]["0"].value("pushed.H", 0.0), static_cast<double>(users.size())) << e;
+    }
   }
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());

@@ -182,12 +182,13 @@ parallel for i in range(2) {
 }
 
 // Language v2: i32 parameters over a lines corpus, values worked out by hand.
-// c.txt: "a b a", "", "b c" gives ids a 0, b 1, c 2, tokens 0 1 0 1 2 on
-// lines 0 0 0 2 2, and three documents.
+// lines.txt: "a b a", "", "b c" gives ids a 0, b 1, c 2, tokens 0 1 0 1 2
+// on lines 0 0 0 2 2, and three documents. (Each test writes files of its
+// own: ctest runs them at once in one temporary directory.)
 TEST(Executor, IntParametersAndLinesAsDslV2Defines) {
-  WriteData("c.txt", "a b a\n\nb c\n");
+  WriteData("lines.txt", "a b a\n\nb c\n");
   Ran r = RunProgram(R"(
-data c = tokens("c.txt", lines=true)
+data c = tokens("lines.txt", lines=true)
 param z: i32[c.count] = fill(2)
 param n: i32[c.docs, 3] = zeros()
 param m: i32[c.vocab] = fill(-1)

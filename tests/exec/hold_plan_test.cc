@@ -51,7 +51,7 @@ for ep in 0..1 {
 }
 )",
                        4);
-  ASSERT_TRUE(HoldsInPart(c.prog, c.plan, 0));
+  ASSERT_TRUE(HoldsInPart(c.prog, c.plan, 0, true));
   const data::Dataset shape = Shape(data::DataKind::kLibsvm, 100000);
   auto bare = HeldRanges(c.prog, c.plan, 1, 4, 0, shape, /*samples=*/false);
   ASSERT_TRUE(bare.ok()) << bare.status().message();
@@ -79,7 +79,29 @@ for ep in 0..1 {
 }
 )",
                        3);
-  EXPECT_FALSE(HoldsInPart(c.prog, c.plan, 0));
+  EXPECT_FALSE(HoldsInPart(c.prog, c.plan, 0, true));
+}
+
+// A relaxed ps parameter written at rows that depend only on the elements:
+// its rows with one writer are found from every worker's elements, which
+// workers holding their part exchange; without an exchange it is held whole.
+TEST(HoldPlan, RowsWithOneWriterNeedTheExchangeToHoldInPart) {
+  Compiled c = Compile(R"(
+data r = triples("none.csv")
+param W: f32[r.rows, 4] = uniform(-0.1, 0.1)
+param H: f32[r.cols, 4] = uniform(-0.1, 0.1)
+for ep in 0..1 {
+  parallel for (i, j, v) in r relax W, H {
+    let e = v - dot(W[i], H[j])
+    W[i] += 0.01 * e * H[j]
+    H[j] += 0.01 * e * W[i]
+  }
+}
+)",
+                       2);
+  ASSERT_EQ(c.plan.loops[0].schedule.kind, analysis::ScheduleKind::kDataParallel);
+  EXPECT_TRUE(HoldsInPart(c.prog, c.plan, 0, true));
+  EXPECT_FALSE(HoldsInPart(c.prog, c.plan, 0, false));
 }
 
 // A window centred on the loop's position: the radius around the block.
@@ -94,7 +116,7 @@ for ep in 0..1 {
 }
 )",
                        2);
-  ASSERT_TRUE(HoldsInPart(c.prog, c.plan, 0));
+  ASSERT_TRUE(HoldsInPart(c.prog, c.plan, 0, true));
   auto held = HeldRanges(c.prog, c.plan, 1, 2, 0, Shape(data::DataKind::kTokens, 1000),
                          /*samples=*/false);
   ASSERT_TRUE(held.ok()) << held.status().message();
