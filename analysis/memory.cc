@@ -155,13 +155,20 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
                         lp.schedule.kind == ScheduleKind::kSerial;
     Add(&worker, "element lists of loop " + std::to_string(lp.id),
         ranges ? 0 : 8 * n + 8 * n / workers);
-    bool cached = false;
+    // A worker slices every worker's elements to find the rows only it
+    // writes of a parameter this loop caches and writes, when it holds them
+    // all; held in part, the workers exchange their own rows instead
+    // (worker/runner_samples.cc).
+    bool one_writer = false;
     for (const ParamPlan& pp : lp.params) {
-      cached |= !pp.is_accum && pp.index >= 0 && pp.index < static_cast<int>(uses.size()) &&
-                uses[static_cast<size_t>(pp.index)].cached;
+      const bool relaxed =
+          std::find(lp.relaxed.begin(), lp.relaxed.end(), pp.name) != lp.relaxed.end();
+      one_writer |= !pp.is_accum && pp.written && relaxed && pp.strategy == Strategy::kPs &&
+                    !pp.dense && in.staleness != 0;
     }
+    const bool all = one_writer && d.worker_share >= 1.0;
     Add(&worker, "row keys of loop " + std::to_string(lp.id) + " while its rows are planned",
-        24 * (cached ? d.features : d.features / workers));
+        24 * (all ? d.features : d.features / workers));
   }
   if (in.save_params) Add(&scheduler, "parameters gathered to be saved", 2 * all_params);
   MemoryEstimate m;

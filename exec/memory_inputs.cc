@@ -33,17 +33,15 @@ analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::P
     if (!held.ok()) continue;  // the job's own planning will say why
     in.data[k].worker_share =
         static_cast<double>(data::RangesCount(*held)) / static_cast<double>(d.count);
-    // In the chunks of the scheduler's index or scan (exec/executor.h).
+    // The scheduler holds only its facts (exec/executor.h scan_facts): from
+    // an index (a shape-only data set with the whole load's digest), or from
+    // a scan of the file in the chunks the workers then read.
+    in.data[k].facts_only = workers > 1;
     if (root == k && in.data[k].file_bytes > 0) {
       in.data[k].chunk_bytes =
           in.data[k].file_bytes / data::ChunksFor(in.data[k].file_bytes, data::kIndexChunks / 2);
-    }
-  }
-  for (const auto& [k, entry] : ex.facts_entries()) {
-    const size_t i = static_cast<size_t>(k);
-    if (i < in.data.size() && entry.digest.empty() && !entry.chunks.empty()) {
-      in.data[i].scan_chunk_bytes =
-          in.data[i].file_bytes / static_cast<int64_t>(entry.chunks.size());
+      const bool indexed = d.shape_only && !d.digest.empty();
+      if (workers > 1 && !indexed) in.data[k].scan_chunk_bytes = in.data[k].chunk_bytes;
     }
   }
   return in;
