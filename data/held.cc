@@ -35,6 +35,10 @@ void AddRange(int64_t first, int64_t count, Dataset* p) {
   p->held.push_back({first, count, local});
 }
 
+bool HasColumns(DataKind kind) { return kind != DataKind::kGrid && kind != DataKind::kRange; }
+
+}  // namespace
+
 // Local checks the largest range first.
 void SetFastRange(Dataset* p) {
   p->held_first = 0;
@@ -48,10 +52,6 @@ void SetFastRange(Dataset* p) {
     }
   }
 }
-
-bool HasColumns(DataKind kind) { return kind != DataKind::kGrid && kind != DataKind::kRange; }
-
-}  // namespace
 
 void AppendColumnsAt(const Dataset& d, int64_t l, Dataset* p) {
   switch (d.kind) {

@@ -37,6 +37,10 @@ std::vector<ElementRange> NormalizeRanges(std::vector<ElementRange> ranges, int6
 // end of `p`'s columns (grid and range: nothing); p->count is the caller's.
 void AppendColumnsAt(const Dataset& d, int64_t l, Dataset* p);
 
+// Sets the fast path Dataset::Local checks first (held_first, held_span,
+// held_local) to `d`'s largest held range; after `d->held` changed.
+void SetFastRange(Dataset* d);
+
 // Elements in `ranges` (NormalizeRanges applies) and their count.
 int64_t RangesCount(const std::vector<ElementRange>& ranges);
 

@@ -24,9 +24,7 @@ void AsHeldPart(int64_t first, int64_t total, Dataset* d) {
   const int64_t n = d->count;
   d->in_part = true;
   d->held = {{first, n, 0}};
-  d->held_first = first;
-  d->held_span = n;
-  d->held_local = 0;
+  SetFastRange(d);
   d->count = total;
 }
 
