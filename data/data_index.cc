@@ -249,8 +249,7 @@ StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& sp
   // The whole load is done with: the scan holds one chunk at a time.
   text = std::string();
   d = Dataset();
-  RIGEL_ASSIGN_OR_RETURN(ScannedFile scan,
-                         ScanFile(path, spec, ChunksFor(e.fingerprint.size, kIndexChunks / 2)));
+  RIGEL_ASSIGN_OR_RETURN(ScannedFile scan, ScanFileFor(path, spec, kIndexChunks / 2));
   e.pm1 = scan.facts.pm1;
   for (size_t k = 0; k < scan.chunks.size(); ++k) {
     e.chunks.push_back({scan.chunks[k].bytes, scan.chunks[k].place, scan.facts.first_element[k]});

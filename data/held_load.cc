@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -79,6 +80,12 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
   vocabulary.words.swap(scan.facts.words);
   vocabulary.word_counts.swap(scan.facts.word_counts);
   return scan;
+}
+
+StatusOr<ScannedFile> ScanFileFor(const std::string& path, const LoadSpec& spec, int workers) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  return ScanFile(path, spec, ec ? 1 : ChunksFor(static_cast<int64_t>(bytes), workers));
 }
 
 IndexEntry EntryOfScan(const LoadSpec& spec, const ScannedFile& scan) {

@@ -50,6 +50,9 @@ int ChunksFor(int64_t bytes, int workers);
 // Parses the file at `path` in `chunks` line-aligned chunks, one at a time,
 // keeping only their facts.
 StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, int chunks);
+// ScanFile in ChunksFor(the file's size, `workers`) chunks (one when the
+// file cannot be sized: the scan then gives its error).
+StatusOr<ScannedFile> ScanFileFor(const std::string& path, const LoadSpec& spec, int workers);
 
 // What a scan would learn, from a current index entry with chunks
 // (data_index.h): the facts without the chunks' token ids, which LoadHeld

@@ -5,7 +5,6 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <utility>
@@ -111,19 +110,6 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
   return ex;
 }
 
-namespace {
-
-StatusOr<data::ScannedFile> ScanForFacts(const std::string& path, const data::LoadSpec& spec) {
-  std::error_code ec;
-  const auto bytes = std::filesystem::file_size(path, ec);
-  // As an index cuts it: the workers read whichever chunks hold their parts.
-  // A file that cannot be sized gives its error from the scan.
-  const int chunks = ec ? 1 : data::ChunksFor(static_cast<int64_t>(bytes), data::kIndexChunks / 2);
-  return data::ScanFile(path, spec, chunks);
-}
-
-}  // namespace
-
 data::LoadSpec LoadSpecOf(const ir::DataDecl& d) {
   data::LoadSpec s;
   s.kind = d.kind;
@@ -174,7 +160,10 @@ Status SerialExecutor::LoadData() {
           // Those that hold it in part read only the chunks they need: a
           // scan gives the facts and the chunks, holding one at a time.
           if (scan) {
-            StatusOr<data::ScannedFile> scanned = ScanForFacts(d.path, spec);
+            // Cut as an index cuts it: the workers read whichever chunks
+            // hold their parts.
+            StatusOr<data::ScannedFile> scanned =
+                data::ScanFileFor(d.path, spec, data::kIndexChunks / 2);
             if (scanned.ok()) {
               loaded = data::ShapeOfScan(d.path, spec, *scanned);
               facts_entries_[static_cast<int>(k)] = data::EntryOfScan(spec, *scanned);
@@ -266,11 +255,7 @@ StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& 
   if (index && !index->chunks.empty()) {
     scan = data::ScanOfIndex(*index);
   } else {
-    std::error_code ec;
-    const auto bytes = std::filesystem::file_size(path, ec);
-    // A file that cannot be sized gives its error from the scan.
-    const int chunks = ec ? 1 : data::ChunksFor(static_cast<int64_t>(bytes), opts_.hold_workers);
-    RIGEL_ASSIGN_OR_RETURN(scan, data::ScanFile(path, spec, chunks));
+    RIGEL_ASSIGN_OR_RETURN(scan, data::ScanFileFor(path, spec, opts_.hold_workers));
   }
   RIGEL_ASSIGN_OR_RETURN(std::vector<data::ElementRange> ranges,
                          opts_.hold_ranges(k, data::ShapeOfScan(path, spec, scan)));

@@ -106,6 +106,13 @@ bool DenseLoop(const ir::Program& prog, const analysis::LoopPlan& lp) {
 
 }  // namespace
 
+int RootDataSet(const ir::Program& prog, int data) {
+  while (data >= 0 && prog.data[static_cast<size_t>(data)].split_parent >= 0) {
+    data = prog.data[static_cast<size_t>(data)].split_parent;
+  }
+  return data;
+}
+
 bool HoldsInPart(const ir::Program& prog, const analysis::Plan& plan, int data, bool exchange) {
   const ir::DataDecl& d = prog.data[static_cast<size_t>(data)];
   if (!FromFile(d.kind) || d.split_parent >= 0) return false;

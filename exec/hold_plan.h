@@ -33,6 +33,11 @@
 
 namespace rigel::exec {
 
+// The data set `data` was split from, at any depth (`data` itself when it
+// is no split part): the one a file is read into, which decides for its
+// parts.
+int RootDataSet(const ir::Program& prog, int data);
+
 // Data set `data` of `prog` (a file's, not a split part) may be held in part
 // under `plan` (above). With `exchange` (workers that exchange what their
 // own elements touch through a store: worker/runner_samples.cc), loops that

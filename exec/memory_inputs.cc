@@ -17,9 +17,7 @@ analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::P
   analysis::MemoryInputs in = analysis::MemoryInputsOf(prog, ex.data_ptrs(), rows, widths);
   // The root of each data set's splits decides; its parts share its share.
   for (size_t k = 0; parts && k < prog.data.size() && k < in.data.size(); ++k) {
-    size_t root = k;
-    while (prog.data[root].split_parent >= 0)
-      root = static_cast<size_t>(prog.data[root].split_parent);
+    const size_t root = static_cast<size_t>(RootDataSet(prog, static_cast<int>(k)));
     const data::Dataset& d = ex.data(static_cast<int>(root));
     // The workers of a job exchange through the scheduler's store.
     if (!HoldsInPart(prog, plan, static_cast<int>(root), /*exchange=*/workers > 1) ||

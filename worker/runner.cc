@@ -370,11 +370,11 @@ Status Runner::RunSteps(int loop, const kernel::RunContext& ctx, const analysis:
                         const std::vector<std::unique_ptr<sync::SyncStrategy>>& strategies,
                         sync::SyncMetrics* m) {
   const int64_t n = static_cast<int64_t>(steps.size());
+  std::vector<int64_t> keyed;  // a strided step's elements, written out for Keys
   auto server_rows = [&](int64_t s) -> StatusOr<RowLists> {
     if (steps.StepSize(static_cast<size_t>(s)) == 0) return RowLists(rows.params.size());
-    std::vector<int64_t> scratch;
     RIGEL_ASSIGN_OR_RETURN(RowLists touched,
-                           Keys(loop, ctx, steps.Step(static_cast<size_t>(s), &scratch)));
+                           Keys(loop, ctx, steps.Step(static_cast<size_t>(s), &keyed)));
     return analysis::ServerRowsAt(rows, std::move(touched));
   };
   const kernel::Kernel& kernel = ex_->kernel(loop);

@@ -124,10 +124,7 @@ StatusOr<analysis::RowSample> Runner::SampleLoopRows(const TaskSpec& task,
   analysis::RowsFn rows = [&](std::span<const int64_t> elements) {
     return Keys(task.loop, ctx, elements);
   };
-  int root = prog_.loops[static_cast<size_t>(task.loop)].data;
-  while (root >= 0 && prog_.data[static_cast<size_t>(root)].split_parent >= 0) {
-    root = prog_.data[static_cast<size_t>(root)].split_parent;
-  }
+  const int root = exec::RootDataSet(prog_, prog_.loops[static_cast<size_t>(task.loop)].data);
   if (root < 0 || !CanExchangeSamples() || !HoldsInPart(root)) {
     return analysis::SampleRows(in, blocks, rows, limit, want);
   }
