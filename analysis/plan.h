@@ -100,12 +100,29 @@ struct LoopPlan {
   std::vector<std::string> independent;  // pairs proven independent, with the reason
 };
 
+// How relaxed parameters are kept (DSL.md version 3), fixed by the plan
+// instead of chosen by Rigel at run time: what `rigel tune` writes when a
+// setting ran faster within the quality rule. Each value stands in for
+// Rigel's choice only where the run leaves that choice to Rigel (its
+// --batch, --staleness or --push-bound not given); 0 (staleness -1) leaves
+// it to Rigel. In the plan's JSON as "settings" (absent when none is set).
+struct PlanSettings {
+  int64_t batch = 0;       // elements per mini-batch of data-parallel loops
+  int staleness = -1;      // merges by others a cached row's read may lack (>= 1)
+  int64_t push_bound = 0;  // a cached row's updates before it is pushed
+  bool any() const { return batch > 0 || staleness >= 1 || push_bound > 0; }
+  // "--push-bound 256", "--batch 1024 --staleness 2": the settings as the
+  // run's flags; "" when none is set.
+  std::string Flags() const;
+};
+
 struct Plan {
   int version = 1;
   std::string program;       // path as given
   std::string program_hash;  // "xxh64:<16 hex>" of the program text
   int workers = 1;
   std::vector<LoopPlan> loops;
+  PlanSettings settings;
 };
 
 struct PlanOptions {

@@ -1,6 +1,7 @@
 // Plan <-> JSON (schema: docs/schedules.md).
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "analysis/plan.h"
 #include "common/json_reader.h"
@@ -257,12 +258,30 @@ StatusOr<LoopPlan> ReadLoop(const JsonValue& lj) {
 
 }  // namespace
 
+std::string PlanSettings::Flags() const {
+  std::string out;
+  auto add = [&](const char* flag, int64_t v) {
+    out += (out.empty() ? "" : " ") + std::string(flag) + " " + std::to_string(v);
+  };
+  if (batch > 0) add("--batch", batch);
+  if (staleness >= 1) add("--staleness", staleness);
+  if (push_bound > 0) add("--push-bound", push_bound);
+  return out;
+}
+
 std::string PlanToJson(const Program& prog, const Plan& plan) {
   json j;
   j["version"] = plan.version;
   j["program"] = plan.program;
   j["program_hash"] = plan.program_hash;
   j["workers"] = plan.workers;
+  if (plan.settings.any()) {
+    json s = json::object();
+    if (plan.settings.batch > 0) s["batch"] = plan.settings.batch;
+    if (plan.settings.staleness >= 1) s["staleness"] = plan.settings.staleness;
+    if (plan.settings.push_bound > 0) s["push_bound"] = plan.settings.push_bound;
+    j["settings"] = s;
+  }
   json loops = json::array();
   for (const LoopPlan& lp : plan.loops) loops.push_back(LoopJson(prog, lp));
   j["loops"] = loops;
@@ -287,6 +306,22 @@ StatusOr<Plan> ParsePlan(const std::string& text, const std::string& path) {
     return workers_value.Error("must be between 1 and 65536, got " + std::to_string(workers));
   }
   plan.workers = static_cast<int>(workers);
+  if (std::optional<JsonValue> s = j.Find("settings")) {
+    // The upper bounds are the run's flags' (cluster/job_options.cc).
+    RIGEL_ASSIGN_OR_RETURN(plan.settings.batch, s->GetIntOr("batch", 0));
+    RIGEL_ASSIGN_OR_RETURN(int64_t staleness, s->GetIntOr("staleness", -1));
+    RIGEL_ASSIGN_OR_RETURN(plan.settings.push_bound, s->GetIntOr("push_bound", 0));
+    if (plan.settings.batch < 0 || plan.settings.batch > (int64_t{1} << 30)) {
+      return s->Error("batch must be between 0 (Rigel's choice) and 2^30");
+    }
+    if (staleness != -1 && (staleness < 1 || staleness > (1 << 20))) {
+      return s->Error("staleness must be between 1 and 2^20 (leave it out for Rigel's choice)");
+    }
+    if (plan.settings.push_bound < 0 || plan.settings.push_bound > (int64_t{1} << 30)) {
+      return s->Error("push_bound must be between 0 (Rigel's choice) and 2^30");
+    }
+    plan.settings.staleness = static_cast<int>(staleness);
+  }
   RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> loops, j.GetArray("loops"));
   for (const JsonValue& lj : loops) {
     RIGEL_ASSIGN_OR_RETURN(LoopPlan lp, ReadLoop(lj));

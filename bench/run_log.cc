@@ -37,6 +37,13 @@ double LaterEpochSeconds(const std::string& log) {
   return Median(std::move(s));
 }
 
+double MeanLaterEpochSeconds(const std::string& log) {
+  const std::vector<nlohmann::json> later = LaterEpochs(log);
+  double sum = 0;
+  for (const nlohmann::json& e : later) sum += e.value("epoch_s", 0.0);
+  return later.empty() ? 0 : sum / static_cast<double>(later.size());
+}
+
 std::map<std::string, double> LastPrinted(const std::string& log) {
   std::map<std::string, double> out;
   const std::vector<nlohmann::json> all = Epochs(log);

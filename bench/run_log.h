@@ -21,6 +21,11 @@ std::vector<nlohmann::json> LaterEpochs(const std::string& log);
 // The median epoch_s of LaterEpochs(log); 0 when it has none.
 double LaterEpochSeconds(const std::string& log);
 
+// The mean epoch_s of LaterEpochs(log), what the epochs cost in all; 0 when
+// it has none. On the 2-core VM epochs of a few ms take one of two speeds in
+// spells, which moves a median by the gap between them.
+double MeanLaterEpochSeconds(const std::string& log);
+
 // The "printed" numbers of the log's last epoch by name (none when empty).
 std::map<std::string, double> LastPrinted(const std::string& log);
 

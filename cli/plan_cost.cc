@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/memory.h"
+#include "analysis/relaxed.h"
 #include "cli/constants_file.h"
 #include "common/check.h"
 #include "common/json_reader.h"
@@ -70,6 +71,32 @@ std::vector<PlanVariant> PlanVariants(const ir::Program& prog, const analysis::P
   return out;
 }
 
+bool ProgramRelaxes(const ir::Program& prog) {
+  for (const ir::Loop& l : prog.loops) {
+    for (bool r : l.relaxed) {
+      if (r) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<PlanVariant> SettingsVariants(const analysis::Plan& plan) {
+  std::vector<PlanVariant> out;
+  auto add = [&](auto change) {
+    PlanVariant v{plan, -1, ""};
+    change(&v.plan.settings);
+    out.push_back(std::move(v));
+  };
+  add([](analysis::PlanSettings* s) { s->batch = 2 * analysis::kMaxCachedBatch; });
+  add([](analysis::PlanSettings* s) { s->push_bound = 2 * analysis::kPushBound; });
+  add([](analysis::PlanSettings* s) { s->staleness = 2; });
+  return out;
+}
+
+bool NoEffect(const analysis::Prediction& setting, const analysis::Prediction& plan) {
+  return setting.seconds == plan.seconds && setting.moved_bytes == plan.moved_bytes;
+}
+
 StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
                             exec::ProbeOptions options, const std::string& constants_flag) {
   PlanCost out;
@@ -77,7 +104,10 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
   options.workers = plan.workers;
   out.options = options;
   // Variant 0 is the plan; then one per alternative of one loop.
-  const std::vector<PlanVariant> variants = PlanVariants(prog, plan);
+  std::vector<PlanVariant> variants = PlanVariants(prog, plan);
+  if (ProgramRelaxes(prog)) {
+    for (PlanVariant& v : SettingsVariants(plan)) variants.push_back(std::move(v));
+  }
   std::vector<analysis::Plan> plans;
   for (const PlanVariant& v : variants) plans.push_back(v.plan);
   RIGEL_ASSIGN_OR_RETURN(std::vector<exec::ProbeResult> r, exec::ProbeCosts(prog, plans, options));
@@ -105,6 +135,14 @@ StatusOr<PlanCost> CostPlan(const ir::Program& prog, const analysis::Plan& plan,
         out.candidates.back().chosen = true;
       }
     }
+  }
+  // Other relaxed settings are listed, never chosen: they change quality.
+  for (size_t v = 1; v < variants.size(); ++v) {
+    if (variants[v].loop >= 0 || NoEffect(r[v].steady, out.plan.steady)) continue;
+    if (out.candidates.empty() || out.candidates.back().loop != -1) {
+      out.candidates.push_back({-1, "Rigel's settings", true, out.plan.steady});
+    }
+    out.candidates.push_back({-1, variants[v].plan.settings.Flags(), false, r[v].steady});
   }
   // The fastest plan's epochs: the plan's or one candidate's when at most
   // one loop changed, else counted again (savings of several loops need not
@@ -176,11 +214,12 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
   }
   int loop = -1;
   for (const CandidateCost& c : cost.candidates) {
-    if (c.loop != loop) {
+    if (c.loop != loop || (c.loop == -1 && c.in_plan)) {
       loop = c.loop;
-      out += "  loop " + std::to_string(loop) +
-             " could also run as (later epochs, the other "
-             "loops as planned):\n";
+      out += loop >= 0 ? "  loop " + std::to_string(loop) +
+                             " could also run as (later epochs, the other loops as planned):\n"
+                       : "  the relaxed settings could also be (later epochs; they change quality, "
+                         "which only `rigel tune`'s trials check, so --cost never chooses one):\n";
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.4f s, ", c.steady.seconds);

@@ -18,8 +18,8 @@
 namespace rigel::cli {
 
 struct CandidateCost {
-  int loop = -1;
-  std::string schedule;  // "model_parallel_1d by i"
+  int loop = -1;         // -1: the plan with other relaxed settings (SettingsVariants)
+  std::string schedule;  // "model_parallel_1d by i"; for loop -1, "--batch 1024"
   bool in_plan = false;  // the plan's own schedule for the loop
   analysis::Prediction steady;
   bool chosen = false;  // the fastest plan runs the loop this way (and not in_plan)
@@ -34,6 +34,22 @@ struct PlanVariant {
   std::string schedule;
 };
 std::vector<PlanVariant> PlanVariants(const ir::Program& prog, const analysis::Plan& plan);
+
+// Whether a loop of the program relaxes a parameter (DSL.md version 3).
+bool ProgramRelaxes(const ir::Program& prog);
+
+// The plan with each relaxed setting changed alone towards fewer exchanges
+// (loop -1, schedule empty, plan.settings set): twice the largest mini-batch
+// Rigel chooses by itself, twice its push bound, and a staleness bound of 2
+// (analysis/relaxed.h). Each trades quality for speed: `rigel tune` holds
+// their trials to DSL.md version 3's rule, and --cost never chooses one.
+std::vector<PlanVariant> SettingsVariants(const analysis::Plan& plan);
+
+// Whether a settings variant predicted `setting` changes nothing the model
+// sees of a plan predicted `plan` (the same seconds and bytes): a push bound
+// of a program with no row cache, say. Such a variant is neither listed nor
+// tried.
+bool NoEffect(const analysis::Prediction& setting, const analysis::Prediction& plan);
 
 struct PlanCost {
   exec::ProbeOptions options;

@@ -51,15 +51,31 @@ std::vector<double> EpochSeconds(const std::string& log_json) {
   return out;
 }
 
-std::map<std::string, double> LastPrinted(const std::string& log_json) {
-  std::map<std::string, double> out;
+namespace {
+
+// The last line of a --log-json file, parsed.
+StatusOr<JsonValue> LastLine(const std::string& log_json) {
   auto text = ReadFileToString(log_json);
   std::istringstream in(text.ok() ? *text : "");
   std::string last;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty()) last = line;
   }
-  StatusOr<JsonValue> j = ParseJson(last, log_json);
+  return ParseJson(last, log_json);
+}
+
+}  // namespace
+
+int WholeEpochs(const std::string& log_json) {
+  StatusOr<JsonValue> j = LastLine(log_json);
+  if (!j.ok()) return 0;
+  StatusOr<int64_t> epochs = j->GetIntOr("epochs", 0);
+  return epochs.ok() ? static_cast<int>(*epochs) : 0;
+}
+
+std::map<std::string, double> LastPrinted(const std::string& log_json) {
+  std::map<std::string, double> out;
+  StatusOr<JsonValue> j = LastLine(log_json);
   if (!j.ok()) return out;
   std::optional<JsonValue> printed = j->Find("printed");
   if (!printed) return out;
@@ -89,7 +105,8 @@ double TrimmedMean(std::vector<double> v) {
 double MedianPrediction(const std::vector<analysis::Observation>& obs,
                         const analysis::CostConstants& k) {
   std::vector<double> s;
-  for (const analysis::Observation& o : obs) s.push_back(analysis::Predict(o.runs, o.servers, k).seconds);
+  for (const analysis::Observation& o : obs)
+    s.push_back(analysis::Predict(o.runs, o.servers, k).seconds);
   return Median(std::move(s));
 }
 

@@ -23,6 +23,10 @@ std::vector<double> EpochSeconds(const std::string& log_json);
 // (none if it cannot be read or printed nothing).
 std::map<std::string, double> LastPrinted(const std::string& log_json);
 
+// The "epochs" of the last line of a --log-json file: how many epochs the
+// whole run has (0 if it cannot be read).
+int WholeEpochs(const std::string& log_json);
+
 // The median (the upper one of an even count); 0 for none.
 double Median(std::vector<double> v);
 

@@ -58,6 +58,7 @@ class Probe {
       shapes_.push_back({prog_.params[p].name, b.rows, b.width});
     }
     element_s_.assign(prog_.loops.size(), 0.0);
+    for (Variant& v : variants_) v.result.batch.assign(prog_.loops.size(), 0);
     Status st = ex_->Run();
     if (!st.ok() && !done_) return st;
     if (!variants_[0].current.runs.empty() || epochs_ == 0) Close();
@@ -148,13 +149,26 @@ class Probe {
     return out;
   }
 
+  // The settings a run of `plan` keeps: the options', or the plan's where the
+  // options hold their defaults.
+  int64_t Batch(const analysis::Plan& plan) const {
+    return opts_.batch > 0 ? opts_.batch : plan.settings.batch;
+  }
+  int Staleness(const analysis::Plan& plan) const {
+    return opts_.staleness == 1 && plan.settings.staleness >= 1 ? plan.settings.staleness
+                                                                : opts_.staleness;
+  }
+  int64_t PushBound(const analysis::Plan& plan) const {
+    return opts_.push_bound > 0 ? opts_.push_bound : plan.settings.push_bound;
+  }
+
   analysis::PlanInput Input(const analysis::Plan& plan, int loop) const {
     const analysis::LoopPlan& lp = plan.loops[static_cast<size_t>(loop)];
     analysis::PlanInput in;
     in.kind = lp.schedule.kind;
     in.workers = opts_.workers;
-    in.batch = opts_.batch;
-    in.staleness = opts_.staleness;
+    in.batch = Batch(plan);
+    in.staleness = Staleness(plan);
     in.static_keys = !slices_[static_cast<size_t>(loop)].draws();
     in.params = static_cast<int>(prog_.params.size());
     for (const analysis::ParamPlan& pp : lp.params) {
@@ -168,7 +182,7 @@ class Probe {
                             sum || relaxed,
                             slices_[static_cast<size_t>(loop)].whole(pp.index),
                             sum};
-      p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && opts_.staleness != 0;
+      p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && in.staleness != 0;
       p.scalar = shapes_[static_cast<size_t>(pp.index)].width == 1;
       p.held = analysis::HeldBetweenRuns(prog_, plan, loop, pp);
       in.loop_params.push_back(p);
@@ -302,7 +316,8 @@ class Probe {
                   const analysis::RunEffects& effects) {
     for (size_t v = 0; v < variants_.size(); ++v) {
       RIGEL_ASSIGN_OR_RETURN(analysis::RunCounts counts,
-                             CountFor(plans_[v], run, ctx, effects, &variants_[v].state));
+                             CountFor(plans_[v], run, ctx, effects, &variants_[v].state,
+                                      &variants_[v].result.batch[static_cast<size_t>(run.loop)]));
       counts.element_s = element_s_[static_cast<size_t>(run.loop)];
       variants_[v].current.runs.push_back(std::move(counts));
     }
@@ -312,7 +327,7 @@ class Probe {
   StatusOr<analysis::RunCounts> CountFor(const analysis::Plan& plan, const RemoteRun& run,
                                          const kernel::RunContext& ctx,
                                          const analysis::RunEffects& effects,
-                                         analysis::CountState* state) const {
+                                         analysis::CountState* state, int64_t* batch) const {
     const analysis::LoopPlan& lp = plan.loops[static_cast<size_t>(run.loop)];
     RIGEL_ASSIGN_OR_RETURN(analysis::Cuts cuts, analysis::MakeCuts(lp, opts_.workers, *run.space));
     RIGEL_ASSIGN_OR_RETURN(analysis::StepBlocks blocks,
@@ -333,11 +348,12 @@ class Probe {
     if (in.batch == 0 && in.kind == analysis::ScheduleKind::kDataParallel) {
       RIGEL_ASSIGN_OR_RETURN(in.hot_share, analysis::HotShare(in, blocks, rows));
     }
+    *batch = analysis::StepBatch(in);
     analysis::CacheSettings cache;
     if (cached) {
       analysis::RelaxedChoice c = analysis::ChooseRelaxed(opts_.workers, in.hot_share);
-      cache.staleness = opts_.staleness >= 1 ? opts_.staleness : c.staleness;
-      cache.push_bound = opts_.push_bound > 0 ? opts_.push_bound : c.push_bound;
+      cache.staleness = in.staleness >= 1 ? in.staleness : c.staleness;
+      cache.push_bound = PushBound(plan) > 0 ? PushBound(plan) : c.push_bound;
     }
     return analysis::CountRun(lp, in, blocks, shapes_, rows, touches, cache, state, &effects);
   }

@@ -28,9 +28,11 @@ struct ProbeOptions {
   int workers = 2;
   int servers = 2;
   uint64_t seed = 0;
-  int epochs = 3;               // top-level driver iterations to count
+  int epochs = 3;  // top-level driver iterations to count
+  // The run's relaxed settings. A plan's own settings (analysis::PlanSettings)
+  // count where these hold their defaults, as a run's flags left unset do.
   int64_t batch = 0;            // --batch (0: Rigel's choice)
-  int staleness = 1;            // --staleness (0: no row caches)
+  int staleness = 1;            // --staleness (0: no row caches; 1, the default: Rigel's)
   int64_t push_bound = 0;       // --push-bound (0: Rigel's choice)
   int64_t time_sample = 20000;  // elements per loop timed on this machine
   analysis::CostConstants constants;
@@ -49,6 +51,9 @@ struct ProbeResult {
   // only one): what a run's later epochs should show. Caches whose pushes
   // fall in step with the epochs make single epochs alternate around it.
   analysis::Prediction steady;
+  // Per loop: the mini-batch its last counted run was cut into
+  // (analysis::StepBatch; 0: not cut into mini-batches or never run).
+  std::vector<int64_t> batch;
 };
 
 // Errors: those of loading the data and compiling (as SerialExecutor::Create),

@@ -110,6 +110,19 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     }
     RIGEL_ASSIGN_OR_RETURN(d->plan_,
                            analysis::ValidatePlan(*d->prog_, std::move(plan), o.plan_path));
+    // A plan's relaxed settings (what `rigel tune` found faster) stand in
+    // for Rigel's choice where the run leaves it to Rigel; a flag the run
+    // was given wins. Before the job's options reach the members.
+    const analysis::PlanSettings& set = d->plan_.settings;
+    if (set.batch > 0 && o.job.batch == 0) o.job.batch = set.batch;
+    if (set.staleness >= 1 && o.job.staleness == cluster::kStalenessAuto) {
+      o.job.staleness = set.staleness;
+    }
+    if (set.push_bound > 0 && o.job.push_bound == 0) o.job.push_bound = set.push_bound;
+    if (set.any()) {
+      std::cerr << o.plan_path << " sets " << set.Flags()
+                << " (where the run leaves a setting to Rigel)\n";
+    }
   }
   d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
   for (const analysis::LoopPlan& lp : d->plan_.loops) {

@@ -279,6 +279,43 @@ parallel ordered for (i, j) in grid(N, N) { A[i + 1, j] = A[i, j + 1] + 1 }
                 {"unit lower-triangular"});
 }
 
+// A plan's relaxed settings (rigel tune's) are written only when set, read
+// back as written, and refused out of the run's flags' ranges.
+TEST(ParsePlan, SettingsRoundTripAndAreRefusedOutOfRange) {
+  auto prog = Example("mf");
+  auto plan = MakePlan(prog, {2});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(json::parse(PlanToJson(prog, *plan)).contains("settings"));
+  plan->settings.push_bound = 256;
+  plan->settings.staleness = 2;
+  EXPECT_EQ(plan->settings.Flags(), "--staleness 2 --push-bound 256");
+  const json j = json::parse(PlanToJson(prog, *plan));
+  EXPECT_EQ(j.at("settings"), (json{{"staleness", 2}, {"push_bound", 256}}));
+  auto parsed = ParsePlan(j.dump(), "plan.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->settings.batch, 0);
+  EXPECT_EQ(parsed->settings.staleness, 2);
+  EXPECT_EQ(parsed->settings.push_bound, 256);
+  auto valid = ValidatePlan(prog, std::move(parsed).value(), "plan.json");
+  ASSERT_TRUE(valid.ok()) << valid.status().message();
+  EXPECT_EQ(valid->settings.Flags(), "--staleness 2 --push-bound 256");
+  ExpectRefused(EditAndValidate("mf",
+                                [](json& j) {
+                                  j["settings"] = {{"staleness", 0}};
+                                }),
+                {"plan.json: settings: staleness must be between 1 and 2^20"});
+  ExpectRefused(EditAndValidate("mf",
+                                [](json& j) {
+                                  j["settings"] = {{"batch", -4}};
+                                }),
+                {"settings: batch must be between 0"});
+  ExpectRefused(EditAndValidate("mf",
+                                [](json& j) {
+                                  j["settings"] = {{"push_bound", "x"}};
+                                }),
+                {"settings.push_bound: expected"});
+}
+
 TEST(ParsePlan, NamesTheBadKey) {
   ExpectRefused(ParsePlan("{", "p.json").status(), {"p.json: not valid JSON"});
   ExpectRefused(ParsePlan(R"({"version": 2, "workers": 1, "loops": []})", "p.json").status(),

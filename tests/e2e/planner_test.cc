@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -297,6 +298,75 @@ TEST(PlanByCost, TuneTriesThePlansAndCalibrateWritesTheConstants) {
                                              dir);
   ASSERT_EQ(e.rc, 0) << e.err;
   EXPECT_NE(e.out.find("constants: " + dir + "/k.json"), std::string::npos) << e.out;
+}
+
+// A relaxed program: tune runs it serially first and tries Rigel's plan
+// with each relaxed setting changed, every trial held to the quality rule
+// against the serial run; a plan's settings reach the run's workers where
+// the run leaves them to Rigel, and a flag given to the run wins.
+TEST(PlanByCost, TuneTriesRelaxedSettingsAndAPlansSettingsReachTheRun) {
+  const std::string dir = testing::MakeTempDir("rigel-planner-test");
+  testing::RigelResult t = testing::RunRigel(
+      {"tune", kExamples + "sparse_lr.rgl", "--budget", "120", "--rounds", "1", "--trials", "100",
+       "-o", dir + "/tuned.json", "--work-dir", dir + "/trials"},
+      dir);
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.err.find("running the program serially for 3 epochs"), std::string::npos) << t.err;
+  for (const char* setting : {"--batch 1024", "--push-bound 256", "--staleness 2"}) {
+    EXPECT_NE(t.out.find(std::string("Rigel's plan with ") + setting), std::string::npos)
+        << setting << "\n"
+        << t.out;
+  }
+  EXPECT_NE(t.out.find("fastest: "), std::string::npos) << t.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/trials/serial.jsonl"));
+
+  nlohmann::json plan = nlohmann::json::parse(testing::Slurp(dir + "/tuned.json"));
+  plan["settings"] = {{"push_bound", 256}, {"staleness", 2}};
+  std::ofstream(dir + "/set.json") << plan.dump();
+  // The relaxed loop is loop 0; its log says what its caches kept.
+  auto kept = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {
+        "run",        kExamples + "sparse_lr.rgl", "--workers",           "2",
+        "--plan",     dir + "/set.json",           "--stop-after-epochs", "2",
+        "--log-json", dir + "/log.jsonl",          "--run-dir",           dir + "/run"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    testing::RigelResult r = testing::RunRigel(args, dir);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    std::istringstream log(testing::Slurp(dir + "/log.jsonl"));
+    std::string line;
+    std::getline(log, line);
+    const nlohmann::json relaxed = nlohmann::json::parse(line).at("relaxed").at("0");
+    return std::make_pair(relaxed.at("push_bound").get<double>(),
+                          relaxed.at("staleness").get<double>());
+  };
+  EXPECT_EQ(kept({}), std::make_pair(256.0, 2.0));
+  EXPECT_NE(testing::Slurp(dir + "/run/scheduler.log")
+                .find("sets --staleness 2 --push-bound 256 (where the run leaves a setting to "
+                      "Rigel)"),
+            std::string::npos);
+  EXPECT_EQ(kept({"--push-bound", "64"}), std::make_pair(64.0, 2.0));
+
+  // explain --cost lists the settings, predicted as the run's flags would
+  // be, and chooses none.
+  auto explain = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {
+        "explain", kExamples + "sparse_lr.rgl", "--workers", "2", "--cost", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    testing::RigelResult e = testing::RunRigel(args, dir);
+    EXPECT_EQ(e.rc, 0) << e.err;
+    const std::string out = e.out.substr(e.out.rfind("{\"candidates\""));
+    return nlohmann::json::parse(out.substr(0, out.find('\n')));
+  };
+  const nlohmann::json cost = explain({});
+  std::map<std::string, double> moved;
+  for (const nlohmann::json& c : cost.at("candidates")) {
+    if (c.at("loop") == -1) moved[c.at("schedule")] = c.at("moved_bytes");
+  }
+  ASSERT_EQ(moved.size(), 4u) << cost.dump();
+  EXPECT_LT(moved.at("--push-bound 256"), moved.at("Rigel's settings"));
+  EXPECT_LT(moved.at("--staleness 2"), moved.at("Rigel's settings"));
+  EXPECT_EQ(explain({"--push-bound", "256"}).at("steady").at("moved_bytes"),
+            moved.at("--push-bound 256"));
 }
 
 INSTANTIATE_TEST_SUITE_P(
