@@ -1,5 +1,6 @@
 // `rigel explain`: the plan in plain words.
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "analysis/batch.h"
@@ -188,7 +189,7 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
 
 // How a data-parallel loop whose parameters are synced per step is cut into
 // mini-batches (analysis/batch.h).
-void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
+void ExplainBatch(std::ostream& o, const LoopPlan& lp, int workers) {
   if (lp.schedule.kind != ScheduleKind::kDataParallel) return;
   std::string sparse, dense, cached;
   bool synced = false, sums = false;
@@ -216,6 +217,20 @@ void ExplainBatch(std::ostream& o, const LoopPlan& lp) {
   if (dense.empty() && !cached.empty()) {
     // DSL.md version 3: the row caches and Rigel's choice of their settings.
     o << "    relaxed rows of " << cached << ": " << RelaxedRule() << "\n";
+    if (workers >= 2) {
+      o << "    on " << workers << " workers: a cached row is pushed after "
+        << PushBoundFor(workers) << " updates";
+      const double share = ScaledShare(workers);
+      if (share <= 1) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.1f%%", 100 * share);
+        o << "; rows at least " << pct << " of the elements write (a scalar row's share counted "
+          << "twice) are merged scaled";
+      } else {
+        o << "; no row is merged scaled";
+      }
+      o << "\n";
+    }
     o << "    at --staleness 0: " << BatchRule(sparse) << "\n";
     return;
   }
@@ -239,7 +254,7 @@ void ExplainSchedule(std::ostream& o, const LoopPlan& lp, int workers) {
     << (lp.schedule.kind != ScheduleKind::kSerial && workers > 1 ? "s" : "") << "\n";
   o << "    why: " << lp.schedule_why << "\n";
   o << "    how: " << HowItRuns(lp, workers) << "\n";
-  ExplainBatch(o, lp);
+  ExplainBatch(o, lp, workers);
   for (const Rejection& r : lp.rejected) {
     o << "    not " << ScheduleKindName(r.kind) << ": " << r.reason << "\n";
   }

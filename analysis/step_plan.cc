@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -258,13 +259,14 @@ namespace {
 // one's doubled: analysis/relaxed.h).
 struct Counted {
   std::vector<int> params;
-  std::vector<bool> shares;
+  std::vector<bool> shares, scaled;
   std::vector<int64_t> weight;
 };
 
 Counted CountedParams(const PlanInput& in, const std::vector<bool>& want) {
   Counted c;
   c.shares.assign(static_cast<size_t>(in.params), false);
+  c.scaled.assign(static_cast<size_t>(in.params), false);
   c.weight.assign(static_cast<size_t>(in.params), 1);
   for (const PlanParam& pp : in.loop_params) {
     const size_t p = static_cast<size_t>(pp.index);
@@ -272,6 +274,7 @@ Counted CountedParams(const PlanInput& in, const std::vector<bool>& want) {
     // an update stale, so it does not count towards the hot share.
     c.shares[p] = pp.strategy == Strategy::kPs && pp.written && !pp.sum;
     if (pp.cached && pp.scalar) c.weight[p] = 2;
+    c.scaled[p] = pp.scaled;
     if (c.shares[p] || (p < want.size() && want[p])) c.params.push_back(pp.index);
   }
   return c;
@@ -325,7 +328,13 @@ RowSample MergeRowSamples(const PlanInput& in, const std::vector<bool>& want,
       }
     }
     if (c.shares[p]) {
-      for (const auto& rc : summed) out.most = std::max(out.most, rc.second * c.weight[p]);
+      const double scaled_from = c.scaled[p]
+                                     ? ScaledShare(in.workers) * static_cast<double>(out.sampled)
+                                     : std::numeric_limits<double>::infinity();
+      for (const auto& rc : summed) {
+        const int64_t n = rc.second * c.weight[p];
+        if (static_cast<double>(n) < scaled_from) out.most = std::max(out.most, n);
+      }
     }
     if (p < want.size() && want[p]) out.counts[p] = std::move(summed);
   }

@@ -42,6 +42,9 @@ struct PlanParam {
   bool cached = false;
   bool partial = false;
   bool scalar = false;  // rows of width 1 (analysis/relaxed.h weighs their share twice)
+  // cached, and the merges of its rows most elements write are scaled
+  // (--scaled-merges on, an f32 parameter: analysis/relaxed.h ScaledShare).
+  bool scaled = false;
   // local: its rows stay on the worker between runs, pushed only when the
   // scheduler asks (analysis/held_rows.h).
   bool held = false;
@@ -122,7 +125,10 @@ StatusOr<double> HotShare(const PlanInput& in, const analysis::StepBlocks& block
 // on every worker). counts[p] lists (row, elements of the sample touching
 // it) for the parameters `want` selects; `most` is the largest such count of
 // a written, non-sum `ps` parameter, doubled for a cached scalar one (the
-// hot share is most / sampled; analysis/relaxed.h).
+// hot share is most / sampled; analysis/relaxed.h), leaving out the rows
+// whose merges are scaled (PlanParam::scaled, from a count of
+// ScaledShare(in.workers) x sampled on): their deltas are averaged, not
+// summed, so they do not bound the mini-batch.
 struct RowSample {
   int64_t sampled = 0;
   int64_t most = 0;

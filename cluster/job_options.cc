@@ -83,6 +83,12 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
                                   "Rigel's choice)")
                       ->check(CLI::Range(int64_t{0}, kMaxPushBound))
                       ->capture_default_str());
+  added.push_back(app->add_option("--push-age", o->push_age,
+                                  "mini-batches an update of a cached relaxed row may wait before "
+                                  "it is pushed, however few updates the row has (0: Rigel's "
+                                  "choice)")
+                      ->check(CLI::Range(int64_t{0}, kMaxSyncEvery))
+                      ->capture_default_str());
   added.push_back(app->add_option("--merge-every", o->merge_every,
                                   "mini-batches between merges of the hot rows (replicated on "
                                   "every worker) by the collectives (0: Rigel's choice)")
@@ -98,6 +104,14 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
              "--hot-rows", [o](const std::string& v) { o->hot_rows = v == "on"; },
              "on: rows most mini-batches touch are replicated and merged by the collectives; "
              "off: every relaxed row goes through the servers")
+          ->check(CLI::IsMember({"on", "off"}))
+          ->default_str("on"));
+  added.push_back(
+      app->add_option_function<std::string>(
+             "--scaled-merges", [o](const std::string& v) { o->scaled_merges = v == "on"; },
+             "on: a relaxed row's delta pushed while the worker's copy lacked L merges by other "
+             "workers is added scaled by 1 / (1 + L); off: every delta is added whole (summed "
+             "stale deltas of rows every worker writes overshoot from 3 workers on)")
           ->check(CLI::IsMember({"on", "off"}))
           ->default_str("on"));
   added.push_back(app->add_option("--batch", o->batch,
@@ -146,17 +160,19 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
 }
 
 std::vector<std::string> JobOptionArgs(const JobOptions& o) {
-  return {"--staleness",    o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
-          "--push-bound",   std::to_string(o.push_bound),
-          "--merge-every",  std::to_string(o.merge_every),
-          "--cache-mb",     std::to_string(o.cache_mb),
-          "--hot-rows",     o.hot_rows ? "on" : "off",
-          "--batch",        std::to_string(o.batch),
-          "--sync-every",   std::to_string(o.sync_every),
-          "--device",       o.device,
-          "--collectives",  o.collectives,
-          "--memory-limit", std::to_string(o.memory_limit),
-          "--data-parts",   o.data_parts ? "on" : "off"};
+  return {"--staleness",     o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
+          "--push-bound",    std::to_string(o.push_bound),
+          "--merge-every",   std::to_string(o.merge_every),
+          "--push-age",      std::to_string(o.push_age),
+          "--cache-mb",      std::to_string(o.cache_mb),
+          "--hot-rows",      o.hot_rows ? "on" : "off",
+          "--scaled-merges", o.scaled_merges ? "on" : "off",
+          "--batch",         std::to_string(o.batch),
+          "--sync-every",    std::to_string(o.sync_every),
+          "--device",        o.device,
+          "--collectives",   o.collectives,
+          "--memory-limit",  std::to_string(o.memory_limit),
+          "--data-parts",    o.data_parts ? "on" : "off"};
 }
 
 Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
@@ -170,6 +186,10 @@ Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
   if (o.push_bound < 0 || o.push_bound > kMaxPushBound) {
     return bad("push_bound",
                std::to_string(o.push_bound) + " is outside 0.." + std::to_string(kMaxPushBound));
+  }
+  if (o.push_age < 0 || o.push_age > kMaxSyncEvery) {
+    return bad("push_age",
+               std::to_string(o.push_age) + " is outside 0.." + std::to_string(kMaxSyncEvery));
   }
   if (o.merge_every < 0 || o.merge_every > kMaxSyncEvery) {
     return bad("merge_every",

@@ -22,10 +22,15 @@ struct JobOptions {
   // a row may lack (kStalenessAuto: Rigel's choice; 0: synchronous per
   // mini-batch through the servers, with no row cache).
   int staleness = kStalenessAuto;
-  int64_t push_bound = 0;      // a cached row's updates before it is pushed; 0: Rigel chooses
-  int64_t merge_every = 0;     // mini-batches between hot-row merges; 0: Rigel chooses
-  int64_t cache_mb = 1024;     // each worker's row caches, MiB of bases in all
-  bool hot_rows = true;        // replicate rows most mini-batches touch, merged by collectives
+  int64_t push_bound = 0;   // a cached row's updates before it is pushed; 0: Rigel chooses
+  int64_t merge_every = 0;  // mini-batches between hot-row merges; 0: Rigel chooses
+  int64_t push_age = 0;  // mini-batches a cached row's update may wait unpushed; 0: Rigel chooses
+  int64_t cache_mb = 1024;  // each worker's row caches, MiB of bases in all
+  bool hot_rows = true;     // replicate rows most mini-batches touch, merged by collectives
+  // Staleness-scaled merges of relaxed rows (docs/parameter_servers.md):
+  // a delta taken while the worker's copy lacked L merges by other workers
+  // is added scaled by 1 / (1 + L). false: every delta is added whole.
+  bool scaled_merges = true;
   int64_t batch = 0;           // elements per mini-batch of data-parallel loops; 0: Rigel chooses
   int64_t sync_every = 1;      // mini-batches between all-reduces of allreduce parameters' deltas
   std::string device = "cpu";  // where allreduce parameters live: "cpu" (Gloo) or "cuda" (NCCL)
@@ -49,7 +54,8 @@ StatusOr<int64_t> ParseByteSize(const std::string& text);
 // at --staleness 0, sums): the staleness bound, 0 when Rigel chooses it.
 inline int ClockStaleness(const JobOptions& o) { return o.staleness > 0 ? o.staleness : 0; }
 
-// Adds --staleness, --push-bound, --merge-every, --cache-mb, --hot-rows,
+// Adds --staleness, --push-bound, --push-age, --merge-every, --cache-mb, --hot-rows,
+// --scaled-merges,
 // --batch, --sync-every, --device, --collectives, --memory-limit and
 // --data-parts to `app`, each checked against its range; the parse writes into `*o`, which must
 // outlive `app`. Returns the options added (a caller can ask which were given).

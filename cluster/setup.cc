@@ -121,9 +121,11 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   o.setStaleness(static_cast<uint32_t>(std::max(s.options.staleness, 0)));
   o.setPushBound(s.options.push_bound);
   o.setMergeEvery(s.options.merge_every);
+  o.setPushAge(s.options.push_age);
   o.setCacheMb(s.options.cache_mb);
   o.setNoHotRows(!s.options.hot_rows);
   o.setNoDataParts(!s.options.data_parts);
+  o.setNoScaledMerges(!s.options.scaled_merges);
   o.setBatch(s.options.batch);
   o.setSyncEvery(s.options.sync_every);
   o.setDevice(s.options.device);
@@ -166,9 +168,11 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
                             : static_cast<int>(std::min<uint32_t>(o.getStaleness(), 1u << 30));
   s.options.push_bound = o.getPushBound();
   s.options.merge_every = o.getMergeEvery();
+  s.options.push_age = o.getPushAge();
   s.options.cache_mb = o.getCacheMb() == 0 ? 1024 : o.getCacheMb();
   s.options.hot_rows = !o.getNoHotRows();
   s.options.data_parts = !o.getNoDataParts();
+  s.options.scaled_merges = !o.getNoScaledMerges();
   s.options.batch = o.getBatch();
   s.options.sync_every = o.getSyncEvery();
   s.options.device = o.getDevice();

@@ -184,6 +184,7 @@ class Probe {
                             sum};
       p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && in.staleness != 0;
       p.scalar = shapes_[static_cast<size_t>(pp.index)].width == 1;
+      p.scaled = p.cached && opts_.scaled_merges && !prog_.params[pp.index].is_int;
       p.held = analysis::HeldBetweenRuns(prog_, plan, loop, pp);
       in.loop_params.push_back(p);
     }

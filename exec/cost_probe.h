@@ -34,6 +34,7 @@ struct ProbeOptions {
   int64_t batch = 0;            // --batch (0: Rigel's choice)
   int staleness = 1;            // --staleness (0: no row caches; 1, the default: Rigel's)
   int64_t push_bound = 0;       // --push-bound (0: Rigel's choice)
+  bool scaled_merges = true;    // --scaled-merges
   int64_t time_sample = 20000;  // elements per loop timed on this machine
   analysis::CostConstants constants;
 };

@@ -1,5 +1,6 @@
 #include "exec/epoch_log.h"
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -36,7 +37,18 @@ std::string EpochJson(const EpochFigures& f) {
     for (const auto& [loop, values] : f.relaxed) {
       nlohmann::json& o = j["relaxed"][std::to_string(loop)];
       o = nlohmann::json::object();
-      for (const auto& [k, v] : values) o[k] = v;
+      for (const auto& [k, v] : values) {
+        // drift.<param>: how far the workers' copies of refreshed rows were
+        // from the servers' values, as a norm ratio.
+        if (k.rfind("norm_sq.", 0) == 0) continue;
+        if (k.rfind("drift_sq.", 0) == 0) {
+          auto norm = values.find("norm_sq." + k.substr(9));
+          const double n = norm == values.end() ? 0.0 : norm->second;
+          o["drift." + k.substr(9)] = n > 0 ? std::sqrt(v / n) : 0.0;
+          continue;
+        }
+        o[k] = v;
+      }
     }
   }
   if (!f.printed.empty()) {

@@ -45,7 +45,11 @@ struct EpochFigures {
   // by parameter, and per loop the settings its runs used (staleness,
   // push_bound, merge_every, hot_rows.<param>) and their counters summed
   // over workers (pushed.<param>, refreshed.<param>, fetched.<param>,
-  // evicted.<param>, audited.<param>) or, for max_lag.<param>, the most.
+  // evicted.<param>, audited.<param>) or, for max_lag.<param> and
+  // magnitude.<param> (the largest |value| of a worker's copy after the
+  // run), the most; drift.<param> is sqrt(sum |server - copy|^2 / sum
+  // |server|^2) over the rows refreshed, the copies' distance from the
+  // servers' values when they were merged back into them.
   std::map<std::string, double> param_bytes;
   std::map<int, std::map<std::string, double>> relaxed;
   // What the program printed in the epoch, by name: each number a print

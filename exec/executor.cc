@@ -545,6 +545,14 @@ Status SerialExecutor::RunLoop(int loop) {
     run.accums = accums_.data();
     return opts_.remote(run);
   }
+  // The workers watch a distributed run's copies; this process holds them
+  // only when it runs the loop itself.
+  watches_.resize(prog_.loops.size());
+  watches_[loop].resize(prog_.params.size());
+  for (size_t p = 0; p < prog_.params.size() && p < l.relaxed.size(); ++p) {
+    if (!l.relaxed[p] || prog_.params[p].is_int) continue;
+    watches_[loop][p].Before(bindings_[p].data, bindings_[p].rows, bindings_[p].width);
+  }
   auto start = std::chrono::steady_clock::now();
   int64_t count = data_ptrs_[l.data]->count;
   std::vector<int64_t> order;
@@ -593,7 +601,7 @@ Status SerialExecutor::RunLoop(int loop) {
     }
     if (shown) *opts_.progress << "\r" << std::string(72, ' ') << "\r" << std::flush;
   }
-  RIGEL_RETURN_IF_ERROR(CheckRelaxedFinite(loop));
+  RIGEL_RETURN_IF_ERROR(CheckRelaxedDiverged(loop));
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   elements_run_ += count;
@@ -608,26 +616,23 @@ Status SerialExecutor::RunLoop(int loop) {
   return Status::Ok();
 }
 
-// DSL.md version 3: a relaxed parameter's row that becomes non-finite stops
-// the job, naming the parameter, the row, the loop's line and the epoch.
-// Serially every relaxed parameter the loop touches is scanned once per run
-// (a distributed run checks each merged delta instead, worker/sync/).
-Status SerialExecutor::CheckRelaxedFinite(int loop) const {
+// DSL.md versions 3 and 4: a relaxed parameter that diverges, finite or not,
+// stops the job, naming the parameter, the row, the loop's line and the
+// epoch. Serially every relaxed parameter the loop touches is scanned once
+// per run (a distributed run checks each merged delta, and each worker its
+// copy after each run: worker/runner.cc).
+Status SerialExecutor::CheckRelaxedDiverged(int loop) {
   const ir::Loop& l = prog_.loops[loop];
   for (size_t p = 0; p < prog_.params.size(); ++p) {
     if (p >= l.relaxed.size() || !l.relaxed[p] || prog_.params[p].is_int) continue;
     const kernel::ParamBinding& b = bindings_[p];
-    const int64_t n = b.rows * b.width;
-    for (int64_t k = 0; k < n; ++k) {
-      if (std::isfinite(b.data[k])) continue;
-      return FailedPrecondition(ir::FormatDiagnostic(
-          *prog_.source, l.loc,
-          "relaxed parameter '" + prog_.params[p].name + "' diverged: row " +
-              std::to_string(k / b.width) + " is not finite (" + std::to_string(b.data[k]) +
-              " at column " + std::to_string(k % b.width) + ") after " + RunName(loop) +
-              "; the job stops here (a smaller learning rate keeps the updates "
-              "smaller)"));
-    }
+    const std::string what = watches_[loop][p].After(prog_.params[p].name, b.data, b.rows, b.width);
+    if (what.empty()) continue;
+    return FailedPrecondition(
+        ir::FormatDiagnostic(*prog_.source, l.loc,
+                             "a relaxed parameter diverged in " + RunName(loop) + ": " + what +
+                                 "; the job stops here (a smaller learning rate keeps the "
+                                 "updates smaller)"));
   }
   return Status::Ok();
 }

@@ -28,6 +28,7 @@
 #include "data/dataset.h"
 #include "data/held.h"
 #include "data/part_load.h"
+#include "exec/divergence.h"
 #include "ir/ir.h"
 #include "kernel/kernel.h"
 
@@ -235,9 +236,10 @@ class SerialExecutor {
   Status Print(const ir::DStmt& s);
   std::map<std::string, double> printed_;  // TakePrinted's
   Status ErrorAt(ir::Loc loc, const std::string& msg) const;
-  // FailedPrecondition when a relaxed parameter of loop `loop` holds a
-  // non-finite value (the run just made it diverge).
-  Status CheckRelaxedFinite(int loop) const;
+  // FailedPrecondition when a relaxed parameter of loop `loop` diverged in
+  // the run just made (exec/divergence.h): a value is not finite, or its
+  // largest magnitude grew 1000-fold since the loop's previous run.
+  Status CheckRelaxedDiverged(int loop);
   // "epoch E (run R of this loop)" for the run of `loop` just made.
   std::string RunName(int loop) const;
 
@@ -252,6 +254,9 @@ class SerialExecutor {
   std::vector<Value> slots_;
   std::vector<kernel::Kernel> kernels_;
   std::vector<uint64_t> launches_;
+  // Per loop and parameter: the relaxed parameter's magnitudes over the
+  // loop's runs (CheckRelaxedDiverged).
+  std::vector<std::vector<DivergenceWatch>> watches_;
   int64_t elements_run_ = 0;
   double loop_seconds_ = 0;
   int64_t prints_ = 0;                         // lines print() made, quiet ones included

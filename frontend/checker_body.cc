@@ -37,6 +37,29 @@ SpaceVars VarsOf(const ir::DataDecl& d) {
 
 }  // namespace
 
+std::string Checker::WrongPositionMessage(const ast::Expr& pos, int pos_data,
+                                          int window_data) const {
+  const std::string& of = prog_.data[pos_data].name;
+  const std::string& in = prog_.data[window_data].name;
+  const bool named = pos.kind == Expr::kName;
+  const std::string what = named ? "'" + pos.str + "' is a position" : "this is a position";
+  std::string why;
+  auto part_of = [&](int part, int whole) {
+    for (int d = prog_.data[part].split_parent; d >= 0; d = prog_.data[d].split_parent) {
+      if (d == whole) return true;
+    }
+    return false;
+  };
+  if (part_of(pos_data, window_data) || part_of(window_data, pos_data)) {
+    why =
+        ": a part of split() numbers its positions from 0 within the part, so the same number "
+        "is another word of '" +
+        in + "'";
+  }
+  return what + " of '" + of + "', not of '" + in + "'" + why + "; write window(" + of + ", " +
+         (named ? pos.str : "...") + ", radius) for the neighbours of " + of + "'s word";
+}
+
 int Checker::NewReg(Type t, int width_expr) {
   ir::Reg r;
   r.type = t;
@@ -128,6 +151,7 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
       loop.regs[r].named = true;
       loop.regs[r].name = s.names[k];
       if (sv.types[k] == Type::kRow) loop.regs[r].row_data = data;
+      if (k == 0 && dd.kind == data::DataKind::kTokens) position_of_[r] = data;
       loop.vars.push_back(r);
       body_scopes_.back()[s.names[k]] = r;
       loop_var_regs_[r] = true;
@@ -137,6 +161,7 @@ void Checker::Parallel(const Stmt& s, std::vector<ir::DStmt>* out) {
   loop_ = nullptr;
   body_scopes_.clear();
   loop_var_regs_.clear();
+  position_of_.clear();
   ir::DStmt d;
   d.kind = ir::DStmt::kParallel;
   d.loc = s.loc;
@@ -174,6 +199,7 @@ void Checker::BodyStmt(const Stmt& s, std::vector<Inst>* out) {
       loop_->regs[r].mut = s.kind == Stmt::kVar;
       loop_->regs[r].name = name;
       loop_->regs[r].row_data = loop_->regs[v.reg].row_data;
+      if (auto p = position_of_.find(v.reg); p != position_of_.end()) position_of_[r] = p->second;
       Inst m;
       m.op = Op::kMove;
       m.dst = r;
@@ -258,6 +284,10 @@ void Checker::BodyFor(const Stmt& s, std::vector<Inst>* out) {
     if (!t.ok() || !r.ok()) return;
     if (t.type != Type::kInt || r.type != Type::kInt) {
       Error(it.loc, "window's position and radius must be integers");
+      return;
+    }
+    if (auto p = position_of_.find(t.reg); p != position_of_.end() && p->second != g->index) {
+      Error(it.args[1]->loc, WrongPositionMessage(*it.args[1], p->second, g->index));
       return;
     }
     in.op = Op::kForWindow;

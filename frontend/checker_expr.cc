@@ -152,6 +152,16 @@ Val Checker::Binary(ir::BinOp op, Val a, Val b, Loc loc, std::vector<Inst>* out)
   in.loc = loc;
   in.dst = NewReg(rt, width_expr);
   out->push_back(in);
+  // t + k and t - k are positions of t's data set; t - u (two positions) is
+  // a distance, no position.
+  if (rt == Type::kInt && (op == ir::kAdd || op == ir::kSub)) {
+    auto pa = position_of_.find(a.reg), pb = position_of_.find(b.reg);
+    if (pa != position_of_.end() && pb == position_of_.end()) {
+      position_of_[in.dst] = pa->second;
+    } else if (op == ir::kAdd && pb != position_of_.end() && pa == position_of_.end()) {
+      position_of_[in.dst] = pb->second;
+    }
+  }
   return {in.dst, rt};
 }
 

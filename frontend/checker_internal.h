@@ -83,6 +83,9 @@ class Checker {
   const Global* FindGlobal(const std::string& name) const;
   int FindSlot(const std::string& name) const;
   std::string DescribeName(const std::string& name) const;
+  // window(`window_data`, POS, r) with POS (the expression `pos`) a position
+  // of data set `pos_data`: what is wrong and what to write.
+  std::string WrongPositionMessage(const ast::Expr& pos, int pos_data, int window_data) const;
 
   // --- checker_body.cc: parallel loops.
   void Parallel(const ast::Stmt& s, std::vector<ir::DStmt>* out);
@@ -163,6 +166,11 @@ class Checker {
   ir::Loop* loop_ = nullptr;
   std::vector<std::map<std::string, int>> body_scopes_;
   std::map<int, bool> loop_var_regs_;
+  // Per register of the loop being checked that holds a position of a tokens
+  // data set (its loop variable t, and t plus or minus an integer): that
+  // data set. A split part numbers its positions from 0, so a position of
+  // one data set read as another's names the wrong word (window's check).
+  std::map<int, int> position_of_;
 };
 
 const char* TypeName(ir::Type t);

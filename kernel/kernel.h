@@ -42,7 +42,10 @@ namespace rigel::kernel {
 struct RowTracker {
   uint32_t* updates = nullptr;  // one per row
   uint32_t bound = UINT32_MAX;
-  std::vector<int64_t>* due = nullptr;
+  std::vector<int64_t>* due = nullptr;  // rows whose count reached `bound`
+  // When set: rows whose count went from 0 to 1 (their first update since
+  // they were last pushed), so a cache can push them by age.
+  std::vector<int64_t>* started = nullptr;
 };
 
 // Where one parameter's values live during a run: `rows` rows of `width`

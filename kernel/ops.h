@@ -407,7 +407,9 @@ RIGEL_OP RdWholeCopy(Machine& m, const VOp* o) {
 __attribute__((always_inline)) inline void Track(const ParamBinding& p, int64_t row) {
   if (p.tracker == nullptr) [[likely]]
     return;
-  if (++p.tracker->updates[row] == p.tracker->bound) p.tracker->due->push_back(row);
+  const uint32_t n = ++p.tracker->updates[row];
+  if (n == 1 && p.tracker->started != nullptr) p.tracker->started->push_back(row);
+  if (n == p.tracker->bound) p.tracker->due->push_back(row);
 }
 RIGEL_OP WrElem1(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];

@@ -16,6 +16,7 @@ using transport::OutMessage;
 struct RowCache::Out {
   std::vector<uint64_t> push_keys;
   std::vector<float> push_rows;
+  std::vector<uint8_t> push_scaled;  // per push: 1 where the row's merges are scaled
   std::vector<uint64_t> fetch_keys, drop_keys;
   bool reset = false;
 };
@@ -29,7 +30,8 @@ bool Contains(std::span<const int64_t> sorted, int64_t row) {
 // Sorts keys ascending (the wire wants them so), moving each pushed row with
 // its key.
 void SortOut(int64_t width, std::vector<uint64_t>* push_keys, std::vector<float>* push_rows,
-             std::vector<uint64_t>* fetch, std::vector<uint64_t>* drop) {
+             std::vector<uint8_t>* push_scaled, std::vector<uint64_t>* fetch,
+             std::vector<uint64_t>* drop) {
   std::sort(fetch->begin(), fetch->end());
   std::sort(drop->begin(), drop->end());
   if (std::is_sorted(push_keys->begin(), push_keys->end())) return;
@@ -39,13 +41,16 @@ void SortOut(int64_t width, std::vector<uint64_t>* push_keys, std::vector<float>
             [&](uint32_t a, uint32_t b) { return (*push_keys)[a] < (*push_keys)[b]; });
   std::vector<uint64_t> keys(order.size());
   std::vector<float> rows(push_rows->size());
+  std::vector<uint8_t> scaled(order.size());
   for (size_t k = 0; k < order.size(); ++k) {
     keys[k] = (*push_keys)[order[k]];
+    scaled[k] = (*push_scaled)[order[k]];
     std::memcpy(rows.data() + k * width, push_rows->data() + order[k] * width,
                 sizeof(float) * width);
   }
   push_keys->swap(keys);
   push_rows->swap(rows);
+  push_scaled->swap(scaled);
 }
 
 // BytesRef frames carry no alignment promise: copied out.
@@ -99,12 +104,17 @@ void RowCache::SetSingleWriter(std::span<const int64_t> rows) {
   for (int64_t r : single_) single_bit_[static_cast<size_t>(r)] = 1;
 }
 
+void RowCache::SetScaledRows(std::span<const int64_t> rows) {
+  scaled_.assign(rows.begin(), rows.end());
+}
+
 void RowCache::Reset() {
   std::fill(slot_.begin(), slot_.end(), -1);
   std::fill(updates_.begin(), updates_.end(), 0);
   std::fill(asked_.begin(), asked_.end(), 0);
   asked_count_ = 0;
   row_.clear(), base_.clear(), version_.clear(), own_.clear(), used_.clear(), free_.clear();
+  started_at_.clear(), started_.clear(), aging_.clear();
   due_.clear(), drops_.clear(), last_next_.clear();
   hand_ = 0;
   loaded_ = false;
@@ -129,10 +139,12 @@ int32_t RowCache::NewSlot(int64_t row) {
     base_.resize(base_.size() + static_cast<size_t>(width_));
     version_.push_back(0);
     own_.push_back(0);
+    started_at_.push_back(-1);
     used_.push_back(0);
   }
   row_[s] = row;
   slot_[static_cast<size_t>(row)] = s;
+  started_at_[s] = -1;
   return s;
 }
 
@@ -157,12 +169,36 @@ void RowCache::PushRow(int64_t row, std::vector<Out>* out) {
     return;
   }
   for (int64_t c = 0; c < width_; ++c) base[c] += d[c];
+  o.push_scaled.push_back(Contains(scaled_, row) ? 1 : 0);
   o.push_keys.push_back(static_cast<uint64_t>(row));
   ++own_[s];
   ++stats_.pushed;
 }
 
-void RowCache::Prepare(std::span<const int64_t> next, bool flush, std::vector<Out>* out) {
+// Rows whose oldest unpushed update is `push_age_` exchanges old. An entry
+// whose row was pushed since (and maybe started again: a later entry) is
+// stale and dropped.
+void RowCache::PushAged(int64_t step, std::vector<Out>* out) {
+  for (int64_t r : started_) {
+    const int32_t s = slot_[static_cast<size_t>(r)];
+    if (s < 0) continue;
+    started_at_[s] = step;
+    aging_.emplace_back(r, step);
+  }
+  started_.clear();
+  while (!aging_.empty() && aging_.front().second + push_age_ <= step) {
+    const auto [r, at] = aging_.front();
+    aging_.pop_front();
+    const size_t i = static_cast<size_t>(r);
+    const int32_t s = slot_[i];
+    if (s < 0 || started_at_[s] != at || updates_[i] == 0 || single_bit_[i]) continue;
+    started_at_[s] = -1;
+    PushRow(r, out);
+  }
+}
+
+void RowCache::Prepare(std::span<const int64_t> next, bool flush, int64_t step,
+                       std::vector<Out>* out) {
   if (reset_) {
     for (Out& o : *out) o.reset = true;
     reset_ = false;
@@ -183,10 +219,17 @@ void RowCache::Prepare(std::span<const int64_t> next, bool flush, std::vector<Ou
       const size_t i = static_cast<size_t>(r);
       if (updates_[i] >= push_bound_ && holds(r) && !single_bit_[i]) PushRow(r, out);
     }
+    if (push_age_ > 0) PushAged(step, out);
   }
   due_.clear();
+  if (flush) {
+    started_.clear();
+    aging_.clear();
+  }
   Fetch(next, out);
-  for (Out& o : *out) SortOut(width_, &o.push_keys, &o.push_rows, &o.fetch_keys, &o.drop_keys);
+  for (Out& o : *out) {
+    SortOut(width_, &o.push_keys, &o.push_rows, &o.push_scaled, &o.fetch_keys, &o.drop_keys);
+  }
 }
 
 void RowCache::Fetch(std::span<const int64_t> next, std::vector<Out>* out) {
@@ -267,7 +310,12 @@ Status RowCache::Apply(const InMessage& msg, wire::RowSyncReplySection::Reader s
     } else {
       // The server's value plus what this worker has not merged yet.
       float* base = base_.data() + static_cast<size_t>(s) * width_;
-      for (int64_t c = 0; c < width_; ++c) local[c] = v[c] + (local[c] - base[c]);
+      for (int64_t c = 0; c < width_; ++c) {
+        const double lacked = static_cast<double>(v[c]) - base[c];
+        stats_.drift_sq += lacked * lacked;
+        stats_.norm_sq += static_cast<double>(v[c]) * v[c];
+        local[c] = v[c] + (local[c] - base[c]);
+      }
       ++stats_.refreshed;
     }
     std::memcpy(base_.data() + static_cast<size_t>(s) * width_, v.data(), sizeof(float) * width_);
@@ -310,7 +358,8 @@ Status RowExchange::Send(std::span<RowCache* const> caches,
   for (size_t i = 0; i < caches.size(); ++i) {
     RowCache& c = *caches[i];
     std::vector<RowCache::Out> out(static_cast<size_t>(servers_));
-    c.Prepare(i < next.size() ? next[i] : std::span<const int64_t>{}, flush, &out);
+    c.Prepare(i < next.size() ? next[i] : std::span<const int64_t>{}, flush,
+              static_cast<int64_t>(step), &out);
     for (int s = 0; s < servers_; ++s) {
       RowCache::Out& o = out[static_cast<size_t>(s)];
       c.stats_.bytes_out += (o.push_keys.size() + o.fetch_keys.size() + o.drop_keys.size()) * 8 +
@@ -322,6 +371,7 @@ Status RowExchange::Send(std::span<RowCache* const> caches,
       m.SetKeys(sec.initPushKeys(), Buffer::FromVector(std::move(o.push_keys)));
       m.SetRows(sec.initPushRows(), Buffer::FromVector(std::move(o.push_rows)),
                 static_cast<uint32_t>(c.width_));
+      m.SetBytes(sec.initPushScaled(), Buffer::FromVector(std::move(o.push_scaled)));
       m.SetKeys(sec.initFetchKeys(), Buffer::FromVector(std::move(o.fetch_keys)));
       m.SetKeys(sec.initDropKeys(), Buffer::FromVector(std::move(o.drop_keys)));
     }
@@ -387,6 +437,7 @@ Status RowExchange::PushReplicated(int param, int64_t width, const cluster::Shar
               static_cast<uint32_t>(width));
     m.SetKeys(sec.initFetchKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
     m.SetKeys(sec.initDropKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
+    m.SetBytes(sec.initPushScaled(), Buffer::FromVector(std::vector<uint8_t>{}));
     replies.push_back(transport_->RequestAsync(transport::PeerId{transport::Role::kServer, s},
                                                std::move(m), call_));
   }

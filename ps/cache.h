@@ -28,6 +28,12 @@
 // before the mini-batch (the audit, RowExchange::set_audit, checks this
 // against the servers' versions of every held row).
 //
+// A push age (set_push_age) bounds how long an update waits: a held row is
+// pushed once `age` exchanges have passed since its first update after its
+// last push, even short of the push bound (a row a few elements of each
+// mini-batch touch would otherwise wait many mini-batches, and the other
+// workers' copies drift from it).
+//
 // Memory bound: at most `capacity` rows are held (a base of width floats and
 // 24 bytes each; 9 bytes per row of the parameter besides). A parameter with
 // no more rows than that is held whole (`whole()`: every row fetched at the
@@ -36,6 +42,11 @@
 // held rows that neither the last nor the coming mini-batch touches are
 // evicted in clock order (a row used since the hand last passed is spared
 // once); an evicted row with updates is pushed in the same exchange.
+//
+// Scaled merges (SetScaledRows): a scaled row's delta pushed while the
+// worker's copy lacked L merges by other workers is added times 1 / (1 + L),
+// and the row comes back in the answer, so the copy is the servers' value
+// again.
 //
 // Rows can be excluded (hot rows, replicated and merged by a collective):
 // the cache never holds, fetches or pushes them, and ignores their counts.
@@ -48,6 +59,7 @@
 #define RIGEL_PS_CACHE_H_
 
 #include <cstdint>
+#include <deque>
 #include <future>
 #include <memory>
 #include <span>
@@ -70,6 +82,10 @@ struct RowCacheStats {
   // by other workers any of them lacked when an answer came.
   uint64_t audited = 0;
   int64_t max_lag = 0;
+  // Drift: over the held rows received again (refreshed), the summed
+  // squares of (servers' value - this worker's base), what its copy lacked,
+  // and of the servers' values.
+  double drift_sq = 0, norm_sq = 0;
 };
 
 class RowCache {
@@ -87,12 +103,24 @@ class RowCache {
   uint32_t push_bound() const { return push_bound_; }
   // Rows counted from now on are due at `bound` updates (at least 1).
   void set_push_bound(uint32_t bound) { push_bound_ = bound < 1 ? 1 : bound; }
+  // The rows (sorted) whose pushes the servers scale by the merges they
+  // lacked (rowSync's `pushScaled`; rows most elements write, whose deltas
+  // read their own stale values). Replaces the earlier set.
+  void SetScaledRows(std::span<const int64_t> rows);
   int64_t held() const { return static_cast<int64_t>(row_.size() - free_.size()); }
   bool holds(int64_t row) const { return slot_[static_cast<size_t>(row)] >= 0; }
   // The write counts, one per row, and the rows whose count reached the push
   // bound since the last exchange (see above).
   uint32_t* updates() { return updates_.data(); }
   std::vector<int64_t>* due() { return &due_; }
+  // The rows whose first update since their last push the caller's kernel
+  // made since the last exchange (kernel::RowTracker::started); used when a
+  // push age is set.
+  std::vector<int64_t>* started() { return &started_; }
+  // A held row's update waits at most `steps` exchanges before the row is
+  // pushed, however far its count is from the push bound (0: no age bound).
+  void set_push_age(int64_t steps) { push_age_ = steps < 0 ? 0 : steps; }
+  int64_t push_age() const { return push_age_; }
   // Makes `rows` (sorted, distinct) excluded: they are dropped if held (their
   // pending deltas are left in the local copy for the caller) and their
   // counts ignored from now on.
@@ -118,7 +146,9 @@ class RowCache {
   struct Out;  // one exchange's section for one server
 
   // Adds this cache's pushes, fetches and drops to out[server].
-  void Prepare(std::span<const int64_t> next, bool flush, std::vector<Out>* out);
+  // `step` numbers the exchanges of a run (for the push age).
+  void Prepare(std::span<const int64_t> next, bool flush, int64_t step, std::vector<Out>* out);
+  void PushAged(int64_t step, std::vector<Out>* out);
   void PushRow(int64_t row, std::vector<Out>* out);
   void Fetch(std::span<const int64_t> next, std::vector<Out>* out);
   void Evict(int64_t need, std::span<const int64_t> next, std::vector<Out>* out);
@@ -141,13 +171,20 @@ class RowCache {
   std::vector<int64_t> single_;      // rows with one writer (SetSingleWriter), sorted
   std::vector<uint8_t> single_bit_;  // per row
   std::vector<int64_t> due_;         // rows whose count reached the bound
+  std::vector<int64_t> started_;     // rows whose count left 0 since the last exchange
+  // Push age: (row, exchange) of each first update, oldest first; an entry
+  // is current while the row's slot started at that exchange.
+  std::deque<std::pair<int64_t, int64_t>> aging_;
+  int64_t push_age_ = 0;
   uint32_t push_bound_;
+  std::vector<int64_t> scaled_;  // SetScaledRows', sorted (few: the rows most elements write)
   // Per slot.
   std::vector<int64_t> row_;  // -1: free
   std::vector<float> base_;
-  std::vector<uint64_t> version_;  // the server's version when the row came
-  std::vector<uint32_t> own_;      // merges this worker made since
-  std::vector<uint8_t> used_;      // clock bit
+  std::vector<uint64_t> version_;    // the server's version when the row came
+  std::vector<uint32_t> own_;        // merges this worker made since
+  std::vector<int64_t> started_at_;  // the exchange its unpushed updates started at
+  std::vector<uint8_t> used_;        // clock bit
   std::vector<int32_t> free_;
   std::vector<int64_t> drops_;      // held rows excluded since the last exchange
   size_t hand_ = 0;                 // clock hand, over slots

@@ -22,6 +22,34 @@ std::span<const int64_t> AsRows(std::span<const uint64_t> keys) {
 
 Buffer U64Buffer(std::vector<uint64_t> v) { return Buffer::FromVector(std::move(v)); }
 
+// Scaled merges of hot rows (docs/parameter_servers.md): worker w's delta of
+// a row it holds lacking L merges by other workers was taken without them,
+// and those workers' deltas were taken without it. For a row most elements
+// write, each corrects the same error, and adding every one whole
+// multiplies the row's step by the writers (summed stale deltas of a row
+// every worker writes overshoot, and diverge from 3 workers on). The worker
+// flags such rows' pushes (`flags`); each is scaled by 1 / (1 + L) (the
+// staleness-aware step of Zhang et al., IJCAI 2016), which averages the
+// deltas of a row all workers write at once. Other rows' deltas are added
+// whole, as serial SGD applies them. Returns the deltas to add (`deltas`
+// itself when none is scaled, else *scaled) and appends the scaled rows to
+// *resend: the worker's copy took its delta whole.
+const float* ScaleByLag(const RowVersions& versions, int w, std::span<const uint64_t> push,
+                        std::span<const uint8_t> flags, const float* deltas, int64_t width,
+                        std::vector<float>* scaled, std::vector<int64_t>* resend) {
+  for (size_t k = 0; k < push.size() && k < flags.size(); ++k) {
+    if (flags[k] == 0) continue;
+    const int lag = versions.lacks(static_cast<int64_t>(push[k]), w);
+    if (lag <= 0) continue;
+    if (scaled->empty()) scaled->assign(deltas, deltas + push.size() * width);
+    const float a = 1.0f / static_cast<float>(1 + lag);
+    float* row = scaled->data() + k * width;
+    for (int64_t c = 0; c < width; ++c) row[c] *= a;
+    resend->push_back(static_cast<int64_t>(push[k]));
+  }
+  return scaled->empty() ? deltas : scaled->data();
+}
+
 }  // namespace
 
 // Everything of one message is checked before anything is applied: a bad key
@@ -59,6 +87,11 @@ Status PsService::CheckRowSync(const InMessage& msg, int* worker) const {
                              std::to_string(width) + ", not " + std::to_string(rows.width));
     }
     RIGEL_RETURN_IF_ERROR(CheckKeys(static_cast<int>(param), push));
+    const size_t scaled = msg.Bytes(sec.getPushScaled()).size();
+    if (scaled != 0 && scaled != push.size()) {
+      return InvalidArgument("rowSync: '" + p.decl.name + "' has " + std::to_string(scaled) +
+                             " pushScaled bytes for " + std::to_string(push.size()) + " pushes");
+    }
     RIGEL_RETURN_IF_ERROR(CheckKeys(static_cast<int>(param), msg.Keys(sec.getFetchKeys())));
     RIGEL_RETURN_IF_ERROR(CheckKeys(static_cast<int>(param), msg.Keys(sec.getDropKeys())));
     for (size_t k = 0; k < push.size(); ++k) {
@@ -101,19 +134,29 @@ void PsService::ServeRowSync(const InMessage& msg) {
     RowVersions& versions = Versions(param);
     if (sec.getReset()) versions.DropAll(w);
     std::span<const uint64_t> push = msg.Keys(sec.getPushKeys());
+    std::vector<int64_t> send;
     if (!push.empty()) {
       UpdateOptions add;
       add.rule = UpdateRule::kAdd;
-      st = stores_[param]->Push(AsRows(push), msg.Rows(sec.getPushRows()).values.data(), add);
+      const float* deltas = msg.Rows(sec.getPushRows()).values.data();
+      std::vector<float> scaled;
+      if (!req.getReplica()) {
+        const Buffer flags = msg.Bytes(sec.getPushScaled());
+        deltas = ScaleByLag(versions, w, push,
+                            {reinterpret_cast<const uint8_t*>(flags.data()), flags.size()}, deltas,
+                            setup_.Width(param), &scaled, &send);
+      }
+      st = stores_[param]->Push(AsRows(push), deltas, add);
       if (!st.ok()) break;
       MarkChanged(param, push);
       for (uint64_t k : push) versions.Merge(static_cast<int64_t>(k), w, req.getReplica(), bound);
       pushed += push.size();
     }
     for (uint64_t k : msg.Keys(sec.getDropKeys())) versions.Drop(static_cast<int64_t>(k), w);
-    // The rows to send: those asked for, and those the worker holds that now
-    // lack too many merges; each once, ascending.
-    std::vector<int64_t> send = versions.TakeDue(w, bound);
+    // The rows to send: those scaled, those asked for, and those the worker
+    // holds that now lack too many merges; each once, ascending.
+    const std::vector<int64_t> due = versions.TakeDue(w, bound);
+    send.insert(send.end(), due.begin(), due.end());
     for (uint64_t k : msg.Keys(sec.getFetchKeys())) send.push_back(static_cast<int64_t>(k));
     std::vector<int64_t> tmp;
     SortKeys(&send, &tmp);

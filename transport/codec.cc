@@ -164,6 +164,7 @@ void CheckRowSync(wire::RowSync::Reader r, BodyChecker& c) {
     }
     c.Keys(sec.getFetchKeys(), "rowSync.sections.fetchKeys");
     c.Keys(sec.getDropKeys(), "rowSync.sections.dropKeys");
+    c.Bytes(sec.getPushScaled(), "rowSync.sections.pushScaled");
   }
 }
 

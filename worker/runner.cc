@@ -266,6 +266,7 @@ analysis::PlanInput Runner::PlanFor(int loop) const {
                opts_.job.staleness != 0;
     p.partial = p.cached && capacity_[pp.index] < ex_->bindings()[pp.index].rows;
     p.scalar = ex_->bindings()[pp.index].width == 1;
+    p.scaled = p.cached && opts_.job.scaled_merges && !prog_.params[pp.index].is_int;
     p.held = analysis::HeldBetweenRuns(prog_, plan_, loop, pp);
     in.loop_params.push_back(p);
   }
@@ -444,6 +445,15 @@ Status Runner::RunSynced(const TaskSpec& task, const analysis::StepLists& steps,
   env.bindings = bindings;
   env.relaxed = &relaxed;
   RIGEL_ASSIGN_OR_RETURN(auto strategies, sync::CreateStrategies(env));
+  for (const analysis::ParamRows& r : rows.params) {
+    const int p = r.param.index;
+    if (!r.used || !r.param.written || !prog_.loops[task.loop].relaxed[p] ||
+        prog_.params[p].is_int) {
+      continue;
+    }
+    const kernel::ParamBinding& b = (*bindings)[p];
+    Watch(p, task.loop).Before(b.data, b.rows, b.width);
+  }
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->Begin());
   RIGEL_RETURN_IF_ERROR(RunSteps(task.loop, ctx, steps, rows, strategies, m));
   for (const analysis::ParamRows& r : rows.params) {
@@ -453,6 +463,35 @@ Status Runner::RunSynced(const TaskSpec& task, const analysis::StepLists& steps,
   auto t = Clock::now();
   RIGEL_RETURN_IF_ERROR(client_->WaitForPushes());
   m->comm_s += SecondsSince(t);
+  return sync::Diverged(env, CheckDiverged(task.loop, rows, *bindings, m));
+}
+
+exec::DivergenceWatch& Runner::Watch(int p, int loop) {
+  std::vector<exec::DivergenceWatch>& w = state_[p].watch;
+  w.resize(prog_.loops.size());
+  return w[loop];
+}
+
+// Every worker scans its copy of each relaxed parameter the run wrote: what
+// it fetched and merged of the others' updates and its own. A parameter that
+// blows up does so on every copy, so each worker finds it on its own.
+Status Runner::CheckDiverged(int loop, const analysis::RowPlan& rows,
+                             const std::vector<kernel::ParamBinding>& bindings,
+                             sync::SyncMetrics* metrics) {
+  for (const analysis::ParamRows& r : rows.params) {
+    const int p = r.param.index;
+    if (!r.used || !r.param.written || !prog_.loops[loop].relaxed[p] || prog_.params[p].is_int) {
+      continue;
+    }
+    const kernel::ParamBinding& b = bindings[p];
+    exec::DivergenceWatch& watch = Watch(p, loop);
+    const std::string what = watch.After(prog_.params[p].name, b.data, b.rows, b.width);
+    if (metrics) {
+      metrics->values.emplace_back("relaxed.max.magnitude." + prog_.params[p].name,
+                                   static_cast<double>(watch.last().largest));
+    }
+    if (!what.empty()) return FailedPrecondition(what);
+  }
   return Status::Ok();
 }
 

@@ -188,6 +188,14 @@ class Runner {
                    const analysis::RowPlan& rows, const kernel::RunContext& ctx,
                    std::vector<kernel::ParamBinding>* bindings, const sync::RelaxedRun& relaxed,
                    sync::SyncMetrics* m);
+  // FailedPrecondition when a relaxed parameter the run wrote diverged
+  // (exec/divergence.h) on this worker's copy of it.
+  // Adds each one's largest |value| to *metrics (relaxed.max.magnitude.P).
+  // Watch: parameter p's DivergenceWatch over loop `loop`'s runs.
+  Status CheckDiverged(int loop, const analysis::RowPlan& rows,
+                       const std::vector<kernel::ParamBinding>& bindings,
+                       sync::SyncMetrics* metrics);
+  exec::DivergenceWatch& Watch(int p, int loop);
   // The run's counters into out->metrics, and its log line.
   void Report(const TaskSpec& task, const analysis::StepLists& steps, double keys_s, double total,
               const sync::SyncMetrics& m, TaskResult* out) const;

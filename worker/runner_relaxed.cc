@@ -13,37 +13,53 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   const size_t np = prog_.params.size();
   out->capacity = capacity_;
   out->hot.assign(np, {});
+  out->scaled.assign(np, {});
   out->audit = opts_.audit_staleness;
-  std::vector<bool> cached(np, false);
+  const cluster::JobOptions& job = opts_.job;
+  std::vector<bool> cached(np, false), scalable(np, false);
   bool any = false;
   for (const analysis::PlanParam& pp : in.loop_params) {
-    cached[static_cast<size_t>(pp.index)] = pp.cached;
+    const size_t p = static_cast<size_t>(pp.index);
+    cached[p] = pp.cached;
+    scalable[p] = pp.scaled;
     any |= pp.cached;
   }
   if (!any) return Status::Ok();
-  const cluster::JobOptions& job = opts_.job;
   analysis::RelaxedChoice c = analysis::ChooseRelaxed(opts_.workers, in.hot_share);
   c.batch = analysis::StepBatch(in);  // --batch, when given
   if (job.staleness >= 1) c.staleness = job.staleness;
   if (job.push_bound > 0) c.push_bound = job.push_bound;
   if (job.merge_every > 0) c.merge_every = job.merge_every;
+  if (job.push_age > 0) c.push_age = job.push_age;
   out->staleness = static_cast<uint32_t>(c.staleness);
   out->push_bound = static_cast<uint32_t>(std::min<int64_t>(c.push_bound, UINT32_MAX));
   out->merge_every = c.merge_every;
-  if (!job.hot_rows || opts_.workers < 2) return Status::Ok();
-  bool choose = false;
-  for (size_t p = 0; p < np; ++p) choose |= cached[p] && !state_[p].hot.chosen();
-  if (!choose) return Status::Ok();
+  out->push_age = c.push_age;
+  if (opts_.workers < 2) return Status::Ok();
+  bool choose = false, scale = false;
+  for (size_t p = 0; p < np; ++p) {
+    choose |= job.hot_rows && cached[p] && !state_[p].hot.chosen();
+    scale |= scalable[p];
+  }
+  if (!choose && !scale) return Status::Ok();
   auto it = samples_.find(task.loop);
   if (it == samples_.end()) {
     RIGEL_ASSIGN_OR_RETURN(analysis::RowSample sample,
                            SampleLoopRows(task, blocks, ctx, in, analysis::kHotSample, cached));
     it = samples_.emplace(task.loop, std::move(sample)).first;
   }
+  const double share = analysis::ScaledShare(opts_.workers);
   for (size_t p = 0; p < np; ++p) {
     if (!cached[p]) continue;
-    out->hot[p] = analysis::ChooseHotRows(it->second.counts[p], it->second.sampled,
-                                          ex_->bindings()[p].width, opts_.workers, c);
+    const int64_t width = ex_->bindings()[p].width;
+    if (choose) {
+      out->hot[p] = analysis::ChooseHotRows(it->second.counts[p], it->second.sampled, width,
+                                            opts_.workers, c);
+    }
+    if (scalable[p]) {
+      out->scaled[p] =
+          analysis::ChooseScaledRows(it->second.counts[p], it->second.sampled, width, share);
+    }
   }
   return Status::Ok();
 }

@@ -170,11 +170,14 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   JobOptions o;
   EXPECT_EQ(o.staleness, kStalenessAuto);  // DSL.md version 3: Rigel chooses
   std::vector<CLI::Option*> flags = AddJobOptionFlags(&app, &o);
-  ASSERT_EQ(flags.size(), 11u);
-  app.parse(std::vector<std::string>{"off", "--data-parts", "1.5G", "--memory-limit", "cuda",
-                                     "--device", "7", "--sync-every", "3", "--staleness", "off",
-                                     "--hot-rows", "64", "--push-bound"});
+  ASSERT_EQ(flags.size(), 13u);
+  app.parse(std::vector<std::string>{"5", "--push-age", "off", "--scaled-merges", "off",
+                                     "--data-parts", "1.5G", "--memory-limit", "cuda", "--device",
+                                     "7", "--sync-every", "3", "--staleness", "off", "--hot-rows",
+                                     "64", "--push-bound"});
   EXPECT_FALSE(o.data_parts);
+  EXPECT_FALSE(o.scaled_merges);
+  EXPECT_EQ(o.push_age, 5);
   EXPECT_EQ(o.memory_limit, int64_t{3} << 29);
   EXPECT_EQ(o.staleness, 3);
   EXPECT_EQ(o.push_bound, 64);
@@ -182,7 +185,7 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(o.sync_every, 7);
   EXPECT_EQ(o.device, "cuda");
   EXPECT_EQ(flags[0]->count(), 1u);
-  EXPECT_EQ(flags[2]->count(), 0u);  // --merge-every not given
+  EXPECT_EQ(flags[3]->count(), 0u);  // --merge-every not given
 
   // What JobOptionArgs writes, parsed again, is the same options.
   std::vector<std::string> args = JobOptionArgs(o);
@@ -202,6 +205,8 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(p.collectives, o.collectives);
   EXPECT_EQ(p.memory_limit, o.memory_limit);
   EXPECT_EQ(p.data_parts, o.data_parts);
+  EXPECT_EQ(p.scaled_merges, o.scaled_merges);
+  EXPECT_EQ(p.push_age, o.push_age);
   EXPECT_TRUE(ValidateJobOptions(p, "x").ok());
 
   // auto travels as itself.
@@ -243,6 +248,8 @@ TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
                                               {"often", "--staleness"},
                                               {"0", "--cache-mb"},
                                               {"maybe", "--hot-rows"},
+                                              {"yes", "--scaled-merges"},
+                                              {"-1", "--push-age"},
                                               {"-2", "--push-bound"},
                                               {"lots", "--memory-limit"},
                                               {"4X", "--memory-limit"}}) {

@@ -165,6 +165,36 @@ TEST(Check, IntParametersAndLinesCorporaNeedTheRightForms) {
             "");
 }
 
+// A split part numbers its positions from 0 (DSL.md "split"): a part's t read
+// by window() over another data set names another word, so it is refused,
+// through lets, vars and t plus or minus an integer; the part's own window,
+// and the parent's window over the parent's t, are fine.
+TEST(Check, WindowRefusesAPositionOfAnotherDataSet) {
+  const std::string decls =
+      "data c = tokens(\"c.txt\")\ndata tr, te = split(c, test=0.1, seed=1)\n"
+      "data o = tokens(\"o.txt\")\nparam e: f32[c.vocab] = zeros()\n";  // 4 lines
+  ExpectError(decls + "parallel for (t, w) in te {\n  for x in window(c, t, 2) { e[x] += 1 }\n}\n",
+              6, 22,
+              "'t' is a position of 'te', not of 'c': a part of split() numbers its positions "
+              "from 0 within the part, so the same number is another word of 'c'; write "
+              "window(te, t, radius) for the neighbours of te's word");
+  ExpectError(decls + "parallel for (t, w) in c {\n  for x in window(tr, t, 2) { e[x] += 1 }\n}\n",
+              6, 23, "'t' is a position of 'c', not of 'tr': a part of split()");
+  ExpectError(decls +
+                  "parallel for (t, w) in te {\n  let u = t + 1\n  var v = u - 2\n"
+                  "  for x in window(c, v, 2) { e[x] += 1 }\n}\n",
+              8, 22, "'v' is a position of 'te', not of 'c': a part");
+  ExpectError(
+      decls + "parallel for (t, w) in o {\n  for x in window(c, 1 + t, 2) { e[x] += 1 }\n}\n", 6,
+      24, "this is a position of 'o', not of 'c'; write window(o, ..., radius)");
+  for (const char* ok :
+       {"parallel for (t, w) in te { for x in window(te, t, 2) { e[x] += 1 } }\n",
+        "parallel for (t, w) in c { for x in window(c, t - 1, 2) { e[x] += 1 } }\n",
+        "parallel for (t, w) in te { for x in window(c, w, 2) { e[x] += 1 } }\n"}) {
+    EXPECT_EQ(Errors(decls + ok), "") << ok;
+  }
+}
+
 TEST(Check, LibsvmLabels) {
   for (auto [arg, want] : {std::pair{"", data::LibsvmLabels::kAuto},
                            std::pair{", labels=\"auto\"", data::LibsvmLabels::kAuto},

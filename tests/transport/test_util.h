@@ -246,6 +246,7 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       m.SetRows(sec.initPushRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
       m.SetKeys(sec.initFetchKeys(), Buffer::FromVector(SampleKeys(seed + 1, 3)));
       m.SetKeys(sec.initDropKeys(), Buffer::FromVector(std::vector<uint64_t>{}));
+      m.SetBytes(sec.initPushScaled(), Buffer::FromVector(std::vector<uint8_t>(nkeys, 1)));
       break;
     }
     case MessageType::ROW_SYNC_REPLY: {

@@ -120,6 +120,8 @@ struct JobOptions {
   cacheMb @8 :Int64;        # 0 from an older sender: 1024
   noHotRows @9 :Bool;
   noDataParts @10 :Bool;    # every worker loads every data set whole
+  noScaledMerges @11 :Bool; # relaxed merges are added whole (--scaled-merges off)
+  pushAge @12 :Int64;       # mini-batches a cached row's update may wait; 0: Rigel chooses
 }
 
 # A parameter the servers hold: its rows, width (0: 1-D), sharding and
@@ -364,7 +366,11 @@ struct RestoreRequest {
 # pushes are of rows replicated on every worker and already merged into each
 # replica (hot rows, merged by a collective): they count as a merge no holder
 # lacks. A push with a non-finite value is refused (an error naming the
-# parameter and row) and nothing of the message is applied.
+# parameter and row) and nothing of the message is applied. A push whose
+# `pushScaled` byte is 1 is multiplied by 1 / (1 + L) before it is added, L
+# being the merges by other workers that the pusher's copy of the row lacks
+# (its delta was taken without them: docs/parameter_servers.md, "Scaled
+# merges of hot rows"); a row so scaled comes back in the answer.
 struct RowSync {
   sections @0 :List(RowSyncSection);
   staleness @1 :UInt32;  # N: rows lacking more merges by other workers come back
@@ -380,6 +386,7 @@ struct RowSyncSection {
   fetchKeys @3 :KeysRef;
   dropKeys @4 :KeysRef;
   reset @5 :Bool;        # the worker held no row of it before this message's fetches
+  pushScaled @6 :BytesRef;  # pushKeys.count bytes (or none), 0 or 1: scale the push (above)
 }
 
 # server -> worker: the answer to `rowSync`, one section per section asked.

@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "common/seconds.h"
-#include "ir/source.h"
 #include "worker/sync/strategy.h"
 
 namespace rigel::worker::sync {
@@ -42,12 +41,16 @@ class CachedRows : public SyncStrategy {
         st.cache->RestoreLocal();
       }
       st.cache->set_push_bound(rr.push_bound);
+      st.cache->SetScaledRows(rr.scaled[p]);
+      st.hot.set_averaged(!rr.scaled[p].empty());
       st.cache->SetSingleWriter(env_.rows->params[p].single);
       // Hot rows are decided after the first run (DecideHotRows); until then
       // every row goes through the cache.
       decide_ = decide_ || (!st.hot.chosen() && !rr.hot[p].empty() && env_.dense);
       RIGEL_RETURN_IF_ERROR(st.hot.Load(*env_.io, p, env_.metrics));
-      st.tracker = kernel::RowTracker{st.cache->updates(), st.cache->push_bound(), st.cache->due()};
+      st.cache->set_push_age(rr.push_age);
+      st.tracker = kernel::RowTracker{st.cache->updates(), st.cache->push_bound(), st.cache->due(),
+                                      rr.push_age > 0 ? st.cache->started() : nullptr};
       b.tracker = &st.tracker;
       caches_.push_back(st.cache.get());
       before_.push_back(st.cache->stats());
@@ -172,21 +175,7 @@ class CachedRows : public SyncStrategy {
     return Status::Ok();
   }
 
-  // A non-finite merge (refused by a server, or found after a collective
-  // sum) names the loop and its run besides the parameter and row.
-  Status Diverged(const Status& st) const {
-    if (st.ok() || st.code() != StatusCode::kFailedPrecondition) return st;
-    const ir::Loop& loop = env_.prog->loops[env_.loop];
-    return FailedPrecondition(ir::FormatDiagnostic(
-        *env_.prog->source, loop.loc,
-        "a relaxed parameter diverged in " +
-            (env_.epoch >= 0 ? "epoch " + std::to_string(env_.epoch) + " (run " +
-                                   std::to_string(env_.launch) + " of this loop)"
-                             : "run " + std::to_string(env_.launch) + " of this loop") +
-            ": " + st.message() +
-            "; the job stops here (a smaller learning rate, or a smaller --staleness, "
-            "--push-bound or --merge-every, keeps the merged updates smaller)"));
-  }
+  Status Diverged(const Status& st) const { return sync::Diverged(env_, st); }
 
   // The run's settings and counters (exec::EpochFigures::relaxed) and bytes
   // per parameter.
@@ -195,6 +184,7 @@ class CachedRows : public SyncStrategy {
     const RelaxedRun& rr = *env_.relaxed;
     m.values.emplace_back("relaxed.staleness", rr.staleness);
     m.values.emplace_back("relaxed.push_bound", rr.push_bound);
+    m.values.emplace_back("relaxed.push_age", static_cast<double>(rr.push_age));
     m.values.emplace_back("relaxed.merge_every", static_cast<double>(rr.merge_every));
     for (size_t i = 0; i < caches_.size(); ++i) {
       const ps::RowCacheStats& now = caches_[i]->stats();
@@ -212,6 +202,9 @@ class CachedRows : public SyncStrategy {
       count("refreshed", now.refreshed, was.refreshed);
       count("fetched", now.fetched, was.fetched);
       count("evicted", now.evicted, was.evicted);
+      // Summed over workers; the log gives drift.<name> = sqrt(drift_sq / norm_sq).
+      m.values.emplace_back("relaxed.count.drift_sq." + name, now.drift_sq - was.drift_sq);
+      m.values.emplace_back("relaxed.count.norm_sq." + name, now.norm_sq - was.norm_sq);
       m.values.emplace_back("relaxed.hot_rows." + name,
                             static_cast<double>((*env_.state)[params_[i]].hot.rows().size()));
       // The rows the sample proposed (analysis/relaxed.h ChooseHotRows),

@@ -1,5 +1,6 @@
 #include "worker/sync/hot_rows.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -14,15 +15,38 @@ Status HotRows::Load(RowIo& io, int p, SyncMetrics* m) {
 
 Replica HotRows::Gather(const kernel::ParamBinding& b) {
   const size_t width = static_cast<size_t>(b.width);
-  local_.resize(rows_.size() * width);
+  const size_t values = rows_.size() * width;
+  local_.resize(values + (averaged_ ? rows_.size() : 0));
   for (size_t k = 0; k < rows_.size(); ++k) {
     std::memcpy(local_.data() + k * width, b.data + rows_[k] * b.width, sizeof(float) * width);
   }
-  return Replica{local_.data(), base_.data(), local_.size()};
+  if (!averaged_) return Replica{local_.data(), base_.data(), local_.size()};
+  // A row this worker wrote since the last merge counts it as a writer.
+  for (size_t k = 0; k < rows_.size(); ++k) {
+    local_[values + k] =
+        std::memcmp(local_.data() + k * width, base_.data() + k * width, sizeof(float) * width) != 0
+            ? 1.0f
+            : 0.0f;
+  }
+  merge_base_.assign(base_.begin(), base_.end());
+  merge_base_.resize(local_.size(), 0.0f);
+  return Replica{local_.data(), merge_base_.data(), local_.size()};
 }
 
 Status HotRows::Scatter(const kernel::ParamBinding& b, const std::string& name) {
   const size_t width = static_cast<size_t>(b.width);
+  if (averaged_) {
+    // local_ is base_ + the writers' summed deltas, then the writers.
+    const size_t values = rows_.size() * width;
+    for (size_t k = 0; k < rows_.size(); ++k) {
+      const float writers = local_[values + k];
+      if (writers <= 1.0f) continue;
+      float* v = local_.data() + k * width;
+      const float* was = base_.data() + k * width;
+      for (size_t c = 0; c < width; ++c) v[c] = was[c] + (v[c] - was[c]) / writers;
+    }
+    std::copy_n(local_.begin(), values, base_.begin());
+  }
   for (size_t k = 0; k < rows_.size(); ++k) {
     const float* v = local_.data() + k * width;
     for (size_t c = 0; c < width; ++c) {

@@ -9,9 +9,13 @@
 // Per run: Load takes the servers' values (every worker the same: the
 // servers are quiet between runs); a merge (Gather, DenseSync::Sync,
 // Scatter), made by every worker at the same steps, replaces each replica by
-// base + the sum of every worker's delta
-// since the last merge, so the replicas stay bit for bit equal and no merge
-// is lacked by anyone; Commit (worker 0) merges the run's summed delta into
+// base + the sum of every worker's delta since the last merge, so the
+// replicas stay bit for bit equal and no merge is lacked by anyone. Averaged
+// (set_averaged: staleness-scaled merges, docs/parameter_servers.md), each
+// of the k workers that wrote a row since the last merge took its delta
+// without the other k - 1, so each counts 1 / k: the replica becomes base +
+// the mean of the writers' deltas (the collective also sums a count of
+// writers per row, 4 bytes a row); Commit (worker 0) merges the run's summed delta into
 // the servers, so prints, other loops and --save-params see it. A merged
 // value that is not finite is an error naming the parameter and row.
 //
@@ -39,6 +43,7 @@ class HotRows {
     rows_ = std::move(rows);
     chosen_ = true;
   }
+  void set_averaged(bool on) { averaged_ = on; }
 
   // Pulls the rows into the local copy of p and makes that the base.
   Status Load(RowIo& io, int p, SyncMetrics* m);
@@ -55,10 +60,12 @@ class HotRows {
 
  private:
   bool chosen_ = false;
+  bool averaged_ = false;
   std::vector<int64_t> rows_;
-  std::vector<float> base_;   // the replica after the last merge (equal on every worker)
-  std::vector<float> start_;  // what the servers held at Load
-  std::vector<float> local_;  // gathered for a merge
+  std::vector<float> base_;        // the replica after the last merge (equal on every worker)
+  std::vector<float> start_;       // what the servers held at Load
+  std::vector<float> local_;       // gathered for a merge (averaged: then a writer flag per row)
+  std::vector<float> merge_base_;  // averaged: base_ and a zero per row, summed into by the merge
 };
 
 }  // namespace rigel::worker::sync

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "ir/source.h"
+
 namespace rigel::worker::sync {
 
 using analysis::Strategy;
@@ -46,6 +48,20 @@ StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const Sync
     }
   }
   return out;
+}
+
+Status Diverged(const SyncEnv& env, const Status& st) {
+  if (st.ok() || st.code() != StatusCode::kFailedPrecondition) return st;
+  const ir::Loop& loop = env.prog->loops[env.loop];
+  return FailedPrecondition(ir::FormatDiagnostic(
+      *env.prog->source, loop.loc,
+      "a relaxed parameter diverged in " +
+          (env.epoch >= 0 ? "epoch " + std::to_string(env.epoch) + " (run " +
+                                std::to_string(env.launch) + " of this loop)"
+                          : "run " + std::to_string(env.launch) + " of this loop") +
+          ": " + st.message() +
+          "; the job stops here (a smaller learning rate, or a smaller --staleness, "
+          "--push-bound or --merge-every, keeps the merged updates smaller)"));
 }
 
 }  // namespace rigel::worker::sync

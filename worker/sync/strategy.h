@@ -19,6 +19,7 @@
 #include "analysis/plan.h"
 #include "analysis/step_plan.h"
 #include "common/status.h"
+#include "exec/divergence.h"
 #include "ir/ir.h"
 #include "ps/cache.h"
 #include "worker/dense_sync.h"
@@ -67,6 +68,9 @@ struct ParamState {
   kernel::RowTracker tracker;
   uint64_t cache_generation = 0;
   HotRows hot;
+  // By loop: this worker's copy's magnitudes over the loop's runs, for the
+  // divergence check (exec/divergence.h, Runner::CheckDiverged).
+  std::vector<exec::DivergenceWatch> watch;
 };
 
 // How one run keeps its relaxed parameters' rows (the cache strategy),
@@ -75,12 +79,17 @@ struct ParamState {
 struct RelaxedRun {
   uint32_t staleness = 1;   // N: merges by other workers a read may lack
   uint32_t push_bound = 1;  // a cached row's updates before it is pushed
+  int64_t push_age = 0;     // exchanges a cached row's update may wait (0: no bound)
   int64_t merge_every = 1;  // steps between hot-row merges
   bool audit = false;       // testing: check the bound against the servers' versions
   // By parameter index: the cache's capacity in rows, and the rows that are
   // hot when the parameter is first cached (empty: none).
   std::vector<int64_t> capacity;
   std::vector<std::vector<int64_t>> hot;
+  // By parameter index: the rows whose merges are scaled (--scaled-merges,
+  // analysis/relaxed.h ChooseScaledRows), sorted; none for sums and i32
+  // counts, whose deltas never read what they add to or are exact.
+  std::vector<std::vector<int64_t>> scaled;
 };
 
 // What the strategies of one run work with; owned by the runner, outliving
@@ -140,6 +149,13 @@ class SyncStrategy {
   // write back what this worker holds (the runner then flushes).
   virtual Status End() { return Status::Ok(); }
 };
+
+// A FailedPrecondition from a strategy (a non-finite merge refused by a
+// server or found after a collective sum) or from the divergence check, with
+// the loop's place and its run: "FILE:LINE:COL: error: a relaxed parameter
+// diverged in epoch E (run R of this loop): ...; the job stops here (...)".
+// Other statuses pass unchanged.
+Status Diverged(const SyncEnv& env, const Status& st);
 
 // The strategies of one run: one per analysis::Strategy that the
 // parameters env.rows uses have (accumulators none), in the order allreduce,
