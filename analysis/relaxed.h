@@ -9,30 +9,33 @@
 // kRowUpdatesPerWorker x ln(W / (W - 2)) from 3 on:
 //
 //   scaled rows the rows at least ScaledShare(W) = U / kScaledBatch of the
-//               sampled elements write (none on 2 workers) are merged
+//               sampled elements write (on 2 workers, U of 3: 0.55) are merged
 //               scaled: a server adds such a delta times 1 / (1 + L), L the
 //               merges by other workers the pusher's copy lacked, and the
 //               collectives merge such hot rows' mean. The W deltas of a
 //               row every worker writes, each taken from the same stale
 //               value over about s x B updates that contract its error by
 //               c, contract it by W c - (W - 1) summed, which exceeds 1 in
-//               size (diverges) from 3 workers on once c < (W - 2) / W;
-//               scaled, they average, which contracts it by c at any W.
+//               size (diverges) from 3 workers on once c < (W - 2) / W,
+//               and on 2 workers oscillates (2c - 1) as c nears 0; scaled,
+//               they average, which contracts it by c at any W.
 //               Rows fewer elements write are added whole: scaling every
 //               row cost an FM on generated data (rows still growing from
 //               their initial values) 4.4 points on 2 workers and 11.8 on
 //               8, where the rule costs it under 1.5.
 //   mini-batch  B = the largest power of two <= U / s, s leaving out the
-//               scaled rows (so B >= kScaledBatch from 3 workers on),
-//               between kMinBatch and kMaxCachedBatch. Measured at default
+//               scaled rows (so B >= kScaledBatch from 3 workers on, and
+//               kMaxCachedBatch on 2), between kMinBatch and kMaxCachedBatch.
+//               sparse_lr and fm on a9a on 2 workers went from B = 256 to
+//               512, within 0.3 points of serial in 3 runs each. Measured at default
 //               flags on the 2-core VM, 2 servers, 3 runs each: fm on a9a
 //               at 8 workers went from test accuracy 0.61-0.82 (a training
 //               loss of 9e27) to within 0.6 points of serial's 0.843;
 //               sparse_lr and svm from 5.9 and 11 points below serial to
-//               within 0.7. On 2 workers sparse_lr on a9a (scalar rows) at
-//               B = 512 dipped to 0.837-0.839 in some epochs of runs under
-//               load (serial 0.849; once 0.827 in CI), at 256 no lower than
-//               0.845 in six runs; word2vec's vector rows keep their
+//               within 0.7. Before rows were scaled, sparse_lr on a9a on 2
+//               workers at B = 512 dipped to 0.837-0.839 in some epochs of
+//               runs under load (serial 0.849; once 0.827 in CI), at 256 no
+//               lower than 0.845 in six runs; word2vec's vector rows keep their
 //               held-out loss at 512 no worse than at 256, which costs 0.83x
 //               instead of 0.68x of the serial epoch. The cap matters where
 //               no row is hot but every row is shared: a DeepWalk on a
@@ -107,8 +110,8 @@ std::vector<int64_t> ChooseHotRows(const std::vector<std::pair<int64_t, int64_t>
                                    const RelaxedChoice& c);
 
 // The share of elements (a scalar row's counted twice) from which a row's
-// merges are scaled on `workers` workers: U / kScaledBatch (above 1, none,
-// on 2 workers).
+// merges are scaled on `workers` workers: U / kScaledBatch (on 2 workers,
+// U of 3).
 double ScaledShare(int workers);
 
 // The rows of one parameter of row width `width` whose merges are scaled:

@@ -385,7 +385,8 @@ class Models {
     for (const RunOut& p : peers) {
       if (!p.ok) continue;
       std::fprintf(stderr, "%-9s %-16s %-13s %9.4f  %8.3f s (whole run)\n", model.c_str(),
-                   p.name.c_str(), key.c_str(), p.quality, p.proc.wall_s);
+                   p.name.c_str(), model == "word2vec" ? "training loss" : key.c_str(), p.quality,
+                   p.proc.wall_s);
       // fastText's loss is a training loss: not on a held-out loss's axis.
       if (model != "word2vec") points_.push_back({model, p.name, p.proc.wall_s, p.quality});
     }
