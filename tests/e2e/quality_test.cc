@@ -114,6 +114,13 @@ std::vector<Case> Cases() {
        Measure::kLoss,
        true,
        gutenberg},
+      {"word2vec_gutenberg_1m",
+       kExamples + "word2vec_heldout.rgl",
+       {},
+       "heldout",
+       Measure::kLoss,
+       true,
+       gutenberg},
   };
 }
 
@@ -125,16 +132,17 @@ std::vector<std::string> Flags(const Case& c, const std::string& dir, const std:
     f.insert(f.end(),
              {"--set", "walks.path=" + dir + "/walks.txt", "--save-vectors", "emb=" + vec});
   }
-  if (std::string(c.name) == "word2vec_gutenberg_300k") {
+  if (std::string(c.name).starts_with("word2vec_gutenberg")) {
     f.insert(f.end(), {"--set", "corpus.path=" + dir + "/corpus.txt"});
   }
   return f;
 }
 
-// The first 1.6 MB (about 300k words) of the Gutenberg corpus, cut at a space.
-void WriteCorpusHead(const std::string& from, const std::string& to) {
+// The first `bytes` of the Gutenberg corpus (1.6 MB: about 300k words; 5.2
+// MB: 1M), cut at a space.
+void WriteCorpusHead(const std::string& from, const std::string& to, size_t bytes) {
   std::ifstream in(from, std::ios::binary);
-  std::string text(1600000, '\0');
+  std::string text(bytes, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<size_t>(in.gcount()));
   text.resize(text.rfind(' ') == std::string::npos ? text.size() : text.rfind(' '));
@@ -185,7 +193,9 @@ TEST_P(QualityTest, KeepsSerialQualityAtDefaultFlags) {
     testing::WriteCommunityWalks(dir_ + "/walks.txt", 2000, kCommunities, 6000, 20, 0.36, 5);
   }
   if (std::string(c.name) == "word2vec_gutenberg_300k") {
-    WriteCorpusHead(c.needs, dir_ + "/corpus.txt");
+    WriteCorpusHead(c.needs, dir_ + "/corpus.txt", 1600000);
+  } else if (std::string(c.name) == "word2vec_gutenberg_1m") {
+    WriteCorpusHead(c.needs, dir_ + "/corpus.txt", 5228000);
   }
   double serial = Run(c, 0, 0, "s0");
   ASSERT_FALSE(std::isnan(serial));
