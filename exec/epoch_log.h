@@ -43,7 +43,8 @@ struct EpochFigures {
   std::map<int, int64_t> batch;         // mini-batch (elements per worker) by loop
   // Relaxed parameters kept by row caches (DSL.md version 3): bytes moved
   // by parameter, and per loop the settings its runs used (staleness,
-  // push_bound, merge_every, hot_rows.<param>) and their counters summed
+  // push_bound, push_age, merge_every, hot_rows.<param>, scaled_rows.<param>:
+  // the rows whose merges are scaled) and their counters summed
   // over workers (pushed.<param>, refreshed.<param>, fetched.<param>,
   // evicted.<param>, audited.<param>) or, for max_lag.<param> and
   // magnitude.<param> (the largest |value| of a worker's copy after the

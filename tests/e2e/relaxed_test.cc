@@ -284,7 +284,10 @@ TEST(Relaxed, ARunThatBlowsUpStopsWhetherOrNotItsValuesStayFinite) {
 
 // The case that exited 0 before (issue 42): an FM on the real a9a on 8
 // workers with merges added whole went to a training loss of 9e27; it now
-// ends with the divergence error, not a model.
+// ends with the divergence error, not a model. At the defaults the bias
+// row (every element writes it) and the most common features are merged
+// scaled, the mini-batch is no longer bound by them, and a row is pushed
+// after 8 updates; the log says so.
 TEST(Relaxed, FmOnA9aOnEightWorkersWithWholeMergesStopsAsDiverged) {
   const std::string a9a = std::string(RIGEL_SOURCE_DIR) + "/../shared/data/a9a";
   if (!std::filesystem::exists(a9a)) GTEST_SKIP() << "real data not present beside the repository";
@@ -294,6 +297,17 @@ TEST(Relaxed, FmOnA9aOnEightWorkersWithWholeMergesStopsAsDiverged) {
       {"--set", "train.path=" + a9a, "--set", "test.path=" + a9a + ".t", "--scaled-merges", "off"});
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("a relaxed parameter diverged in epoch "), std::string::npos) << r.err;
+  RigelResult d = RunProgram(std::string(RIGEL_SOURCE_DIR) + "/tests/e2e/programs/fm.rgl", 8, dir,
+                             {"--set", "train.path=" + a9a, "--set", "test.path=" + a9a + ".t",
+                              "--set", "EPOCHS=2", "--log-json", dir + "/log.json"});
+  ASSERT_EQ(d.rc, 0) << d.err << Logs(dir);
+  for (const nlohmann::json& e : JsonLines(dir + "/log.json")) {
+    const nlohmann::json& x = e["relaxed"]["0"];
+    EXPECT_EQ(x.value("scaled_rows.b", 0.0), 1.0) << e;
+    EXPECT_GT(x.value("scaled_rows.w", 0.0), 0.0) << e;
+    EXPECT_EQ(x.value("push_bound", 0.0), 8.0) << e;
+    EXPECT_GE(e["batch"].value("0", 0), 64) << e;
+  }
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());
 }

@@ -255,5 +255,68 @@ TEST(RowCache, ReplicatedMergesReachTheServersAndNoHolderLacksThem) {
   EXPECT_EQ(check.At(4), 2.5f);
 }
 
+// Scaled merges (SetScaledRows): a scaled row's delta pushed while its copy
+// lacked L merges by other workers is added times 1 / (1 + L) and comes
+// back to the pusher; other rows' deltas are added whole.
+TEST(RowCache, AScaledRowsDeltaCountsOneOverOnePlusTheMergesItLacked) {
+  const cluster::ClusterSetup s = CacheSetup(2, 3, 10);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
+  Worker a(c, s, 0, 10, 1), b(c, s, 1, 10, 1), d(c, s, 2, 10, 1);
+  const std::vector<int64_t> scaled = {3};
+  for (Worker* w : {&a, &b, &d}) {
+    w->cache.SetScaledRows(scaled);
+    ASSERT_TRUE(w->Exchange(5).ok());  // whole: every row held; N = 5, nothing refreshed
+  }
+  // Each writes 1.0 to rows 3 (scaled) and 7 (not), from the same copy.
+  for (Worker* w : {&a, &b, &d}) {
+    w->Write(3, 1.0f);
+    w->Write(7, 1.0f);
+  }
+  ASSERT_TRUE(a.Exchange(5).ok());  // lacks nothing: 1
+  ASSERT_TRUE(b.Exchange(5).ok());  // lacks a's merge: 1/2
+  ASSERT_TRUE(d.Exchange(5).ok());  // lacks two: 1/3
+  Worker check(c, s, 0, 10, 1);
+  ASSERT_TRUE(check.Exchange(5).ok());
+  EXPECT_FLOAT_EQ(check.At(3), 1.0f + 0.5f + 1.0f / 3);
+  EXPECT_FLOAT_EQ(check.At(7), 3.0f);
+  // A scaled push came back to its pusher: d's copy is the servers' value.
+  EXPECT_FLOAT_EQ(d.At(3), 1.0f + 0.5f + 1.0f / 3);
+  EXPECT_FLOAT_EQ(d.At(7), 1.0f);  // not scaled, not due: d's own write alone
+}
+
+// A push age pushes a row whose count is short of the push bound once its
+// first unpushed update is that many exchanges old.
+TEST(RowCache, APushAgeMergesARowShortOfItsBound) {
+  const cluster::ClusterSetup s = CacheSetup(1, 2, 10);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
+  Worker a(c, s, 0, 10, /*bound=*/100);
+  a.cache.set_push_age(2);
+  auto step = [&](int64_t n) {
+    RowCache* p = &a.cache;
+    std::vector<std::span<const int64_t>> none(1);
+    ASSERT_TRUE(
+        a.exchange.Send(std::span<RowCache* const>(&p, 1), none, false, 1, static_cast<uint64_t>(n))
+            .ok());
+    ASSERT_TRUE(a.exchange.Receive().ok());
+  };
+  step(0);
+  // The kernel's tracker lists a row whose count leaves 0.
+  a.values[2 * 4] += 1.0f;
+  if (++a.cache.updates()[2] == 1) a.cache.started()->push_back(2);
+  step(1);  // started at exchange 1
+  EXPECT_EQ(a.cache.stats().pushed, 0u);
+  step(2);
+  EXPECT_EQ(a.cache.stats().pushed, 0u);
+  step(3);  // 1 + 2 <= 3: pushed, one update short of 100
+  EXPECT_EQ(a.cache.stats().pushed, 1u);
+  EXPECT_EQ(a.cache.updates()[2], 0u);
+  step(9);  // nothing left to push
+  EXPECT_EQ(a.cache.stats().pushed, 1u);
+}
+
 }  // namespace
 }  // namespace rigel::ps

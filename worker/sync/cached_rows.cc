@@ -205,6 +205,8 @@ class CachedRows : public SyncStrategy {
       // Summed over workers; the log gives drift.<name> = sqrt(drift_sq / norm_sq).
       m.values.emplace_back("relaxed.count.drift_sq." + name, now.drift_sq - was.drift_sq);
       m.values.emplace_back("relaxed.count.norm_sq." + name, now.norm_sq - was.norm_sq);
+      m.values.emplace_back("relaxed.scaled_rows." + name,
+                            static_cast<double>(rr.scaled[params_[i]].size()));
       m.values.emplace_back("relaxed.hot_rows." + name,
                             static_cast<double>((*env_.state)[params_[i]].hot.rows().size()));
       // The rows the sample proposed (analysis/relaxed.h ChooseHotRows),
