@@ -1,5 +1,10 @@
 // The `rigel` command: thin main, all work is in the cli library.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "common/config.h"
@@ -27,6 +32,17 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; every usage error exits 2 (CLI11 has its
     // own codes per error kind, which scripts should not need to know).
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  // What a command wrote to a redirected standard output (`rigel explain
+  // --json > f` on a full disk) is an output like any file: its loss is an
+  // error, not exit 0 (as coreutils' close_stdout).
+  std::cout.flush();
+  errno = 0;
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::cerr << "rigel: cannot write the standard output"
+              << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+    return exit_code != 0 ? exit_code : 1;
   }
   return exit_code;
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/file.h"
 #include "common/json_reader.h"
 #include "common/status.h"
 
@@ -190,7 +192,10 @@ Status Plot(PlotArgs a) {
   if (ext == ".pdf") terminal = "pdfcairo";
   if (terminal.empty()) return InvalidArgument("-o " + a.out + ": expected a .png, .svg or .pdf");
   char tmpl[] = "/tmp/rigel-plot-XXXXXX";
-  if (!mkdtemp(tmpl)) return IoError("cannot make a temporary directory for the plot");
+  if (!mkdtemp(tmpl)) {
+    return IoError(std::string("cannot make a temporary directory for the plot under /tmp: ") +
+                   std::strerror(errno));
+  }
   const std::string tmp = tmpl;
   struct Cleanup {
     std::string dir;
@@ -200,9 +205,13 @@ Status Plot(PlotArgs a) {
     }
   } cleanup{tmp};
   const int panels = static_cast<int>(a.metrics.size());
+  // gnuplot draws in the temporary directory, and the picture is then
+  // written to -o as any other output (common/file.h): a full disk or an
+  // unwritable -o is an error naming both, and never a cut picture there.
+  const std::string drawn = tmp + "/plot" + ext;
   std::ostringstream gp;
   gp << "set terminal " << terminal << " noenhanced size " << 560 * panels << ",420\n"
-     << "set output " << Quote(a.out) << "\nset grid\nset key top right\n"
+     << "set output " << Quote(drawn) << "\nset grid\nset key top right\n"
      << "set datafile missing 'nan'\n";
   if (panels > 1) gp << "set multiplot layout 1," << panels << " title " << Quote(a.title) << "\n";
   if (panels == 1 && !a.title.empty()) gp << "set title " << Quote(a.title) << "\n";
@@ -211,10 +220,11 @@ Status Plot(PlotArgs a) {
        << "set ylabel " << Quote(a.metrics[m]) << "\nplot ";
     for (size_t k = 0; k < runs.size(); ++k) {
       const std::string dat = tmp + "/run" + std::to_string(k) + "-" + std::to_string(m) + ".dat";
-      std::ofstream d(dat);
+      std::ostringstream d;
       for (size_t p = 0; p < runs[k].x.size(); ++p) {
         d << runs[k].x[p] << " " << runs[k].y[m][p] << "\n";
       }
+      RIGEL_RETURN_IF_ERROR(WriteFileAtomically(dat, d.str()));
       gp << (k ? ", " : "") << Quote(dat) << " using 1:2 with linespoints lw 2 pt 7 ps 0.6 title "
          << Quote(runs[k].label);
     }
@@ -222,13 +232,12 @@ Status Plot(PlotArgs a) {
   }
   if (panels > 1) gp << "unset multiplot\n";
   const std::string script = tmp + "/plot.gp";
-  std::ofstream(script) << gp.str();
+  RIGEL_RETURN_IF_ERROR(WriteFileAtomically(script, gp.str()));
   RIGEL_RETURN_IF_ERROR(RunGnuplot(script));
-  std::error_code ec;
-  if (!fs::exists(a.out, ec) || fs::file_size(a.out, ec) == 0) {
-    return IoError(a.out + ": gnuplot wrote nothing here");
-  }
-  return Status::Ok();
+  auto picture = ReadFileToString(drawn);
+  if (!picture.ok() || picture->empty()) return IoError(a.out + ": gnuplot drew nothing");
+  Status st = WriteFileAtomically(a.out, *picture);
+  return st.ok() ? st : IoError("-o " + st.message());
 }
 
 }  // namespace

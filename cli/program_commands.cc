@@ -44,7 +44,8 @@ class SerialEpochs {
     start_ = epoch_start_ = Clock::now();
     cpu_s_ = ProcessCpuSeconds();
   }
-  void Write(exec::SerialExecutor& ex, int64_t i, int64_t lo, int64_t hi) {
+  // Its error (the log cannot be written) stops the run.
+  Status Write(exec::SerialExecutor& ex, int64_t i, int64_t lo, int64_t hi) {
     auto now = Clock::now();
     exec::EpochFigures f;
     f.epoch = i;
@@ -60,11 +61,11 @@ class SerialEpochs {
     f.servers = 0;
     f.peak_bytes["process"] = PeakResidentBytes();
     f.printed = ex.TakePrinted();
-    log_.Write(f);
     epoch_start_ = now;
     elements_ = ex.elements_run();
     loop_s_ = ex.loop_seconds();
     cpu_s_ = cpu;
+    return log_.Write(f);
   }
 
  private:
@@ -504,7 +505,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     SerialEpochs epochs;
     exec::SerialExecutor* running = nullptr;
     if (!args->log_json.empty()) {
-      opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) { epochs.Write(*running, i, lo, hi); };
+      opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) {
+        return epochs.Write(*running, i, lo, hi);
+      };
     }
     int64_t epochs_done = 0;
     bool stopped = false;
@@ -540,9 +543,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       }
       for (const exec::VectorsRequest& r : *vectors) {
         const data::Dataset* words = r.data >= 0 ? &(*ex)->data(r.data) : nullptr;
-        if (st.ok()) st = exec::WriteVectors(r.path, words, out[r.param]);
+        if (st.ok()) {
+          st = exec::SaveFailed("--save-vectors", exec::WriteVectors(r.path, words, out[r.param]));
+        }
       }
-      if (st.ok() && !args->save_params.empty()) st = exec::WriteParams(args->save_params, out);
+      if (st.ok() && !args->save_params.empty()) {
+        st = exec::SaveFailed("--save-params", exec::WriteParams(args->save_params, out));
+      }
     }
     if (!st.ok()) {
       std::cerr << st.message();

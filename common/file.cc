@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/write_faults.h"
+
 namespace rigel {
 
 StatusOr<ReadOnlyFile> ReadOnlyFile::Open(const std::string& path) {
@@ -93,12 +95,70 @@ bool TakeSpare(const std::filesystem::path& dir, const std::string& tmp) {
   return false;
 }
 
+// The pieces written in turn to `fd`, each write(2) asking the fault rule
+// (common/write_faults.h) first; false with errno set on failure.
+bool WriteAll(const std::string& path, int fd, std::span<const std::string_view> pieces,
+              off_t* size) {
+  for (std::string_view contents : pieces) {
+    size_t done = 0;
+    while (done < contents.size()) {
+      if (const int err = InjectedWriteFault(path, WriteOp::kWrite, contents.size() - done)) {
+        errno = err;
+        return false;
+      }
+      ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
+      done += static_cast<size_t>(n);
+    }
+    *size += static_cast<off_t>(done);
+  }
+  return true;
+}
+
+// fsync(2) or close(2), asking the fault rule first.
+int Checked(const std::string& path, WriteOp op, int fd) {
+  if (const int err = InjectedWriteFault(path, op, 0)) {
+    if (op == WriteOp::kClose) ::close(fd);
+    errno = err;
+    return -1;
+  }
+  return op == WriteOp::kSync ? ::fsync(fd) : ::close(fd);
+}
+
+// `path` names something that is not a regular file and is not to be
+// replaced by one: a device (/dev/null, /dev/full, /dev/stdout's
+// terminal) or a pipe. Such a path is written in place; renaming a file
+// over it would replace /dev/full with a regular file.
+bool WrittenInPlace(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+Status WriteInPlace(const std::string& path, std::span<const std::string_view> pieces) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(path + ": cannot open for writing: " + std::strerror(errno));
+  off_t size = 0;
+  if (!WriteAll(path, fd, pieces, &size)) {
+    const int err = errno;
+    ::close(fd);
+    return IoError(path + ": write failed: " + std::strerror(err));
+  }
+  if (Checked(path, WriteOp::kClose, fd) != 0) {
+    return IoError(path + ": close failed: " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 // Writes `contents` to a temporary file beside `path` (a spare overwritten
 // in place, with `reuse_spare` and when there is one) and renames it over
 // `path`; fsyncs the file first (kData) and the directory after
 // (kDataAndName).
 Status WriteThroughTemporary(const std::string& path, std::span<const std::string_view> pieces,
                              Sync sync, bool reuse_spare = false) {
+  if (WrittenInPlace(path)) return WriteInPlace(path, pieces);
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const bool reused = reuse_spare && TakeSpare(std::filesystem::path(path).parent_path(), tmp);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CLOEXEC | (reused ? 0 : O_CREAT | O_TRUNC), 0644);
@@ -110,23 +170,12 @@ Status WriteThroughTemporary(const std::string& path, std::span<const std::strin
     return IoError(path + ": " + what + " failed: " + std::strerror(err));
   };
   off_t size = 0;
-  for (std::string_view contents : pieces) {
-    size_t done = 0;
-    while (done < contents.size()) {
-      ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return fail("write");
-      }
-      done += static_cast<size_t>(n);
-    }
-    size += static_cast<off_t>(done);
-  }
+  if (!WriteAll(path, fd, pieces, &size)) return fail("write");
   // A spare longer than the new contents keeps none of its old tail.
   if (reused && ::ftruncate(fd, size) != 0) return fail("truncate");
   // Delayed allocation can report a full disk only here.
-  if (sync != Sync::kNone && ::fsync(fd) != 0) return fail("fsync");
-  if (::close(fd) != 0) {
+  if (sync != Sync::kNone && Checked(path, WriteOp::kSync, fd) != 0) return fail("fsync");
+  if (Checked(path, WriteOp::kClose, fd) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
     return IoError(path + ": close failed: " + std::strerror(err));

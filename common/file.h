@@ -48,7 +48,14 @@ class ReadOnlyFile {
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // Writes `contents` to `path` atomically (temp file + rename), so a reader never
-// sees a half-written file. Thread-safe for distinct paths.
+// sees a half-written file. A path naming a device or a pipe (/dev/full,
+// /dev/stdout) is written in place instead, never replaced by a regular
+// file; the same holds for the durable writes below. Every write, fsync
+// and close these writers make can be failed by a test
+// (common/write_faults.h). IoError names `path` and the system's reason
+// ("PATH: write failed: No space left on device"); a temporary file is
+// removed on failure and an existing file at `path` is untouched.
+// Thread-safe for distinct paths.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 // WriteFileAtomically, and durable once it returns OK: the data are fsynced

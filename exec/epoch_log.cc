@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <utility>
+
+#include "exec/output_check.h"
 
 namespace rigel::exec {
 
@@ -90,11 +93,18 @@ std::string EpochProgressLine(const EpochFigures& f) {
 }
 
 Status EpochLog::Open(const std::string& path) {
-  out_.open(path, std::ios::trunc);
-  if (!out_) return IoError("cannot write the JSON log " + path);
+  // The same words as the model files' check (exec/output_check.h): the
+  // flag, the path and why, before anything runs.
+  RIGEL_RETURN_IF_ERROR(CheckOutputFile("--log-json", path));
+  StatusOr<LineFile> f = LineFile::Open(path, LineFile::Mode::kTruncate);
+  if (!f.ok()) return IoError("--log-json " + f.status().message());
+  out_ = std::move(*f);
   return Status::Ok();
 }
 
-void EpochLog::Write(const EpochFigures& f) { out_ << EpochJson(f) << std::endl; }
+Status EpochLog::Write(const EpochFigures& f) {
+  Status st = out_.Append(EpochJson(f));
+  return st.ok() ? st : IoError("--log-json " + st.message());
+}
 
 }  // namespace rigel::exec

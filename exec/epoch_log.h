@@ -9,10 +9,10 @@
 #define RIGEL_EXEC_EPOCH_LOG_H_
 
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <string>
 
+#include "common/line_file.h"
 #include "common/status.h"
 
 namespace rigel::exec {
@@ -68,17 +68,21 @@ std::string EpochJson(const EpochFigures& f);
 // a newline.
 std::string EpochProgressLine(const EpochFigures& f);
 
-// A file of EpochJson lines, flushed after every line so that a run that
-// fails keeps the epochs it finished.
+// The --log-json file: EpochJson lines, each written before Write returns
+// (common/line_file.h), so that a run that fails keeps the epochs it
+// finished and a reader finds whole lines only, a full disk included.
 class EpochLog {
  public:
-  // IoError naming the path when it cannot be written.
+  // Empties or creates `path`. IoError "--log-json PATH: cannot write here
+  // (REASON); nothing was run ..." when it cannot be written.
   Status Open(const std::string& path);
   bool is_open() const { return out_.is_open(); }
-  void Write(const EpochFigures& f);
+  // IoError "--log-json PATH: write failed: REASON; it ends with the N
+  // whole lines written before" (and the same from then on).
+  Status Write(const EpochFigures& f);
 
  private:
-  std::ofstream out_;
+  LineFile out_;
 };
 
 }  // namespace rigel::exec

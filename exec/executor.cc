@@ -1,10 +1,12 @@
 #include "exec/executor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <utility>
@@ -720,9 +722,17 @@ Status SerialExecutor::Print(const ir::DStmt& s) {
   }
   // A resumed run does not print again what the failed one printed.
   if (prints_++ < opts_.quiet_prints) return Status::Ok();
+  errno = 0;
   *opts_.out << line << '\n';
   opts_.out->flush();
-  if (opts_.print_log) *opts_.print_log << line << std::endl;
+  if (!*opts_.out) {
+    // std::cout's failure comes from a write(2) whose errno is still set;
+    // a stream of the caller's may not say why.
+    const std::string why = errno != 0 ? std::string(": ") + std::strerror(errno) : "";
+    return IoError(prog_.path + ":" + std::to_string(s.loc.line) + ": print() cannot write " +
+                   (opts_.out == &std::cout ? "to the standard output" : "its line") + why);
+  }
+  if (opts_.print_log) RIGEL_RETURN_IF_ERROR(opts_.print_log(line));
   return Status::Ok();
 }
 
@@ -746,7 +756,7 @@ Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<
       RIGEL_RETURN_IF_ERROR(Exec(s.body));
     }
     if (index < 0) continue;
-    if (opts_.on_epoch) opts_.on_epoch(i, lo.i, hi.i);
+    if (opts_.on_epoch) RIGEL_RETURN_IF_ERROR(opts_.on_epoch(i, lo.i, hi.i));
     cursor_stmt_ = index;
     cursor_next_ = i + 1;
     if (opts_.at_checkpoint_point) RIGEL_RETURN_IF_ERROR(opts_.at_checkpoint_point());

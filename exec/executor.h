@@ -115,8 +115,9 @@ struct ExecutorOptions {
       hold_ranges;
   int hold_workers = 1;
   // Called after each iteration `i` of a top-level driver `for lo..hi` (an
-  // epoch), for progress lines and per-epoch logs.
-  std::function<void(int64_t i, int64_t lo, int64_t hi)> on_epoch;
+  // epoch), for progress lines and per-epoch logs. Its error (a log that
+  // cannot be written) stops the run.
+  std::function<Status(int64_t i, int64_t lo, int64_t hi)> on_epoch;
   // Called after on_epoch, at the same points: where checkpoints are taken
   // (State() is the state to save). Its error stops the run.
   std::function<Status()> at_checkpoint_point;
@@ -133,9 +134,10 @@ struct ExecutorOptions {
   // the program, lines before a restored state included) are not written:
   // they were, by a run this one resumes after a failure.
   int64_t quiet_prints = 0;
-  // Every line print() writes (not the quiet ones) is also written here and
-  // flushed; null: nowhere.
-  std::ostream* print_log = nullptr;
+  // Called with every line print() writes (not the quiet ones), without its
+  // newline; null: nowhere. Its error stops the run, as does a line `out`
+  // cannot take (a full disk under a redirected standard output).
+  std::function<Status(const std::string& line)> print_log;
   // How each loop is compiled: passes to skip or print, their statistics,
   // verification (kernel/passes/pipeline.h).
   kernel::CompileOptions compile;

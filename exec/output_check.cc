@@ -30,4 +30,9 @@ Status CheckOutputFile(const std::string& flag, const std::string& path) {
   return Status::Ok();
 }
 
+Status SaveFailed(const std::string& flag, Status st) {
+  if (st.code() != StatusCode::kIoError) return st;
+  return IoError(flag + " " + st.message() + "; the trained values were not saved");
+}
+
 }  // namespace rigel::exec

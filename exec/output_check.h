@@ -18,6 +18,12 @@ namespace rigel::exec {
 // be written.
 Status CheckOutputFile(const std::string& flag, const std::string& path);
 
+// A model file's write failure after training (`st` from WriteParams or
+// WriteVectors, whose message starts with the path) as the user reads it:
+// "FLAG PATH: write failed: REASON; the trained values were not saved".
+// Other errors (a value that cannot be written) and OK pass unchanged.
+Status SaveFailed(const std::string& flag, Status st);
+
 }  // namespace rigel::exec
 
 #endif  // RIGEL_EXEC_OUTPUT_CHECK_H_

@@ -129,7 +129,9 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     d->held_.push_back(analysis::LoopHoldsRows(*d->prog_, d->plan_, lp.id));
   }
   RIGEL_ASSIGN_OR_RETURN(d->vectors_, exec::ParseSaveVectors(*d->prog_, o.save_vectors));
-  // Model files that cannot be written stop the job now, not after training.
+  // Outputs that cannot be written stop the job now, before the data load,
+  // not after training.
+  if (!o.log_json.empty()) RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--log-json", o.log_json));
   if (!o.save_params.empty()) {
     RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--save-params", o.save_params));
   }
@@ -167,7 +169,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   eo.allocate_params = false;
   Driver* self = d.get();
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
-  eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { self->OnEpoch(i, lo, hi); };
+  eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { return self->OnEpoch(i, lo, hi); };
   const bool checkpoints = !o.checkpoint_dir.empty() || !o.resume.empty();
   if (checkpoints) eo.params_settled = [self] { return self->ParamsSettled(); };
   if (checkpoints || o.stop_after_epochs > 0) {
@@ -182,13 +184,19 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     };
   }
   if (!o.print_log.empty()) {
-    // Lines an earlier attempt of this job printed are not printed again.
+    // Opened first: a line an attempt killed mid-write left is cut off, and
+    // printed again. Whole lines an earlier attempt of this job printed are
+    // not.
+    auto log = LineFile::Open(o.print_log, LineFile::Mode::kAppend);
+    if (!log.ok()) return IoError("the run directory's printed lines: " + log.status().message());
+    d->print_log_ = std::move(*log);
     std::ifstream earlier(o.print_log);
     std::string line;
     while (std::getline(earlier, line)) ++eo.quiet_prints;
-    d->print_log_.open(o.print_log, std::ios::app);
-    if (!d->print_log_) return IoError(o.print_log + ": cannot append printed lines here");
-    eo.print_log = &d->print_log_;
+    eo.print_log = [self](const std::string& line) {
+      Status st = self->print_log_.Append(line);
+      return st.ok() ? st : IoError("the run directory's printed lines: " + st.message());
+    };
   }
   RIGEL_ASSIGN_OR_RETURN(d->ex_, exec::SerialExecutor::Create(*d->prog_, eo));
 
@@ -453,7 +461,7 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
   return Status::Ok();
 }
 
-void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
+Status Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   Epoch& e = *epoch_;
   auto now = Clock::now();
   const double workers = opts_.workers;
@@ -482,7 +490,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.relaxed = e.relaxed;
   f.printed = ex_->TakePrinted();
   if (opts_.progress) *opts_.progress << exec::EpochProgressLine(f) << std::flush;
-  if (e.log.is_open()) e.log.Write(f);
+  if (e.log.is_open()) RIGEL_RETURN_IF_ERROR(e.log.Write(f));
   e.epoch_start = now;
   e.updates = e.compute_s = e.comm_s = e.wait_s = e.worker_cpu_s = 0;
   e.own_cpu_s = own;
@@ -492,6 +500,7 @@ void Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   e.param_bytes.clear();
   e.relaxed.clear();
   e.replicas_checked = 0;
+  return Status::Ok();
 }
 
 Status Driver::SaveParams() {
@@ -514,10 +523,11 @@ Status Driver::SaveParams() {
   }
   for (const exec::VectorsRequest& r : vectors_) {
     const data::Dataset* words = r.data >= 0 ? &ex_->data(r.data) : nullptr;
-    RIGEL_RETURN_IF_ERROR(exec::WriteVectors(r.path, words, out[r.param]));
+    RIGEL_RETURN_IF_ERROR(
+        exec::SaveFailed("--save-vectors", exec::WriteVectors(r.path, words, out[r.param])));
   }
   if (opts_.save_params.empty()) return Status::Ok();
-  return exec::WriteParams(opts_.save_params, out);
+  return exec::SaveFailed("--save-params", exec::WriteParams(opts_.save_params, out));
 }
 
 Status Driver::Run(transport::Transport* transport) {

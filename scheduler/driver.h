@@ -33,6 +33,7 @@
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "cluster/setup.h"
+#include "common/line_file.h"
 #include "common/mutex.h"
 #include "exec/executor.h"
 #include "exec/vectors_file.h"
@@ -119,7 +120,8 @@ class Driver {
   // (analysis/held_rows.h) when a run left any since the last flush: before
   // the servers' rows are read (a checkpoint's copy, SaveParams).
   Status FlushHeldRows() RIGEL_EXCLUDES(mu_);
-  void OnEpoch(int64_t i, int64_t lo, int64_t hi);
+  // The epoch's log line and progress line; the log's error stops the job.
+  Status OnEpoch(int64_t i, int64_t lo, int64_t hi);
   // --save-params and --save-vectors: the final values from the servers.
   Status SaveParams();
   Status WaitReady() RIGEL_EXCLUDES(mu_);
@@ -185,7 +187,7 @@ class Driver {
   std::chrono::steady_clock::time_point copy_start_;
   double copy_waited_ = 0;
   std::vector<std::future<StatusOr<transport::InMessage>>> copies_;
-  std::ofstream print_log_;
+  LineFile print_log_;
   std::atomic<bool> finished_{false};
   const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
   int64_t epochs_done_ = 0;               // top-level iterations ended (stop_after_epochs)

@@ -9,6 +9,7 @@
 // run of examples/mf.rgl from their --log-json files.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -339,6 +340,61 @@ TEST(Operations, ModelFilesThatCannotBeWrittenStopTheJobBeforeItTrains) {
   auto ok = Rigel(tmp.path, "ok", Example("mf.rgl"),
                   {"--set", "EPOCHS=0", "--save-params", tmp.path + "/m.npz"});
   EXPECT_EQ(ok->Wait(seconds(60)), 0) << ok->Stderr();
+}
+
+// Before issue 46 both runs exited 0 with an empty log and no word.
+TEST(Operations, AJsonLogOnDevFullFailsTheRunNamingTheFlagAndTheReason) {
+  TempDir tmp;
+  for (const std::vector<std::string>& mode :
+       {std::vector<std::string>{}, std::vector<std::string>{"--workers", "2", "--servers", "2"}}) {
+    std::vector<std::string> args = mode;
+    args.insert(args.end(), {"--set", "EPOCHS=3", "--log-json", "/dev/full"});
+    auto job = Rigel(tmp.path, "job", Example("mf.rgl"), args);
+    EXPECT_EQ(job->Wait(seconds(120)), 1) << job->Stderr();
+    EXPECT_NE(job->Stderr().find("--log-json /dev/full: write failed: No space left on device"),
+              std::string::npos)
+        << job->Stderr();
+  }
+}
+
+// A tmpfs (root only) with room for a few of the log's lines: the job stops
+// at the epoch whose line does not fit, says so, and the log holds the
+// epochs before it as whole lines. Before issue 46 it ran on and exited 0
+// with a cut last line.
+TEST(Operations, ALogOnADiskThatFillsEndsWithWholeLinesAndTheJobSaysSo) {
+  TempDir tmp;
+  const std::string mnt = tmp.path + "/mnt";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=12k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount(dir.c_str()); }
+  } unmount{mnt};
+  for (const std::vector<std::string>& mode :
+       {std::vector<std::string>{}, std::vector<std::string>{"--workers", "2", "--servers", "2"}}) {
+    const std::string log = mnt + "/log.jsonl";
+    std::vector<std::string> args = mode;
+    args.insert(args.end(), {"--set", "EPOCHS=100", "--log-json", log});
+    auto job = Rigel(tmp.path, "job", Example("mf.rgl"), args);
+    EXPECT_EQ(job->Wait(seconds(300)), 1) << job->Stderr();
+    const std::string text = Slurp(log);
+    const std::vector<std::string> lines = Lines(text);
+    ASSERT_FALSE(lines.empty());
+    EXPECT_LT(lines.size(), 100u);
+    EXPECT_EQ(text.back(), '\n');
+    for (const std::string& line : lines) EXPECT_NO_THROW(nlohmann::json::parse(line)) << line;
+    EXPECT_NE(job->Stderr().find("--log-json " + log +
+                                 ": write failed: No space left on device; it ends with the " +
+                                 std::to_string(lines.size()) + " whole lines written before"),
+              std::string::npos)
+        << job->Stderr();
+    // The job stopped there: it printed the epochs the log holds and the
+    // one whose line did not fit, no more.
+    EXPECT_EQ(Lines(job->Stdout()).size(), lines.size() + 1) << job->Stdout();
+    fs::remove(log);
+  }
 }
 
 TEST(Operations, PrintedValuesReachTheLogAndRigelPlotDrawsSerialAgainstDistributed) {

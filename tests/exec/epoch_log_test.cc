@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "common/write_faults.h"
 
 namespace rigel::exec {
 namespace {
@@ -65,9 +68,9 @@ TEST(EpochLog, WritesOneLinePerEpochAndRefusesAnUnwritablePath) {
     EpochLog log;
     ASSERT_TRUE(log.Open(path).ok());
     EpochFigures f = Figures();
-    log.Write(f);
+    ASSERT_TRUE(log.Write(f).ok());
     f.epoch = 3;
-    log.Write(f);
+    ASSERT_TRUE(log.Write(f).ok());
   }
   std::ifstream in(path);
   std::string a, b, c;
@@ -77,7 +80,40 @@ TEST(EpochLog, WritesOneLinePerEpochAndRefusesAnUnwritablePath) {
   EpochLog bad;
   Status st = bad.Open("/nonexistent/dir/log.jsonl");
   EXPECT_EQ(st.code(), StatusCode::kIoError);
-  EXPECT_NE(st.message().find("/nonexistent/dir/log.jsonl"), std::string::npos);
+  EXPECT_NE(st.message().find("--log-json /nonexistent/dir/log.jsonl: cannot write here (the "
+                              "directory /nonexistent/dir does not exist)"),
+            std::string::npos)
+      << st.message();
+}
+
+// Before this check a full disk lost the log's lines without a word, and
+// the run went on and exited 0 (issue 46).
+TEST(EpochLog, AWriteThatFailsNamesTheFlagThePathAndWhyAndKeepsWholeLines) {
+  const std::string path = ::testing::TempDir() + "/epoch_log_full.jsonl";
+  EpochLog log;
+  ASSERT_TRUE(log.Open(path).ok());
+  ASSERT_TRUE(log.Write(Figures()).ok());
+  Status st;
+  {
+    ScopedWriteFault full([&](const std::string& p, WriteOp op, size_t) {
+      return p == path && op == WriteOp::kWrite ? ENOSPC : 0;
+    });
+    st = log.Write(Figures());
+  }
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_EQ(st.message(), "--log-json " + path +
+                              ": write failed: No space left on device; it ends with the 1 "
+                              "whole line written before")
+      << st.message();
+  std::ifstream in(path);
+  std::string a, b;
+  ASSERT_TRUE(std::getline(in, a));
+  EXPECT_EQ(nlohmann::json::parse(a)["epoch"], 2);
+  EXPECT_FALSE(std::getline(in, b));
+  EpochLog dev_full;
+  ASSERT_TRUE(dev_full.Open("/dev/full").ok());
+  EXPECT_EQ(dev_full.Write(Figures()).message(),
+            "--log-json /dev/full: write failed: No space left on device");
 }
 
 }  // namespace

@@ -101,7 +101,10 @@ TEST(Resume, QuietPrintsAreNotWrittenTwiceAndThePrintLogHoldsWhatWas) {
   ExecutorOptions o;
   o.seed = 11;
   o.out = &first;
-  o.print_log = &log;
+  o.print_log = [&log](const std::string& line) {
+    log << line << "\n";
+    return Status::Ok();
+  };
   DriverState at2;
   std::vector<float> w2;
   SerialExecutor* running = nullptr;
