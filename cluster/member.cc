@@ -99,6 +99,7 @@ void Member::Beat() {
       if (late > opts_.heartbeat) heard_ += late;
       if (now - heard_ > opts_.heartbeat_timeout) {
         silent_s = std::chrono::duration<double>(now - heard_).count();
+        scheduler_gone_ = !end_.has_value();
       }
     }
     if (silent_s) {
@@ -225,6 +226,11 @@ void Member::SetupDone() {
 std::optional<Status> Member::ended() const {
   MutexLock l(&mu_);
   return end_;
+}
+
+bool Member::scheduler_gone() const {
+  MutexLock l(&mu_);
+  return scheduler_gone_;
 }
 
 std::vector<PeerAddress> Member::peers() const {

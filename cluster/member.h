@@ -38,6 +38,12 @@ struct MemberOptions {
   std::function<void(const Status&)> on_end;
 };
 
+// A member's exit status when its job ended because the scheduler fell
+// silent (MemberOptions::heartbeat_timeout): the launchers take it for a
+// scheduler that hangs, while its process still runs, and restart the job
+// as for any lost process (scripts/rigel-launch, scripts/rigel-ssh).
+inline constexpr int kExitSchedulerGone = 4;
+
 struct PeerAddress {
   transport::PeerId id;
   std::string address;
@@ -71,6 +77,9 @@ class Member {
   Status WaitForEnd() RIGEL_EXCLUDES(mu_);
   // Whether the job ended (non-blocking) and how.
   std::optional<Status> ended() const RIGEL_EXCLUDES(mu_);
+  // Whether it ended because the scheduler was silent too long (set before
+  // on_end runs): the process then exits kExitSchedulerGone.
+  bool scheduler_gone() const RIGEL_EXCLUDES(mu_);
   std::vector<PeerAddress> peers() const RIGEL_EXCLUDES(mu_);
 
  private:
@@ -95,6 +104,7 @@ class Member {
   std::vector<PeerAddress> peers_ RIGEL_GUARDED_BY(mu_);
   std::optional<Status> end_ RIGEL_GUARDED_BY(mu_);
   bool stop_ RIGEL_GUARDED_BY(mu_) = false;
+  bool scheduler_gone_ RIGEL_GUARDED_BY(mu_) = false;
   // The scheduler's last message.
   std::chrono::steady_clock::time_point heard_ RIGEL_GUARDED_BY(mu_);
   std::thread heartbeat_;

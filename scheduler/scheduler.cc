@@ -53,12 +53,15 @@ StatusOr<std::unique_ptr<Driver>> MakeDriver(SchedulerOptions& o, std::ofstream*
   if (!d.ok()) {
     const bool diagnostics = d.status().code() == StatusCode::kInvalidArgument;
     // A damaged or foreign checkpoint, or a directory that cannot take one,
-    // is not a usage error.
+    // is not a usage error; nor is an output file that cannot be written or
+    // a data file that is not there (exit 1, as serially:
+    // docs/operations.md).
+    const StatusCode code = d.status().code();
     const bool checkpoint = (!o.driver.resume.empty() || !o.driver.checkpoint_dir.empty()) &&
-                            (d.status().code() == StatusCode::kIoError ||
-                             d.status().code() == StatusCode::kFailedPrecondition ||
-                             d.status().code() == StatusCode::kNotFound);
-    *f = {checkpoint ? 1 : 2, (diagnostics ? "" : "rigel-scheduler: ") + d.status().message()};
+                            code == StatusCode::kFailedPrecondition;
+    const bool io = code == StatusCode::kIoError || code == StatusCode::kNotFound;
+    *f = {checkpoint || io ? 1 : 2,
+          (diagnostics ? "" : "rigel-scheduler: ") + d.status().message()};
   }
   return d;
 }

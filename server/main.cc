@@ -6,7 +6,7 @@
 // Registers with the scheduler, waits for the cluster setup, serves pulls and
 // pushes until the scheduler says shutdown. Exits 0 when the job finished, 1
 // with the reason when it failed (a peer died, the scheduler went away), 2 on
-// bad flags.
+// bad flags, 4 (cluster::kExitSchedulerGone) when the scheduler fell silent.
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdlib>
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   collectives::FinalizeMpiWorld();
   if (!end.ok()) {
     std::cerr << "rigel-server " << rank << ": stopping: " << end.message() << "\n";
-    return 1;
+    return joined->scheduler_gone() ? cluster::kExitSchedulerGone : 1;
   }
   return 0;
 }

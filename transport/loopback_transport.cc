@@ -245,7 +245,7 @@ class LoopbackTransport final : public Transport {
         if (msg.ok()) {
           core_.Deliver(std::move(msg).value());
         } else {
-          core_.CountDrop(item.from.ToString(), reason, msg.status());
+          core_.CountDrop(item.from.ToString(), item.from.ToString(), reason, msg.status());
         }
       } else if (inbox_->closed()) {
         return;

@@ -9,7 +9,8 @@
 //   rigel-worker --scheduler ADDR --rank R [--listen ADDR] [--key-file F]
 //                [--heartbeat-ms N] [--selftest-pushes N] [--selftest-rows K]
 //
-// Exits 0 when the job finished, 1 with the reason otherwise, 2 on bad flags.
+// Exits 0 when the job finished, 1 with the reason otherwise, 2 on bad flags,
+// 4 (cluster::kExitSchedulerGone) when the scheduler fell silent.
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
@@ -107,10 +108,11 @@ int main(int argc, char** argv) {
   // A failed job (a peer died) ends this process at once: the compute thread
   // may be waiting on a request to the dead peer, and there is nothing left
   // to save.
-  mo.on_end = [rank](const Status& st) {
+  mo.on_end = [rank, &member](const Status& st) {
     if (st.ok()) return;
     std::cerr << "rigel-worker " << rank << ": stopping: " << st.message() << std::endl;
-    std::_Exit(1);
+    const cluster::Member* m = member.load();
+    std::_Exit(m != nullptr && m->scheduler_gone() ? cluster::kExitSchedulerGone : 1);
   };
   auto joined = std::make_unique<cluster::Member>(t->get(), mo);
   member = joined.get();

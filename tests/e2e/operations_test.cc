@@ -5,8 +5,10 @@
 // taken over from a killed one; a checkpointed job on a machine loaded far
 // beyond its cores finishes with no restart; training goes on from a
 // checkpoint with a larger EPOCHS; model files that cannot be written stop
-// the job before it trains; `rigel plot` draws a serial and a distributed
-// run of examples/mf.rgl from their --log-json files.
+// the job before it trains, and so does a log or printed-lines file that
+// cannot be written later (/dev/full, a tmpfs that fills), which ends with
+// whole lines; `rigel plot` draws a serial and a distributed run of
+// examples/mf.rgl from their --log-json files.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -357,6 +359,27 @@ TEST(Operations, AJsonLogOnDevFullFailsTheRunNamingTheFlagAndTheReason) {
   }
 }
 
+// Issue 46: distributed, an unwritable --log-json said "cannot write the JSON
+// log PATH" with no reason nor flag, after the data load, under "the
+// scheduler did not start" and the memory estimate's lines.
+TEST(Operations, ADistributedJobWhoseLogCannotBeWrittenSaysWhyAndNothingElse) {
+  TempDir tmp;
+  const std::string missing = tmp.path + "/no-such-dir/log.jsonl";
+  auto job =
+      Rigel(tmp.path, "job", Example("mf.rgl"),
+            {"--workers", "2", "--servers", "2", "--set", "EPOCHS=2", "--log-json", missing});
+  EXPECT_EQ(job->Wait(seconds(60)), 1) << job->Stderr();
+  const std::string err = job->Stderr();
+  EXPECT_NE(err.find("rigel-launch: the scheduler did not start (exit 1):\nrigel-scheduler: "
+                     "--log-json " +
+                     missing + ": cannot write here (the directory " + tmp.path +
+                     "/no-such-dir does not exist); nothing was run"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("expected peak memory"), std::string::npos) << err;
+  EXPECT_EQ(job->Stdout(), "");
+}
+
 // A tmpfs (root only) with room for a few of the log's lines: the job stops
 // at the epoch whose line does not fit, says so, and the log holds the
 // epochs before it as whole lines. Before issue 46 it ran on and exited 0
@@ -395,6 +418,39 @@ TEST(Operations, ALogOnADiskThatFillsEndsWithWholeLinesAndTheJobSaysSo) {
     EXPECT_EQ(Lines(job->Stdout()).size(), lines.size() + 1) << job->Stdout();
     fs::remove(log);
   }
+}
+
+// A run directory on a tmpfs (root only) of 9 pages: one for each of the
+// launcher's 7 small files and 2 for the printed lines. Before issue 46 the
+// file of printed lines stopped where the disk filled, and the job ran on.
+TEST(Operations, PrintedLinesOnADiskThatFillsEndWithWholeLinesAndStopTheJob) {
+  TempDir tmp;
+  const std::string run = tmp.path + "/job";
+  fs::create_directories(run);
+  if (::mount("tmpfs", run.c_str(), "tmpfs", 0, "size=36k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount(dir.c_str()); }
+  } unmount{run};
+  auto job = Rigel(tmp.path, "job", Example("mf.rgl"),
+                   {"--workers", "2", "--servers", "2", "--set", "EPOCHS=100000"});
+  EXPECT_EQ(job->Wait(seconds(300)), 1) << job->Stderr();
+  const std::string text = Slurp(run + "/printed");
+  const std::vector<std::string> printed = Lines(text), out = Lines(job->Stdout());
+  ASSERT_GT(printed.size(), 10u);
+  EXPECT_EQ(text.back(), '\n');
+  EXPECT_NE(job->Stderr().find("the run directory's printed lines: " + run +
+                               "/printed: write failed: No space left on device; it ends with "
+                               "the " +
+                               std::to_string(printed.size()) + " whole lines written before"),
+            std::string::npos)
+      << job->Stderr();
+  // Every line it holds was printed, and the job stopped at the one that did
+  // not fit.
+  ASSERT_EQ(out.size(), printed.size() + 1);
+  for (size_t k = 0; k < printed.size(); ++k) EXPECT_EQ(printed[k], out[k]);
 }
 
 TEST(Operations, PrintedValuesReachTheLogAndRigelPlotDrawsSerialAgainstDistributed) {

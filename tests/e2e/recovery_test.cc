@@ -2,7 +2,9 @@
 // (docs/operations.md): processes killed with SIGKILL in the middle of an
 // epoch, in the middle of a checkpoint, in the middle of a 2-D hand-off
 // (the sender and the receiver of a block column), and the scheduler
-// itself; a job stopped after each checkpoint of a 5-epoch run and resumed,
+// itself; a scheduler and a worker stopped (SIGSTOP) rather than killed; a
+// job whose restarts are spent (exit 3, the cause, the --resume to go on
+// with); a job stopped after each checkpoint of a 5-epoch run and resumed,
 // also on another cluster size; and damaged, foreign, read-only and full
 // checkpoint directories, each refused by file name with nothing loaded.
 #include <gtest/gtest.h>
@@ -415,6 +417,90 @@ TEST(Recovery, AFullDiskFailsTheJobNamingTheFileAndThePreviousCheckpointStillRes
       {"--set", "EPOCHS=5", "--resume", full.path(), "--checkpoint-dir", full.dir.path + "/more"});
   ASSERT_EQ(again->Wait(seconds(60)), 0) << again->Stderr();
   EXPECT_EQ(again->Stdout(), Join(want, 1));
+}
+
+// Issue 46: a scheduler stopped (SIGSTOP) for 15 s used to end the job with
+// "server-0 exited with status 1" and exit 1. Its members now give up on it
+// after --heartbeat-timeout-s (10 s) and exit 4; the launcher takes that
+// for a hung scheduler, kills it and goes on from the newest checkpoint.
+TEST(Recovery, AStoppedSchedulerIsRestartedFromTheNewestCheckpointWithTheUninterruptedOutput) {
+  const std::string& want = Reference("mf.rgl", 30);
+  ASSERT_FALSE(want.empty());
+  TempDir tmp;
+  const std::string run = tmp.path + "/job", out = tmp.path + "/job.out";
+  auto job = Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
+                   {"--set", "EPOCHS=30", "--checkpoint-dir", tmp.path + "/ckpt"});
+  ASSERT_TRUE(WaitFor([&] { return Contains(out, "epoch 4 "); }, seconds(60))) << job->Stderr();
+  const pid_t scheduler = Pid(run, "scheduler");
+  ASSERT_GT(scheduler, 0);
+  ASSERT_EQ(kill(scheduler, SIGSTOP), 0);
+  std::this_thread::sleep_for(seconds(15));
+  kill(scheduler, SIGCONT);  // gone by now; harmless if not
+  ASSERT_EQ(job->Wait(seconds(120)), 0) << job->Stderr();
+  EXPECT_EQ(job->Stdout(), want) << job->Stderr();
+  const std::string err = job->Stderr();
+  EXPECT_NE(err.find("rigel-launch: the scheduler stopped answering: "), std::string::npos) << err;
+  EXPECT_NE(
+      err.find("heard nothing from it for 10 s; restart 1 of 3 from " + tmp.path + "/ckpt/ckpt-"),
+      std::string::npos)
+      << err;
+}
+
+// Issue 46: with worker-0 stopped, the restart message named worker-1, which
+// had only been told of it; the cause was in scheduler.log alone.
+TEST(Recovery, AStoppedWorkerIsTheOneTheRestartMessageNames) {
+  const std::string& want = Reference("mf.rgl", 30);
+  ASSERT_FALSE(want.empty());
+  TempDir tmp;
+  const std::string run = tmp.path + "/job", out = tmp.path + "/job.out";
+  auto job = Start(
+      tmp.path, "job", Example("mf.rgl"), 2, 2,
+      {"--set", "EPOCHS=30", "--checkpoint-dir", tmp.path + "/ckpt", "--heartbeat-timeout-s", "3"});
+  ASSERT_TRUE(WaitFor([&] { return Contains(out, "epoch 4 "); }, seconds(60))) << job->Stderr();
+  const pid_t worker = Pid(run, "worker-0");
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGSTOP), 0);
+  ASSERT_EQ(job->Wait(seconds(120)), 0) << job->Stderr();
+  kill(worker, SIGCONT);
+  EXPECT_EQ(job->Stdout(), want) << job->Stderr();
+  const std::string err = job->Stderr();
+  EXPECT_NE(err.find("rigel-launch: worker-0 died: no heartbeat for "), std::string::npos) << err;
+  EXPECT_NE(err.find("; restart 1 of 3 from "), std::string::npos) << err;
+  EXPECT_EQ(err.find("worker-1 exited"), std::string::npos) << err;
+}
+
+// Issue 46: with no restart left a lost process ended the job with exit 1,
+// "worker-0 exited with status 137:" and three unrelated log lines; the
+// newest checkpoint was never named. Now: exit 3, the cause, and the
+// --resume that goes on, which ends as the uninterrupted run.
+TEST(Recovery, ASpentRestartBudgetEndsWithStatusThreeTheCauseAndTheResumeToGoOnWith) {
+  const std::vector<std::string> want = Lines(Reference("mf.rgl", 30));
+  TempDir tmp;
+  const std::string run = tmp.path + "/job", out = tmp.path + "/job.out";
+  const std::string ckpt = tmp.path + "/ckpt";
+  auto job = Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
+                   {"--set", "EPOCHS=30", "--checkpoint-dir", ckpt, "--max-restarts", "0"});
+  ASSERT_TRUE(WaitFor([&] { return Contains(out, "epoch 4 "); }, seconds(60))) << job->Stderr();
+  ASSERT_EQ(kill(Pid(run, "worker-0"), SIGKILL), 0);
+  EXPECT_EQ(job->Wait(seconds(60)), 3) << job->Stderr();
+  const std::string err = job->Stderr();
+  EXPECT_NE(err.find("rigel-launch: worker-0 was killed (signal 9); no restart left (0 of 0 "
+                     "used, --max-restarts)"),
+            std::string::npos)
+      << err;
+  const std::string hint = "; go on from it with --resume " + ckpt;
+  ASSERT_NE(err.find(hint), std::string::npos) << err;
+  EXPECT_EQ(err.find("exited with status 137"), std::string::npos) << err;
+  auto again =
+      Start(tmp.path, "again", Example("mf.rgl"), 2, 2, {"--set", "EPOCHS=30", "--resume", ckpt});
+  ASSERT_EQ(again->Wait(seconds(120)), 0) << again->Stderr();
+  // What the first attempt printed and what the resumed one did: the
+  // uninterrupted run's lines, the epochs after the checkpoint printed again.
+  const std::vector<std::string> first = Lines(job->Stdout()), rest = Lines(again->Stdout());
+  ASSERT_FALSE(rest.empty());
+  ASSERT_LE(rest.size(), want.size());
+  EXPECT_EQ(Join(rest, 0), Join(want, want.size() - rest.size()));
+  EXPECT_GE(first.size() + rest.size(), want.size());
 }
 
 }  // namespace

@@ -298,5 +298,40 @@ TEST(ZmqSecurityTest, MalformedMessagesAreDroppedCountedAndLoggedOncePerPeer) {
   zmq_ctx_term(ctx);
 }
 
+// Issue 46: junk sent under a forged "worker:0" used up the real worker:0's
+// one warning, which was keyed by the name a peer claims. It is keyed by
+// connection now: the forger's junk is logged once, and so is the real
+// worker's, each under the name it claims.
+TEST(ZmqSecurityTest, AForgedNameDoesNotUseUpTheRealPeersWarning) {
+  LogCapture logs;
+  auto server = Make(Options(kServer, std::nullopt));
+  testing::Closer closer{server.get()};
+  std::atomic<int> good{0};
+  server->SetHandler([&](InMessage) { ++good; });
+  void* ctx = zmq_ctx_new();
+  const PeerId worker{Role::kWorker, 0};
+  auto forger = std::make_unique<RawPeer>(
+      ctx, server->address(), *zmq_internal::EncodeRoutingId(worker, "tcp://127.0.0.1:1"));
+  for (int i = 0; i < 5; ++i) forger->Send({"junk"});
+  forger->Send({HeaderOf(MakeDataMessage(1, {}))});
+  ASSERT_TRUE(WaitFor([&] { return good == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return logs.Count({"worker:0", "dropped"}) >= 1; }));
+  EXPECT_EQ(logs.Count({"worker:0", "dropped"}), 1);
+  // The real worker:0, on its own connection (its own address), sends one
+  // bad message: it is logged.
+  auto real = std::make_unique<RawPeer>(
+      ctx, server->address(), *zmq_internal::EncodeRoutingId(worker, "tcp://127.0.0.1:2"));
+  real->Send({"its one bad message"});
+  real->Send({HeaderOf(MakeDataMessage(2, {}))});
+  ASSERT_TRUE(WaitFor([&] { return good == 2; }));
+  EXPECT_TRUE(WaitFor([&] {
+    return logs.Count({"worker:0", "dropped"}) == 2;
+  })) << "the real worker's drop was not logged";
+  EXPECT_EQ(server->stats().dropped[size_t(DropReason::kMalformed)], 6u);
+  forger.reset();
+  real.reset();
+  zmq_ctx_term(ctx);
+}
+
 }  // namespace
 }  // namespace rigel::transport

@@ -223,12 +223,13 @@ void Core::FailPeer(const PeerId& peer, const Status& status) {
   for (auto& done : failed) RunCallback(done, status);
 }
 
-void Core::CountDrop(const std::string& peer_key, DropReason reason, const Status& why) {
+void Core::CountDrop(const std::string& who, const std::string& connection, DropReason reason,
+                     const Status& why) {
   counters_.dropped[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
-  WarnOnce("drop:" + peer_key,
-           fmt::format("{}: dropped a {} message from {}: {} (further drops from this peer are "
-                       "counted, not logged)",
-                       name_, DropReasonName(reason), peer_key, why.message()));
+  WarnOnce("drop:" + connection,
+           fmt::format("{}: dropped a {} message from {}: {} (further drops on this connection "
+                       "are counted, not logged)",
+                       name_, DropReasonName(reason), who, why.message()));
 }
 
 void Core::WarnOnce(const std::string& key, const std::string& message) {

@@ -75,9 +75,13 @@ class Core {
   // Fails every pending request to `peer` with `status`.
   void FailPeer(const PeerId& peer, const Status& status) RIGEL_EXCLUDES(mu_);
 
-  // Counts a dropped message and logs it if it is the first from `peer_key`
-  // (a peer name or, when the identity is unknown, its address).
-  void CountDrop(const std::string& peer_key, DropReason reason, const Status& why);
+  // Counts a dropped message from `who` (a peer name or, when the identity
+  // is unknown, its address) and logs it if it is the first on
+  // `connection`: the warning is rationed per connection, not per claimed
+  // name, so that junk sent under a forged name does not use up the real
+  // peer's warning.
+  void CountDrop(const std::string& who, const std::string& connection, DropReason reason,
+                 const Status& why);
   // Logs `message` at warning level once per `key` (bounded memory).
   void WarnOnce(const std::string& key, const std::string& message) RIGEL_EXCLUDES(log_mu_);
 

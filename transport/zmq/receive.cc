@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "transport/zmq/address.h"
 #include "transport/zmq/transport_impl.h"
@@ -125,20 +127,29 @@ Identity& ZmqTransport::IdentityOf(zmq_msg_t* routing_id, zmq_msg_t* first_frame
 
 void ZmqTransport::Process(size_t n, bool too_many) {
   Identity& ident = IdentityOf(&scratch_[0], n > 1 ? &scratch_[1] : nullptr);
+  // The connection a drop is rationed by: its socket (libzmq's ZMQ_SRCFD
+  // metadata, -1 where there is none) and its routing id. A forger claiming
+  // a member's name comes on a connection of its own, so its junk does not
+  // silence the member's warnings.
+  const int fd = zmq_msg_get(&scratch_[n > 1 ? 1 : 0], ZMQ_SRCFD);
+  const std::string_view id(static_cast<const char*>(zmq_msg_data(&scratch_[0])),
+                            zmq_msg_size(&scratch_[0]));
+  auto drop = [&](DropReason reason, const Status& why) {
+    core_.CountDrop(ident.name,
+                    fmt::format("{}#{}#{:x}", ident.name, fd, std::hash<std::string_view>()(id)),
+                    reason, why);
+  };
   if (!ident.valid) {
-    core_.CountDrop(ident.name, DropReason::kBadSender,
-                    InvalidArgument("connection identity is not Rigel's"));
+    drop(DropReason::kBadSender, InvalidArgument("connection identity is not Rigel's"));
     return;
   }
   if (too_many) {
-    core_.CountDrop(
-        ident.name, DropReason::kOversized,
-        InvalidArgument(fmt::format("more than {} payload frames", opts_.limits.max_frames)));
+    drop(DropReason::kOversized,
+         InvalidArgument(fmt::format("more than {} payload frames", opts_.limits.max_frames)));
     return;
   }
   if (n < 2) {
-    core_.CountDrop(ident.name, DropReason::kMalformed,
-                    InvalidArgument("message without a header frame"));
+    drop(DropReason::kMalformed, InvalidArgument("message without a header frame"));
     return;
   }
   std::vector<Buffer> frames;
@@ -157,7 +168,7 @@ void ZmqTransport::Process(size_t n, bool too_many) {
       DecodeMessage(ident.peer, ident.address, {header, zmq_msg_size(&scratch_[1])},
                     std::move(frames), opts_.limits, &reason);
   if (!msg.ok()) {
-    core_.CountDrop(ident.name, reason, msg.status());
+    drop(reason, msg.status());
     return;
   }
   if (!ident.learned) {
