@@ -36,12 +36,14 @@ int main(int argc, char** argv) {
   // What a command wrote to a redirected standard output (`rigel explain
   // --json > f` on a full disk) is an output like any file: its loss is an
   // error, not exit 0 (as coreutils' close_stdout).
-  std::cout.flush();
   errno = 0;
+  std::cout.flush();
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    // The reason is known only when this last flush failed; an earlier
+    // write's errno is gone by now.
     const int err = errno;
-    std::cerr << "rigel: cannot write the standard output"
-              << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << "\n";
+    std::cerr << "rigel: cannot write the standard output: "
+              << (err != 0 ? std::strerror(err) : "a write to it failed (a full disk?)") << "\n";
     return exit_code != 0 ? exit_code : 1;
   }
   return exit_code;

@@ -1,10 +1,18 @@
 #include "exec/epoch_log.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <utility>
 
+#include "common/file.h"
+#include "common/json_reader.h"
 #include "exec/output_check.h"
 
 namespace rigel::exec {
@@ -102,7 +110,51 @@ Status EpochLog::Open(const std::string& path) {
   return Status::Ok();
 }
 
+Status EpochLog::OpenToGoOn(const std::string& path) {
+  RIGEL_RETURN_IF_ERROR(CheckOutputFile("--log-json", path));
+  StatusOr<LineFile> f = LineFile::Open(path, LineFile::Mode::kAppend);
+  if (!f.ok()) return IoError("--log-json " + f.status().message());
+  out_ = std::move(*f);
+  path_ = path;
+  going_on_ = true;
+  return Status::Ok();
+}
+
+Status EpochLog::DropRepeated(const EpochFigures& f) {
+  StatusOr<std::string> text = ReadFileToString(path_);
+  if (!text.ok()) return IoError("--log-json " + text.status().message());
+  // The last line of the same epoch: a program with two top-level loops
+  // logs epoch 0 twice, and the failed attempt's line is the later one.
+  int64_t cut = -1;
+  for (size_t at = 0; at < text->size();) {
+    const size_t end = std::min(text->find('\n', at), text->size());
+    // A line that is not an epoch's (not JSON, or another tool's) stays.
+    StatusOr<JsonValue> j = ParseJson(std::string_view(*text).substr(at, end - at), path_);
+    if (j.ok() && j->IsObject()) {
+      const StatusOr<int64_t> epoch = j->GetIntOr("epoch", -1), epochs = j->GetIntOr("epochs", -1);
+      if (epoch.ok() && epochs.ok() && *epoch == f.epoch && *epochs == f.epochs) {
+        cut = static_cast<int64_t>(at);
+      }
+    }
+    at = end + 1;
+  }
+  if (cut < 0) return Status::Ok();
+  RIGEL_RETURN_IF_ERROR(out_.Close());
+  if (::truncate(path_.c_str(), cut) != 0) {
+    return IoError("--log-json " + path_ +
+                   ": cannot drop the epochs to be run again: " + std::strerror(errno));
+  }
+  StatusOr<LineFile> again = LineFile::Open(path_, LineFile::Mode::kAppend);
+  if (!again.ok()) return IoError("--log-json " + again.status().message());
+  out_ = std::move(*again);
+  return Status::Ok();
+}
+
 Status EpochLog::Write(const EpochFigures& f) {
+  if (going_on_) {
+    going_on_ = false;
+    RIGEL_RETURN_IF_ERROR(DropRepeated(f));
+  }
   Status st = out_.Append(EpochJson(f));
   return st.ok() ? st : IoError("--log-json " + st.message());
 }

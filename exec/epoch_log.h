@@ -76,13 +76,24 @@ class EpochLog {
   // Empties or creates `path`. IoError "--log-json PATH: cannot write here
   // (REASON); nothing was run ..." when it cannot be written.
   Status Open(const std::string& path);
+  // Opens `path` for a run that goes on from a checkpoint after a restart:
+  // the epochs it holds stay. The first Write drops the last line for the
+  // same epoch of the same loop (same "epoch" and "epochs") and every line
+  // after it, which the attempt that failed logged after its checkpoint and
+  // this run logs again; with no such line it appends. Errors as Open.
+  Status OpenToGoOn(const std::string& path);
   bool is_open() const { return out_.is_open(); }
   // IoError "--log-json PATH: write failed: REASON; it ends with the N
   // whole lines written before" (and the same from then on).
   Status Write(const EpochFigures& f);
 
  private:
+  // The first Write after OpenToGoOn: cuts what `f`'s epoch replaces.
+  Status DropRepeated(const EpochFigures& f);
+
+  std::string path_;
   LineFile out_;
+  bool going_on_ = false;
 };
 
 }  // namespace rigel::exec

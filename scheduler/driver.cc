@@ -257,7 +257,12 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   RIGEL_RETURN_IF_ERROR(d->SetUpCheckpoints());
   s.job->restored = d->resumed_.has_value();
   d->epoch_ = std::make_unique<Epoch>();
-  if (!o.log_json.empty()) RIGEL_RETURN_IF_ERROR(d->epoch_->log.Open(o.log_json));
+  if (!o.log_json.empty()) {
+    // A job that goes on from a checkpoint (a restart, or --resume) keeps
+    // the epochs logged before it.
+    exec::EpochLog& log = d->epoch_->log;
+    RIGEL_RETURN_IF_ERROR(d->resumed_ ? log.OpenToGoOn(o.log_json) : log.Open(o.log_json));
+  }
   return d;
 }
 

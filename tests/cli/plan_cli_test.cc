@@ -1,10 +1,14 @@
 // `rigel explain` and `rigel plan` as a user runs them.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "tests/cli/rigel_runner.h"
 
@@ -24,6 +28,35 @@ std::string Slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// `rigel ARGS > OUT 2> DIR/err`: the exit status and stderr.
+std::pair<int, std::string> RigelTo(const std::string& args, const std::string& out,
+                                    const std::string& dir) {
+  const std::string cmd = std::string("cd ") + RIGEL_SOURCE_DIR + " && " + RIGEL_BIN_DIR +
+                          "/rigel " + args + " > " + out + " 2> " + dir + "/err";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir + "/err")};
+}
+
+// Issue 46: what a command writes on a full disk is an error, not exit 0.
+TEST(PlanCli, APlanOrAnExplanationOnAFullDiskFailsWithTheReason) {
+  const std::string dir = TempDir();
+  auto [rc, err] = RigelTo("plan examples/mf.rgl --workers 2 -o /dev/full", "/dev/null", dir);
+  EXPECT_EQ(rc, 1) << err;
+  EXPECT_NE(err.find("/dev/full: write failed: No space left on device"), std::string::npos) << err;
+  std::tie(rc, err) = RigelTo("explain examples/mf.rgl --workers 2 --json", "/dev/full", dir);
+  EXPECT_EQ(rc, 1) << err;
+  EXPECT_NE(err.find("rigel: cannot write the standard output: "), std::string::npos) << err;
+  std::tie(rc, err) = RigelTo("run examples/mf.rgl --set EPOCHS=1", "/dev/full", dir);
+  EXPECT_EQ(rc, 1) << err;
+  EXPECT_NE(err.find("print() cannot write to the standard output: No space left on device"),
+            std::string::npos)
+      << err;
+  std::tie(rc, err) =
+      RigelTo("gen ratings --count 1000 --out /dev/full --no-info", "/dev/null", dir);
+  EXPECT_EQ(rc, 1) << err;
+  EXPECT_NE(err.find("/dev/full: write failed: No space left on device"), std::string::npos) << err;
 }
 
 TEST(ExplainCli, GivesTheExpectedAnalysisOfEveryExample) {

@@ -428,8 +428,10 @@ TEST(Recovery, AStoppedSchedulerIsRestartedFromTheNewestCheckpointWithTheUninter
   ASSERT_FALSE(want.empty());
   TempDir tmp;
   const std::string run = tmp.path + "/job", out = tmp.path + "/job.out";
-  auto job = Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
-                   {"--set", "EPOCHS=30", "--checkpoint-dir", tmp.path + "/ckpt"});
+  const std::string log = tmp.path + "/log.jsonl";
+  auto job =
+      Start(tmp.path, "job", Example("mf.rgl"), 2, 2,
+            {"--set", "EPOCHS=30", "--checkpoint-dir", tmp.path + "/ckpt", "--log-json", log});
   ASSERT_TRUE(WaitFor([&] { return Contains(out, "epoch 4 "); }, seconds(60))) << job->Stderr();
   const pid_t scheduler = Pid(run, "scheduler");
   ASSERT_GT(scheduler, 0);
@@ -444,6 +446,16 @@ TEST(Recovery, AStoppedSchedulerIsRestartedFromTheNewestCheckpointWithTheUninter
       err.find("heard nothing from it for 10 s; restart 1 of 3 from " + tmp.path + "/ckpt/ckpt-"),
       std::string::npos)
       << err;
+  // The log holds every epoch once, those before the checkpoint included
+  // (before issue 46 a restart emptied it).
+  std::vector<int> epochs;
+  for (const std::string& line : Lines(Slurp(log))) {
+    const size_t at = line.find("\"epoch\":");
+    ASSERT_NE(at, std::string::npos) << line;
+    epochs.push_back(std::stoi(line.substr(at + 8)));
+  }
+  ASSERT_EQ(epochs.size(), 30u) << Slurp(log);
+  for (int k = 0; k < 30; ++k) EXPECT_EQ(epochs[k], k);
 }
 
 // Issue 46: with worker-0 stopped, the restart message named worker-1, which

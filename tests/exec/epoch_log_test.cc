@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "common/write_faults.h"
 
@@ -114,6 +115,40 @@ TEST(EpochLog, AWriteThatFailsNamesTheFlagThePathAndWhyAndKeepsWholeLines) {
   ASSERT_TRUE(dev_full.Open("/dev/full").ok());
   EXPECT_EQ(dev_full.Write(Figures()).message(),
             "--log-json /dev/full: write failed: No space left on device");
+}
+
+// Before, a job restarted from a checkpoint emptied its log: the epochs
+// before the checkpoint were gone from it.
+TEST(EpochLog, GoingOnFromACheckpointKeepsTheEpochsBeforeAndLogsTheRestOnce) {
+  const std::string path = ::testing::TempDir() + "/epoch_log_go_on.jsonl";
+  auto epochs_in = [&] {
+    std::vector<int64_t> out;
+    std::ifstream in(path);
+    for (std::string l; std::getline(in, l);) out.push_back(nlohmann::json::parse(l)["epoch"]);
+    return out;
+  };
+  EpochFigures f = Figures();
+  {
+    EpochLog first;
+    ASSERT_TRUE(first.Open(path).ok());
+    for (f.epoch = 0; f.epoch < 6; ++f.epoch) ASSERT_TRUE(first.Write(f).ok());
+  }
+  // The checkpoint was after epoch 2: epochs 3 to 5 are run and logged again.
+  {
+    EpochLog again;
+    ASSERT_TRUE(again.OpenToGoOn(path).ok());
+    for (f.epoch = 3; f.epoch < 10; ++f.epoch) ASSERT_TRUE(again.Write(f).ok());
+  }
+  EXPECT_EQ(epochs_in(), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // A failure right at a checkpoint: nothing to drop, the lines go on.
+  {
+    EpochLog more;
+    ASSERT_TRUE(more.OpenToGoOn(path).ok());
+    f.epoch = 10;
+    f.epochs = 11;
+    ASSERT_TRUE(more.Write(f).ok());
+  }
+  EXPECT_EQ(epochs_in().size(), 11u);
 }
 
 }  // namespace

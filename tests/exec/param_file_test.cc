@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,9 @@
 #include <vector>
 
 #include "common/file.h"
+#include "common/write_faults.h"
+#include "exec/output_check.h"
+#include "exec/vectors_file.h"
 
 namespace rigel::exec {
 namespace {
@@ -112,6 +116,33 @@ void ExpectUnreadable(const std::string& name, const std::string& bytes, const s
   EXPECT_NE(got.status().message().find(path), std::string::npos) << got.status().message();
   EXPECT_NE(got.status().message().find(says), std::string::npos) << got.status().message();
   std::remove(path.c_str());
+}
+
+// The model files a run writes after training (--save-params, and
+// --save-vectors' text files, exec/vectors_file.h) on a full disk and a
+// failing device: the flag, the path and the reason; the file that was
+// there before stays.
+TEST(ParamFile, AModelFileOnAFullOrFailingDiskSaysSoAndKeepsTheOldFile) {
+  const std::string npz = TempPath("old.npz"), vec = TempPath("old.vec");
+  ASSERT_TRUE(WriteFileAtomically(npz, "old").ok());
+  ASSERT_TRUE(WriteFileAtomically(vec, "old").ok());
+  for (int err : {ENOSPC, EIO}) {
+    ScopedWriteFault fault([&](const std::string& path, WriteOp op, size_t) {
+      return op == WriteOp::kWrite && (path == npz || path == vec) ? err : 0;
+    });
+    const std::string why = std::string(": write failed: ") + std::strerror(err) +
+                            "; the trained values were not saved";
+    Status params = SaveFailed("--save-params", WriteParams(npz, Sample()));
+    EXPECT_EQ(params.message(), "--save-params " + npz + why);
+    Status vectors =
+        SaveFailed("--save-vectors", WriteVectors(vec, nullptr, {"emb", 2, 2, {1, 2, 3, 4}}));
+    EXPECT_EQ(vectors.message(), "--save-vectors " + vec + why);
+    EXPECT_EQ(*ReadFileToString(npz), "old");
+    EXPECT_EQ(*ReadFileToString(vec), "old");
+  }
+  // /dev/full itself, as a user would name it.
+  EXPECT_EQ(WriteParams("/dev/full", Sample()).message(),
+            "/dev/full: write failed: No space left on device");
 }
 
 TEST(ParamFile, NamesTheFileAndTheFaultOfWhatItCannotRead) {
