@@ -453,6 +453,33 @@ TEST(Operations, PrintedLinesOnADiskThatFillsEndWithWholeLinesAndStopTheJob) {
   for (size_t k = 0; k < printed.size(); ++k) EXPECT_EQ(printed[k], out[k]);
 }
 
+// `rigel plot -o` on a full tmpfs (root only): the flag, the path and the
+// reason, and no cut picture left there. gnuplot used to write -o itself,
+// and a full disk gave "gnuplot wrote nothing here" at best.
+TEST(Operations, APlotOnAFullDiskSaysWhyAndLeavesNoCutPicture) {
+  TempDir tmp;
+  auto serial = Rigel(tmp.path, "serial", Example("mf.rgl"),
+                      {"--set", "EPOCHS=3", "--log-json", tmp.path + "/serial.jsonl"});
+  ASSERT_EQ(serial->Wait(seconds(120)), 0) << serial->Stderr();
+  const std::string mnt = tmp.path + "/mnt";
+  fs::create_directories(mnt);
+  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { ::umount(dir.c_str()); }
+  } unmount{mnt};
+  std::ofstream(mnt + "/filler") << std::string(4096, 'x');
+  const std::string png = mnt + "/mf.png";
+  testing::RigelResult r =
+      testing::RunRigel({"plot", tmp.path + "/serial.jsonl", "-o", png}, tmp.path);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("-o " + png + ": write failed: No space left on device"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(png));
+}
+
 TEST(Operations, PrintedValuesReachTheLogAndRigelPlotDrawsSerialAgainstDistributed) {
   TempDir tmp;
   auto serial = Rigel(tmp.path, "serial", Example("mf.rgl"),
