@@ -47,6 +47,20 @@ struct TempDir : testing::ScopedTempDir {
   TempDir() : ScopedTempDir("rigel-ops") {}
 };
 
+// A tmpfs of `options` mounted on `dir` (made if missing) while it lives
+// (root only: `mounted` says whether it could be).
+struct Tmpfs {
+  Tmpfs(const std::string& dir, const std::string& options) : dir(dir) {
+    fs::create_directories(dir);
+    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, options.c_str()) == 0;
+  }
+  ~Tmpfs() {
+    if (mounted) ::umount(dir.c_str());
+  }
+  std::string dir;
+  bool mounted = false;
+};
+
 // `rigel run PROG ARGS...` (distributed when ARGS say --workers), output in
 // DIR/NAME.out and .err, cluster logs in DIR/NAME.
 std::unique_ptr<Child> Rigel(const std::string& dir, const std::string& name,
@@ -387,14 +401,8 @@ TEST(Operations, ADistributedJobWhoseLogCannotBeWrittenSaysWhyAndNothingElse) {
 TEST(Operations, ALogOnADiskThatFillsEndsWithWholeLinesAndTheJobSaysSo) {
   TempDir tmp;
   const std::string mnt = tmp.path + "/mnt";
-  fs::create_directories(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=12k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
-  }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { ::umount(dir.c_str()); }
-  } unmount{mnt};
+  const Tmpfs tmpfs(mnt, "size=12k");
+  if (!tmpfs.mounted) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
   for (const std::vector<std::string>& mode :
        {std::vector<std::string>{}, std::vector<std::string>{"--workers", "2", "--servers", "2"}}) {
     const std::string log = mnt + "/log.jsonl";
@@ -426,14 +434,8 @@ TEST(Operations, ALogOnADiskThatFillsEndsWithWholeLinesAndTheJobSaysSo) {
 TEST(Operations, PrintedLinesOnADiskThatFillsEndWithWholeLinesAndStopTheJob) {
   TempDir tmp;
   const std::string run = tmp.path + "/job";
-  fs::create_directories(run);
-  if (::mount("tmpfs", run.c_str(), "tmpfs", 0, "size=36k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
-  }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { ::umount(dir.c_str()); }
-  } unmount{run};
+  const Tmpfs tmpfs(run, "size=36k");
+  if (!tmpfs.mounted) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
   auto job = Rigel(tmp.path, "job", Example("mf.rgl"),
                    {"--workers", "2", "--servers", "2", "--set", "EPOCHS=100000"});
   EXPECT_EQ(job->Wait(seconds(300)), 1) << job->Stderr();
@@ -462,14 +464,8 @@ TEST(Operations, APlotOnAFullDiskSaysWhyAndLeavesNoCutPicture) {
                       {"--set", "EPOCHS=3", "--log-json", tmp.path + "/serial.jsonl"});
   ASSERT_EQ(serial->Wait(seconds(120)), 0) << serial->Stderr();
   const std::string mnt = tmp.path + "/mnt";
-  fs::create_directories(mnt);
-  if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=4k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
-  }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { ::umount(dir.c_str()); }
-  } unmount{mnt};
+  const Tmpfs tmpfs(mnt, "size=4k");
+  if (!tmpfs.mounted) GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
   std::ofstream(mnt + "/filler") << std::string(4096, 'x');
   const std::string png = mnt + "/mf.png";
   testing::RigelResult r =
