@@ -13,20 +13,27 @@
 namespace rigel {
 namespace {
 
-// The length of the file up to and including its last newline: where a
-// file a killed writer left mid-line goes on.
-StatusOr<int64_t> WholeLinesEnd(const std::string& path, int fd, int64_t size) {
-  char buf[4096];
-  for (int64_t end = size; end > 0;) {
-    const int64_t start = end > static_cast<int64_t>(sizeof buf) ? end - sizeof buf : 0;
-    const ssize_t n = ::pread(fd, buf, static_cast<size_t>(end - start), start);
+// Where a file a killed writer may have left mid-line goes on: the length
+// up to and including its last newline, and the whole lines before it.
+struct WholeLines {
+  int64_t end = 0;
+  int64_t lines = 0;
+};
+
+StatusOr<WholeLines> ScanWholeLines(const std::string& path, int fd) {
+  WholeLines out;
+  char buf[65536];
+  for (int64_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
     if (n < 0) return IoError(path + ": read failed: " + std::strerror(errno));
-    for (ssize_t i = n; i > 0; --i) {
-      if (buf[i - 1] == '\n') return start + i;
+    if (n == 0) return out;
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') continue;
+      ++out.lines;
+      out.end = at + i + 1;
     }
-    end = start;
+    at += n;
   }
-  return 0;
 }
 
 }  // namespace
@@ -60,23 +67,26 @@ StatusOr<LineFile> LineFile::Open(const std::string& path, Mode mode) {
   if (fd < 0) return IoError(path + ": cannot open for writing: " + std::strerror(errno));
   struct stat st;
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  int64_t size = 0;
+  int64_t size = 0, lines = 0;
   if (regular && mode == Mode::kAppend) {
     // The writing descriptor cannot read: a second one reads the tail.
     const int rd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    StatusOr<int64_t> end =
-        rd < 0 ? StatusOr<int64_t>(IoError(path + ": cannot open: " + std::strerror(errno)))
-               : WholeLinesEnd(path, rd, st.st_size);
+    StatusOr<WholeLines> whole =
+        rd < 0 ? StatusOr<WholeLines>(IoError(path + ": cannot open: " + std::strerror(errno)))
+               : ScanWholeLines(path, rd);
     if (rd >= 0) ::close(rd);
-    if (!end.ok() || (*end < st.st_size && ::ftruncate(fd, *end) != 0) ||
-        ::lseek(fd, end.ok() ? *end : 0, SEEK_SET) < 0) {
-      const std::string why = end.ok() ? std::strerror(errno) : end.status().message();
+    if (!whole.ok() || (whole->end < st.st_size && ::ftruncate(fd, whole->end) != 0) ||
+        ::lseek(fd, whole.ok() ? whole->end : 0, SEEK_SET) < 0) {
+      const std::string why = whole.ok() ? std::strerror(errno) : whole.status().message();
       ::close(fd);
       return IoError(path + ": cannot go on after its last whole line: " + why);
     }
-    size = *end;
+    size = whole->end;
+    lines = whole->lines;
   }
-  return LineFile(path, fd, size, regular);
+  LineFile f(path, fd, size, regular);
+  f.lines_ = lines;
+  return f;
 }
 
 Status LineFile::Fail(const char* what, int err) {

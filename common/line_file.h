@@ -43,7 +43,8 @@ class LineFile {
 
   bool is_open() const { return fd_ >= 0; }
   const std::string& path() const { return path_; }
-  // Whole lines written so far by this LineFile.
+  // Whole lines the file holds: those it held when opened to append, and
+  // those written since.
   int64_t lines() const { return lines_; }
 
   // Writes `line` and a newline (`line` must hold none). On failure the
@@ -60,8 +61,8 @@ class LineFile {
   int fd_ = -1;
   int64_t size_ = 0;      // bytes of whole lines
   bool regular_ = false;  // a regular file, which can be cut back
-  int64_t lines_ = 0;
-  Status error_;  // the first failure, returned from then on
+  int64_t lines_ = 0;     // whole lines in the file
+  Status error_;          // the first failure, returned from then on
 };
 
 }  // namespace rigel

@@ -90,7 +90,13 @@ TEST(LineFile, AppendingGoesOnAfterTheLastWholeLineAndCutsAKilledWritersHalfLine
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(Read(path), "a 1\nb 2\n");
   ASSERT_TRUE(f->Append("c 3").ok());
-  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(f->lines(), 3);
+  // A failure then counts the lines the file held before too.
+  {
+    ScopedWriteFault full(
+        [](const std::string&, WriteOp op, size_t) { return op == WriteOp::kWrite ? ENOSPC : 0; });
+    EXPECT_TRUE(Has(f->Append("d 4"), "the 3 whole lines written before"));
+  }
   EXPECT_EQ(Read(path), "a 1\nb 2\nc 3\n");
 }
 
