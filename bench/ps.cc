@@ -126,7 +126,6 @@ struct Bench {
         (void)r->Connect({Role::kServer, s}, raw_addr[s]);
       }
       ps::PsClientOptions co;
-      co.cache = false;
       co.call.timeout = transport::Millis(60000);
       clients.push_back(std::make_unique<ps::PsClient>(t.get(), setup.MakeShardMap().value(), co));
       workers_t.push_back(std::move(t));

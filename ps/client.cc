@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/flat_index.h"
 #include "common/key_sort.h"
 
 namespace rigel::ps {
@@ -13,29 +12,6 @@ using transport::InMessage;
 using transport::OutMessage;
 using transport::PeerId;
 using transport::Role;
-
-// Rows this worker has seen, with the server's minimum clock when fetched.
-struct PsClient::Cache {
-  int64_t width = 1;
-  FlatIndex slot;
-  std::vector<uint64_t> version;
-  std::vector<float> values;
-
-  float* Row(uint32_t s) { return values.data() + s * width; }
-  uint32_t Slot(int64_t key) {
-    bool fresh;
-    uint32_t s = slot.FindOrInsert(key, static_cast<uint32_t>(version.size()), &fresh);
-    if (fresh) {
-      version.push_back(0);
-      values.resize(values.size() + width);
-    }
-    return s;
-  }
-  bool Fresh(int64_t key, uint64_t clock, int staleness) const {
-    uint32_t s = slot.Find(key);
-    return s != FlatIndex::kNone && version[s] + staleness >= clock;
-  }
-};
 
 // Deltas not sent yet: per server, sorted runs (one per Push, oldest first),
 // merged into one when they pile up and when flushed.
@@ -176,8 +152,6 @@ PsClient::PsClient(transport::Transport* transport, cluster::ShardMap map, PsCli
     : transport_(transport), map_(std::move(map)), opts_(options) {
   pushes_sent_.assign(map_.servers(), 0);
   for (const cluster::ShardedParam& p : map_.params()) {
-    cache_.push_back(std::make_unique<Cache>());
-    cache_.back()->width = p.width;
     pending_.push_back(std::make_unique<Pending>());
     pending_.back()->width = p.width;
     pending_.back()->runs.resize(map_.servers());
@@ -200,91 +174,6 @@ Status PsClient::CheckKeys(int param, std::span<const int64_t> keys) const {
   return Status::Ok();
 }
 
-void PsClient::Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done) {
-  std::vector<std::vector<int64_t>> by_server;
-  map_.Split(param, keys, &by_server, nullptr);
-  int parts = 0;
-  for (const auto& v : by_server) parts += !v.empty();
-  if (parts == 0) return done(Status::Ok());
-  auto join = std::make_shared<Join>(parts, std::move(done));
-  uint64_t clock;
-  {
-    MutexLock l(&mu_);
-    clock = clock_;
-  }
-  int64_t width = map_.params()[param].width;
-  for (int s = 0; s < map_.servers(); ++s) {
-    if (by_server[s].empty()) continue;
-    auto skeys = std::make_shared<std::vector<uint64_t>>(by_server[s].begin(), by_server[s].end());
-    OutMessage msg;
-    auto req = msg.header().getBody().initPullRequest();
-    req.setParam(static_cast<uint32_t>(param));
-    req.setWidth(static_cast<uint32_t>(width));
-    req.setClock(clock);
-    msg.SetKeys(req.initKeys(), KeysBuffer(skeys));
-    auto on_reply = [this, param, s, skeys, join](StatusOr<InMessage> r) {
-      if (!r.ok()) return join->One(r.status());
-      if (r->type() != transport::MessageType::PULL_REPLY) {
-        return join->One(Internal(std::string("a pull was answered with ") +
-                                  transport::MessageTypeName(r->type())));
-      }
-      auto reply = r->header().getBody().getPullReply();
-      transport::RowsView rows = r->Rows(reply.getRows());
-      uint64_t version = reply.getMinClock();
-      if (rows.rows != skeys->size() || rows.width != map_.params()[param].width) {
-        return join->One(Internal("a pull reply has " + std::to_string(rows.rows) + " rows for " +
-                                  std::to_string(skeys->size()) + " keys"));
-      }
-      {
-        MutexLock l(&mu_);
-        Cache& c = *cache_[param];
-        std::vector<uint32_t> slots(skeys->size());
-        for (size_t k = 0; k < skeys->size(); ++k) {
-          uint32_t slot = c.Slot(static_cast<int64_t>((*skeys)[k]));
-          std::memcpy(c.Row(slot), rows.row(k).data(), sizeof(float) * c.width);
-          c.version[slot] = version;
-          slots[k] = slot;
-        }
-        // Deltas not sent yet are ours to see.
-        for (const Run& run : pending_[param]->runs[s]) {
-          ForCommonKeys(*skeys, run.keys, [&](size_t k, size_t j) {
-            AddRow(c.Row(slots[k]), run.values.data() + j * c.width, c.width);
-          });
-        }
-        ++stats_.pull_requests;
-        stats_.rows_pulled += skeys->size();
-      }
-      join->One(Status::Ok());
-    };
-    Status st = transport_->Request(PeerId{Role::kServer, s}, std::move(msg), on_reply, opts_.call);
-    if (!st.ok()) join->One(st);
-  }
-}
-
-std::future<Status> PsClient::Prefetch(int param, std::span<const int64_t> keys) {
-  auto promise = std::make_shared<std::promise<Status>>();
-  std::future<Status> f = promise->get_future();
-  Status st = CheckKeys(param, keys);
-  if (!st.ok()) {
-    promise->set_value(st);
-    return f;
-  }
-  std::vector<int64_t> missing;
-  {
-    MutexLock l(&mu_);
-    Cache& c = *cache_[param];
-    for (int64_t k : keys) {
-      if (!opts_.cache || !c.Fresh(k, clock_, opts_.staleness)) missing.push_back(k);
-    }
-    std::vector<int64_t> tmp;
-    SortKeys(&missing, &tmp);
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    stats_.cache_misses += missing.size();
-  }
-  Fetch(param, std::move(missing), [promise](Status s) { promise->set_value(s); });
-  return f;
-}
-
 std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<const int64_t> keys) {
   auto promise = std::make_shared<std::promise<StatusOr<std::vector<float>>>>();
   auto f = promise->get_future();
@@ -293,48 +182,13 @@ std::future<StatusOr<std::vector<float>>> PsClient::Pull(int param, std::span<co
     promise->set_value(st);
     return f;
   }
-  if (!opts_.cache) {
-    PullDirect(param, keys, 0, true, std::move(promise));
-    return f;
-  }
-  auto want = std::make_shared<std::vector<int64_t>>(keys.begin(), keys.end());
-  std::vector<int64_t> missing;
-  {
-    MutexLock l(&mu_);
-    Cache& c = *cache_[param];
-    for (int64_t k : *want) {
-      if (!opts_.cache || !c.Fresh(k, clock_, opts_.staleness)) {
-        missing.push_back(k);
-      } else {
-        ++stats_.cache_hits;
-      }
-    }
-    std::vector<int64_t> tmp;
-    SortKeys(&missing, &tmp);
-    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
-    stats_.cache_misses += missing.size();
-  }
-  Fetch(param, std::move(missing), [this, param, want, promise](Status s) {
-    if (!s.ok()) return promise->set_value(s);
-    std::vector<float> out;
-    {
-      MutexLock l(&mu_);
-      Cache& c = *cache_[param];
-      out.resize(want->size() * c.width);
-      for (size_t k = 0; k < want->size(); ++k) {
-        std::memcpy(out.data() + k * c.width, c.Row(c.slot.Find((*want)[k])),
-                    sizeof(float) * c.width);
-      }
-    }
-    promise->set_value(std::move(out));
-  });
+  PullDirect(param, keys, 0, true, std::move(promise));
   return f;
 }
 
-// Without a cache the rows go straight from the replies to the result:
-// the keys are sorted once (remembering where each came from), each server
-// gets its distinct keys, and each reply row is copied to every position
-// that asked for it.
+// The rows go straight from the replies to the result: the keys are sorted
+// once (remembering where each came from), each server gets its distinct
+// keys, and each reply row is copied to every position that asked for it.
 std::future<StatusOr<std::vector<float>>> PsClient::PullSynchronous(int param,
                                                                     std::span<const int64_t> keys) {
   // Servers answer a pull at clock c once every worker finished c - s: asking
@@ -394,10 +248,6 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
   int parts = 0;
   for (const auto& r : request)
     parts += static_cast<int>((r->size() + kChunkKeys - 1) / kChunkKeys);
-  {
-    MutexLock l(&mu_);
-    stats_.cache_misses += state->first.size() - 1;
-  }
   if (parts == 0) return promise->set_value(std::move(state->out));
   auto join = std::make_shared<Join>(parts, [state, promise](Status st) {
     if (st.ok()) {
@@ -502,14 +352,6 @@ Status PsClient::Push(int param, std::span<const int64_t> keys, const float* del
     }
   }
   stats_.merged += merged;
-  // The worker reads its own writes in the rows it has cached.
-  Cache& c = *cache_[param];
-  if (opts_.cache && c.slot.size() > 0) {
-    for (size_t k = 0; k < keys.size(); ++k) {
-      uint32_t cached = c.slot.Find(keys[k]);
-      if (cached != FlatIndex::kNone) AddRow(c.Row(cached), deltas + k * c.width, c.width);
-    }
-  }
   return Status::Ok();
 }
 
@@ -585,7 +427,7 @@ Status PsClient::AdvanceClock() {
   std::future<Status> flushed = Flush();
   if (opts_.staleness > 0) {
     // A pull may then be answered before this worker's own pushes are
-    // applied, and the cache would keep rows without them.
+    // applied, and would miss them: they are no longer pending.
     RIGEL_RETURN_IF_ERROR(flushed.get());
   } else {
     // With no staleness every pull waits at the server until each worker's

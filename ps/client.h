@@ -1,17 +1,19 @@
 // The worker's parameter-server client: batched, asynchronous pulls and
-// pushes of rows, a versioned row cache, merged deltas and bounded staleness
-// (server side: ps/service.h; design: docs/parameter_servers.md).
+// pushes of rows, merged deltas and bounded staleness (server side:
+// ps/service.h; design: docs/parameter_servers.md). It keeps no rows: the
+// worker's local parameter copies and its relaxed-row caches (ps/cache.h)
+// hold them.
 //
-// Prefetch and Pull fetch what is not fresh in the cache, one request per
-// server; Push merges deltas locally (the worker reads its own writes) and
-// sends nothing until Flush, which sends one request per server and completes
-// when every server applied them; AdvanceClock flushes and ends the worker's
-// clock. With staleness s a worker at clock c sees every update of clocks
-// < c - s. Errors are the transport's (kUnavailable naming the server).
-// Futures complete on the transport's receive thread. Thread-safety: one
-// client may be used from several threads (an internal mutex guards the
-// cache and buffers); a Pull overlapping a Flush of the same rows may cache
-// them without the flushed deltas until the next clock.
+// Pull fetches every key it is given, one request per server (chunked at
+// kChunkKeys), and adds this worker's unsent deltas to the rows; Push merges
+// deltas locally and sends nothing until Flush, which sends one request per
+// server and completes when every server applied them; AdvanceClock flushes
+// and ends the worker's clock. With staleness s a worker at clock c sees
+// every update of clocks < c - s. Errors are the transport's (kUnavailable
+// naming the server). Futures complete on the transport's receive thread.
+// Thread-safety: one client may be used from several threads (an internal
+// mutex guards the pending deltas and the counters); a Pull overlapping a
+// Flush of the same rows may see them without the flushed deltas.
 #ifndef RIGEL_PS_CLIENT_H_
 #define RIGEL_PS_CLIENT_H_
 
@@ -29,15 +31,12 @@ namespace rigel::ps {
 
 struct PsClientOptions {
   int staleness = 0;
-  // false: every Pull fetches every key (no reuse of cached rows).
-  bool cache = true;
   transport::CallOptions call;  // timeouts of each request
 };
 
 struct PsClientStats {
   uint64_t pull_requests = 0, push_requests = 0;
   uint64_t rows_pulled = 0, rows_pushed = 0;
-  uint64_t cache_hits = 0, cache_misses = 0;
   uint64_t merged = 0;  // deltas added to a row that already had one pending
 };
 
@@ -51,18 +50,18 @@ class PsClient {
   PsClient(transport::Transport* transport, cluster::ShardMap map, PsClientOptions options);
   ~PsClient();
 
-  std::future<Status> Prefetch(int param, std::span<const int64_t> keys) RIGEL_EXCLUDES(mu_);
-  // keys.size() * width floats, row k at k * width.
+  // keys.size() * width floats, row k at k * width; InvalidArgument for an
+  // unknown parameter or a key outside its rows.
   std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys)
       RIGEL_EXCLUDES(mu_);
-  // As Pull with the cache off, but answered only once every worker has
+  // As Pull, but answered only once every worker has
   // finished clock() - 1 whatever the staleness bound: the rows hold every
   // update of the clocks before this worker's. For conflict-free schedules,
   // whose steps must see each other exactly even in a relaxed job.
   std::future<StatusOr<std::vector<float>>> PullSynchronous(int param,
                                                             std::span<const int64_t> keys)
       RIGEL_EXCLUDES(mu_);
-  // As Pull with the cache off, for rows to be used `clocks` clocks after
+  // As Pull, for rows to be used `clocks` clocks after
   // the current one (a mini-batch's rows fetched while the previous batch
   // computes): answered once every worker finished clock() + clocks - s, so
   // the rows keep the staleness bound at that later clock. The rows are the
@@ -88,7 +87,6 @@ class PsClient {
   const cluster::ShardMap& map() const { return map_; }
 
  private:
-  struct Cache;
   struct Pending;
   // Deltas for one server: distinct keys ascending, row k at values[k * width].
   struct Run {
@@ -106,10 +104,6 @@ class PsClient {
   void PullDirect(int param, std::span<const int64_t> keys, uint64_t lead, bool own_writes,
                   std::shared_ptr<std::promise<StatusOr<std::vector<float>>>> promise)
       RIGEL_EXCLUDES(mu_);
-  // Sends pulls for `keys` (sorted, unique) of `param`; calls done(status)
-  // once every reply is cached.
-  void Fetch(int param, std::vector<int64_t> keys, std::function<void(Status)> done)
-      RIGEL_EXCLUDES(mu_);
 
   transport::Transport* transport_;
   cluster::ShardMap map_;
@@ -118,8 +112,7 @@ class PsClient {
   uint64_t clock_ RIGEL_GUARDED_BY(mu_) = 0;
   std::vector<uint64_t> pushes_sent_ RIGEL_GUARDED_BY(mu_);  // per server, for clock ticks
   std::future<Status> unacked_ RIGEL_GUARDED_BY(mu_);        // AdvanceClock's flush, not waited for
-  // By parameter; the vectors and the Cache and Pending they own.
-  std::vector<std::unique_ptr<Cache>> cache_ RIGEL_GUARDED_BY(mu_);
+  // By parameter; the vector and the Pending it owns.
   std::vector<std::unique_ptr<Pending>> pending_ RIGEL_GUARDED_BY(mu_);
   PsClientStats stats_ RIGEL_GUARDED_BY(mu_);
 };

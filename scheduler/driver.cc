@@ -511,7 +511,6 @@ Status Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
 Status Driver::SaveParams() {
   RIGEL_ASSIGN_OR_RETURN(cluster::ShardMap map, setup_.MakeShardMap());
   ps::PsClientOptions po;
-  po.cache = false;
   ps::PsClient client(transport_, std::move(map), po);
   std::vector<exec::SavedParam> out;
   for (size_t p = 0; p < setup_.params.size(); ++p) {

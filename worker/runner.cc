@@ -142,7 +142,6 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   // The clocks' bound, for the `ps` strategy (relaxed rows at --staleness 0,
   // sums); relaxed rows otherwise go through the row caches.
   po.staleness = cluster::ClockStaleness(options.job);
-  po.cache = false;  // the local parameter copies are the cache
   r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
   r->exchange_ = std::make_unique<ps::RowExchange>(transport, r->client_->map().servers(), po.call);
   r->SizeCaches();

@@ -85,7 +85,6 @@ Status RunnerCluster::StartClient(const cluster::ClusterSetup& setup) {
   RIGEL_ASSIGN_OR_RETURN(transport::Transport * t, base_.Join(PeerId{Role::kScheduler, 0}));
   RIGEL_ASSIGN_OR_RETURN(cluster::ShardMap map, setup.MakeShardMap());
   ps::PsClientOptions po;
-  po.cache = false;
   client_ = std::make_unique<ps::PsClient>(t, std::move(map), po);
   return Status::Ok();
 }

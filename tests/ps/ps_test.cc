@@ -201,72 +201,63 @@ TEST(PsClient, PullAnswersInRequestOrderWithRepeats) {
     auto started = PsCluster::Start(setup);
     ASSERT_TRUE(started.ok()) << started.status().message();
     PsCluster& c = **started;
-    for (bool cache : {true, false}) {  // the uncached pass pushes last
-      ps::PsClientOptions o;
-      o.cache = cache;
-      ps::PsClient client(c.worker(0), setup.MakeShardMap().value(), o);
-      auto rows = client.Pull(0, keys).get();
-      ASSERT_TRUE(rows.ok()) << rows.status().message();
-      ASSERT_EQ(rows->size(), keys.size() * 8);
-      float want[8];
-      for (size_t k = 0; k < keys.size(); ++k) {
-        ir::InitialRow(setup.params[0].decl, keys[k], want);
-        for (int c = 0; c < 8; ++c) {
-          ASSERT_EQ((*rows)[k * 8 + c], want[c]) << servers << " servers, cache " << cache;
-        }
+    ps::PsClient client(c.worker(0), setup.MakeShardMap().value(), ps::PsClientOptions{});
+    auto rows = client.Pull(0, keys).get();
+    ASSERT_TRUE(rows.ok()) << rows.status().message();
+    ASSERT_EQ(rows->size(), keys.size() * 8);
+    float want[8];
+    for (size_t k = 0; k < keys.size(); ++k) {
+      ir::InitialRow(setup.params[0].decl, keys[k], want);
+      for (int c = 0; c < 8; ++c) {
+        ASSERT_EQ((*rows)[k * 8 + c], want[c]) << servers << " servers";
       }
-      EXPECT_EQ(client.stats().cache_misses, static_cast<uint64_t>(kKeys));  // each once
-      if (cache) continue;
-      // +1 on every distinct key (the two repeats are at the end).
-      std::vector<float> ones(kKeys * 8, 1.0f);
-      ASSERT_TRUE(client.Push(0, std::span(keys).first(kKeys), ones.data()).ok());
-      ASSERT_TRUE(client.Flush().get().ok());
-      std::vector<uint64_t> per_server(servers, 0);
-      for (int64_t k = 0; k < kKeys; ++k) ++per_server[client.map().ServerOf(0, keys[k])];
-      uint64_t chunks = 0;
-      for (uint64_t n : per_server)
-        chunks += (n + ps::PsClient::kChunkKeys - 1) / ps::PsClient::kChunkKeys;
-      EXPECT_EQ(client.stats().push_requests, chunks);
-      auto after = client.Pull(0, keys).get();
-      ASSERT_TRUE(after.ok()) << after.status().message();
-      for (size_t k = 0; k < keys.size(); ++k) {
-        ir::InitialRow(setup.params[0].decl, keys[k], want);
-        for (int c = 0; c < 8; ++c) {
-          ASSERT_EQ((*after)[k * 8 + c], want[c] + 1.0f) << servers << " servers, key " << k;
-        }
+    }
+    EXPECT_EQ(client.stats().rows_pulled, static_cast<uint64_t>(kKeys));  // each once
+    // +1 on every distinct key (the two repeats are at the end).
+    std::vector<float> ones(kKeys * 8, 1.0f);
+    ASSERT_TRUE(client.Push(0, std::span(keys).first(kKeys), ones.data()).ok());
+    ASSERT_TRUE(client.Flush().get().ok());
+    std::vector<uint64_t> per_server(servers, 0);
+    for (int64_t k = 0; k < kKeys; ++k) ++per_server[client.map().ServerOf(0, keys[k])];
+    uint64_t chunks = 0;
+    for (uint64_t n : per_server)
+      chunks += (n + ps::PsClient::kChunkKeys - 1) / ps::PsClient::kChunkKeys;
+    EXPECT_EQ(client.stats().push_requests, chunks);
+    auto after = client.Pull(0, keys).get();
+    ASSERT_TRUE(after.ok()) << after.status().message();
+    for (size_t k = 0; k < keys.size(); ++k) {
+      ir::InitialRow(setup.params[0].decl, keys[k], want);
+      for (int c = 0; c < 8; ++c) {
+        ASSERT_EQ((*after)[k * 8 + c], want[c] + 1.0f) << servers << " servers, key " << k;
       }
     }
   }
 }
 
-// Deltas pushed but not flushed are seen by the pushing worker's pulls (with
-// or without a cache), and flushing does not count them twice.
+// Deltas pushed but not flushed are seen by the pushing worker's pulls, and
+// flushing does not count them twice.
 TEST(PsClient, ReadsItsOwnUnflushedWrites) {
   cluster::ClusterSetup setup = TestSetup(2, 1, 0);
   setup.params[1].decl.init = ir::ParamDecl::kZeros;
-  for (bool cache : {false, true}) {
-    auto started = PsCluster::Start(setup);
-    ASSERT_TRUE(started.ok()) << started.status().message();
-    PsCluster& c = **started;
-    ps::PsClientOptions o;
-    o.cache = cache;
-    ps::PsClient client(c.worker(0), setup.MakeShardMap().value(), o);
-    std::vector<int64_t> keys = {900, 3, 500, 3, 1000};
-    std::vector<float> d = {1, 2, 4, 8, 16};
-    ASSERT_TRUE(client.Push(1, keys, d.data()).ok());
-    ASSERT_TRUE(client.Push(1, std::vector<int64_t>{3}, std::vector<float>{32}.data()).ok());
-    std::vector<int64_t> ask = {3, 900, 7, 1000, 500};
-    std::vector<float> want = {42, 1, 0, 16, 4};
-    auto before = client.Pull(1, ask).get();
-    ASSERT_TRUE(before.ok()) << before.status().message();
-    EXPECT_EQ(*before, want) << "cache " << cache;
-    ASSERT_TRUE(client.Flush().get().ok());
-    ps::PsClient other(c.worker(0), setup.MakeShardMap().value(), {});
-    auto after = other.Pull(1, ask).get();
-    ASSERT_TRUE(after.ok());
-    EXPECT_EQ(*after, want) << "cache " << cache;
-    EXPECT_EQ(client.stats().merged, 2u);  // 3 within the first push, then across pushes
-  }
+  auto started = PsCluster::Start(setup);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
+  ps::PsClient client(c.worker(0), setup.MakeShardMap().value(), {});
+  std::vector<int64_t> keys = {900, 3, 500, 3, 1000};
+  std::vector<float> d = {1, 2, 4, 8, 16};
+  ASSERT_TRUE(client.Push(1, keys, d.data()).ok());
+  ASSERT_TRUE(client.Push(1, std::vector<int64_t>{3}, std::vector<float>{32}.data()).ok());
+  std::vector<int64_t> ask = {3, 900, 7, 1000, 500};
+  std::vector<float> want = {42, 1, 0, 16, 4};
+  auto before = client.Pull(1, ask).get();
+  ASSERT_TRUE(before.ok()) << before.status().message();
+  EXPECT_EQ(*before, want);
+  ASSERT_TRUE(client.Flush().get().ok());
+  ps::PsClient other(c.worker(0), setup.MakeShardMap().value(), {});
+  auto after = other.Pull(1, ask).get();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, want);
+  EXPECT_EQ(client.stats().merged, 2u);  // 3 within the first push, then across pushes
 }
 
 // Many small pushes pile up as runs, are merged, and still sum exactly, in
@@ -301,9 +292,7 @@ TEST(PsClient, ManySmallPushesSumExactlyInOneRequestPerServer) {
   EXPECT_EQ(client.stats().merged, 400u - distinct.size());
   std::vector<int64_t> all(100);
   for (int k = 0; k < 100; ++k) all[k] = k;
-  ps::PsClientOptions o;
-  o.cache = false;
-  ps::PsClient reader(c.worker(0), setup.MakeShardMap().value(), o);
+  ps::PsClient reader(c.worker(0), setup.MakeShardMap().value(), {});
   auto rows = reader.Pull(0, all).get();
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(*rows, expect);
