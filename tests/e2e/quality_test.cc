@@ -107,7 +107,7 @@ std::vector<Case> Cases() {
       // Misses at every size (2026-12-02, seed 0: 0.33 to 0.35 on 2 workers,
       // 0.42 on 4, 0.44 on 8, against 0.57 serially), while its held-out loss
       // is within 1.4%. Only merges every mini-batch (--staleness 0: 0.56 and
-      // 0.58) keep the structure, at 3x the serial epoch (issue 42): the full
+      // 0.58) keep the structure, at 1.6x the serial epoch (issue 42): the full
       // suite reports it.
       {"deepwalk_planted", kPrograms + "deepwalk.rgl", {}, "", Measure::kPlanted, true},
       {"word2vec_gutenberg_300k",
