@@ -42,10 +42,6 @@ struct Join {
   std::function<void(Status)> done;
 };
 
-Buffer KeysBuffer(const std::shared_ptr<std::vector<uint64_t>>& keys) {
-  return Buffer(keys, keys->data(), keys->size() * sizeof(uint64_t));
-}
-
 // Calls fn(i, j) for every key present in both sorted lists a and b.
 template <typename Fn>
 void ForCommonKeys(std::span<const uint64_t> a, std::span<const uint64_t> b, const Fn& fn) {
