@@ -54,20 +54,20 @@ class PsClient {
   // unknown parameter or a key outside its rows.
   std::future<StatusOr<std::vector<float>>> Pull(int param, std::span<const int64_t> keys)
       RIGEL_EXCLUDES(mu_);
-  // As Pull, but answered only once every worker has
-  // finished clock() - 1 whatever the staleness bound: the rows hold every
-  // update of the clocks before this worker's. For conflict-free schedules,
-  // whose steps must see each other exactly even in a relaxed job.
+  // As Pull, but answered only once every worker has finished clock() - 1
+  // whatever the staleness bound: the rows hold every update of the clocks
+  // before this worker's. For conflict-free schedules, whose steps must see
+  // each other exactly even in a relaxed job.
   std::future<StatusOr<std::vector<float>>> PullSynchronous(int param,
                                                             std::span<const int64_t> keys)
       RIGEL_EXCLUDES(mu_);
-  // As Pull, for rows to be used `clocks` clocks after
-  // the current one (a mini-batch's rows fetched while the previous batch
-  // computes): answered once every worker finished clock() + clocks - s, so
-  // the rows keep the staleness bound at that later clock. The rows are the
-  // servers' (this worker's unsent deltas are not added: those pushed after
-  // the request may already be in them). InvalidArgument if clocks > s: the
-  // answer would wait for this worker's own later clocks.
+  // As Pull, for rows to be used `clocks` clocks after the current one (a
+  // mini-batch's rows fetched while the previous batch computes): answered
+  // once every worker finished clock() + clocks - s, so the rows keep the
+  // staleness bound at that later clock. The rows are the servers' (this
+  // worker's unsent deltas are not added: those pushed after the request may
+  // already be in them). InvalidArgument if clocks > s: the answer would wait
+  // for this worker's own later clocks.
   std::future<StatusOr<std::vector<float>>> PullAhead(int param, std::span<const int64_t> keys,
                                                       uint64_t clocks) RIGEL_EXCLUDES(mu_);
   // `deltas`: keys.size() * width floats. InvalidArgument for an unknown

@@ -86,8 +86,6 @@ std::map<std::string, pid_t> Pids(const std::string& run) {
   return out;
 }
 
-// Whether `pid` still runs: /proc has it and it is not a zombie (a process
-// whose parent is gone waits there for a reaper that may never come).
 // Whether no process holds the checkpoint lock file `path` (its flock).
 bool LockIsFree(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -97,6 +95,8 @@ bool LockIsFree(const std::string& path) {
   return free;
 }
 
+// Whether `pid` still runs: /proc has it and it is not a zombie (a process
+// whose parent is gone waits there for a reaper that may never come).
 bool Alive(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
@@ -252,8 +252,8 @@ TEST(Operations, ASecondJobOnALockedCheckpointDirectoryIsRefusedAndAKilledJobsLo
   ASSERT_TRUE(WaitFor([&] { return !Alive(scheduler); }, seconds(5)));
   // A killed scheduler's threads may still be exiting once /proc shows it a
   // zombie, and its lock goes with the last of them: on a loaded machine
-  // (it ran beside the eight-CPU-hog test under ctest -j2) later than the 3 s a new job
-  // waits for it. The lock must go, whenever the kernel gets to it.
+  // (beside the eight-CPU-hog test under ctest -j2) later than the 3 s a new
+  // job waits for it. The lock must go, whenever the kernel gets to it.
   ASSERT_TRUE(
       WaitFor([&] { return LockIsFree(ckpt + "/" + scheduler::kLockFileName); }, seconds(30)));
   auto third = Rigel(tmp.path, "third", Example("mf.rgl"),
