@@ -91,6 +91,7 @@ MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const dat
     d.elements = data[k]->count;
     d.features = data::FeatureEntries(*data[k]);
     d.facts_only = data[k]->shape_only;
+    d.split_part = decl.split_parent >= 0;
     // A split part's path is its parent's: the parent read the file.
     if (decl.split_parent < 0 && !data[k]->path.empty()) {
       std::error_code ec;
@@ -179,6 +180,36 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
   return m;
 }
 
+MemoryEstimate EstimateSerialMemory(const MemoryInputs& in) {
+  ProcessMemory serial{"serial", 0, {}};
+  Add(&serial, "the program and its libraries", kSerialBaseBytes);
+  // A file's text is parsed, then freed, and only then split: at its peak
+  // the process holds the largest text beside the data sets read from files,
+  // or every data set with the split parts and no text.
+  int64_t all = 0, read = 0, text = 0;
+  const MemoryInputs::Data* largest = nullptr;
+  for (const MemoryInputs::Data& d : in.data) {
+    Add(&serial, "data set '" + d.name + "'", d.bytes);
+    all += d.bytes;
+    if (!d.split_part) read += d.bytes;
+    if (d.file_bytes > text) {
+      text = d.file_bytes;
+      largest = &d;
+    }
+  }
+  if (largest != nullptr) {
+    Add(&serial, "text of data set '" + largest->name + "' while it is parsed",
+        std::max<int64_t>(0, read + text - all));
+  }
+  for (const MemoryInputs::Param& pr : in.params) {
+    Add(&serial, "parameter '" + pr.name + "'", ParamBytes(pr));
+  }
+  Sort(&serial);
+  MemoryEstimate m;
+  m.processes.push_back(std::move(serial));
+  return m;
+}
+
 std::string ShowBytes(int64_t bytes) {
   const double b = static_cast<double>(bytes);
   char buf[32];
@@ -234,14 +265,18 @@ Status CheckMemoryLimit(const MemoryEstimate& m, int64_t limit) {
   for (const ProcessMemory& p : m.processes) {
     if (p.total <= limit) continue;
     const char* hint =
-        p.role == "server"
-            ? "more --servers divide the parameters among them"
+        p.role == "server" ? "more --servers divide the parameters among them"
+        : p.role == "serial"
+            ? "a serial run holds every data set and parameter whole; a "
+              "distributed run (--workers) holds data sets that only "
+              "data-parallel loops read in part on each worker"
             : "every worker holds a copy of every parameter, and every data set whole except "
               "those only data-parallel loops read (exec/hold_plan.h), so more workers make "
               "only the data held in part smaller";
-    return FailedPrecondition("--memory-limit " + ShowBytes(limit) + ": a " + p.role +
-                              " would need about " + ShowBytes(p.total) + " (" + PartsText(p, 3) +
-                              "); " + hint + " (docs/planner.md, \"Memory\")");
+    return FailedPrecondition("--memory-limit " + ShowBytes(limit) + ": a " +
+                              (p.role == "serial" ? "serial run" : p.role) + " would need about " +
+                              ShowBytes(p.total) + " (" + PartsText(p, 3) + "); " + hint +
+                              " (docs/planner.md, \"Memory\")");
   }
   return Status::Ok();
 }

@@ -50,6 +50,9 @@ namespace rigel::analysis {
 inline constexpr int64_t kWorkerBaseBytes = 15'000'000;
 inline constexpr int64_t kServerBaseBytes = 10'000'000;
 inline constexpr int64_t kSchedulerBaseBytes = 12'500'000;
+// A serial `rigel run` (no transport, no threads of a cluster): the peak of a
+// program with one 10-row parameter and no data, 8.0 MB, rounded up.
+inline constexpr int64_t kSerialBaseBytes = 8'500'000;
 
 struct MemoryInputs {
   int workers = 1;
@@ -66,6 +69,7 @@ struct MemoryInputs {
     int64_t elements = 0;
     int64_t features = 0;     // libsvm: feature entries (row keys of its elements)
     bool facts_only = false;  // the scheduler took its facts from an index
+    bool split_part = false;  // a part of split(): made after its parent is parsed
     // Held in part by the workers (exec/hold_plan.h): the largest share of
     // its elements a worker holds, and the bytes of the chunks it is read in.
     double worker_share = 1.0;
@@ -95,7 +99,7 @@ struct ProcessMemory {
   std::vector<MemoryPart> parts;  // largest first
 };
 struct MemoryEstimate {
-  std::vector<ProcessMemory> processes;  // worker, server, scheduler
+  std::vector<ProcessMemory> processes;  // worker, server, scheduler; or serial
 };
 
 // The inputs of a program whose data sets are loaded (`data`, one per data
@@ -105,6 +109,13 @@ MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const dat
                             const std::vector<int64_t>& rows, const std::vector<int64_t>& widths);
 
 MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const MemoryInputs& in);
+
+// A serial run's one process (role "serial"): the program, every data set
+// whole, the largest text while it is parsed (split parts are made after
+// the text is freed), and every parameter whole.
+// For `rigel run --memory-limit` without --workers; `in`'s cluster fields are
+// not read.
+MemoryEstimate EstimateSerialMemory(const MemoryInputs& in);
 
 // "worker: 41.2 MB (parameter 'emb', a copy on every worker: 12.0 MB; ...)",
 // one line per role, each with its `parts` largest parts.

@@ -1,5 +1,6 @@
 // `rigel explain` and `rigel plan`: the analysis of a program's parallel
 // loops, as words or as the plan document the runtime executes.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -12,6 +13,8 @@
 #include "cli/compile_program.h"
 #include "cli/constants_file.h"
 #include "cli/plan_cost.h"
+#include "cluster/defaults.h"
+#include "cluster/job_options.h"
 #include "common/file.h"
 #include "exec/cost_probe.h"
 #include "exec/executor.h"
@@ -23,21 +26,34 @@ namespace {
 struct PlanArgs {
   std::string path;
   std::vector<std::string> sets;
-  int workers = 4;
+  int workers = cluster::kDefaultPlanWorkers;
+  int servers = 0;        // 0: cluster::DefaultServers of the plan's workers
   std::string plan_path;  // explain --plan
   std::string out_path;   // plan -o
   bool json = false;
   // explain --cost: the predicted epoch on --servers servers (exec/cost_probe.h).
   bool cost = false;
   bool memory = false;  // explain --memory (analysis/memory.h)
-  exec::ProbeOptions probe;
+  int epochs = 3;
+  uint64_t seed = 0;
+  // The run's options, by the flags `rigel run` takes (cluster/job_options.h).
+  cluster::JobOptions job;
+  std::vector<CLI::Option*> job_flags;
   std::string constants;  // --constants FILE (cli/constants_file.h)
+
+  int ServersFor(const analysis::Plan& plan) const {
+    return servers > 0 ? servers : cluster::DefaultServers(plan.workers);
+  }
 };
 
 void AddPlanArgs(CLI::App* cmd, PlanArgs* args) {
   cmd->add_option("program", args->path, "the .rgl program")->required();
   cmd->add_option("--workers,-P", args->workers, "number of workers P the plan is made for")
-      ->default_val(4)
+      ->default_val(cluster::kDefaultPlanWorkers)
+      ->check(CLI::Range(1, 65536));
+  cmd->add_option("--servers", args->servers,
+                  "servers --cost and --memory predict for (default: as `rigel run`, 1 for one "
+                  "worker and 2 from two on)")
       ->check(CLI::Range(1, 65536));
   cmd->add_option("--set", args->sets,
                   "override a const (NAME=VALUE) or a data path (DATA.path=FILE); repeatable")
@@ -82,12 +98,8 @@ std::unique_ptr<analysis::Plan> GetPlan(const ir::Program& prog, const PlanArgs&
 // --cost and the run's options it predicts for (explain and plan).
 void AddCostArgs(CLI::App* cmd, PlanArgs* args, const std::string& what) {
   cmd->add_flag("--cost", args->cost, what);
-  exec::ProbeOptions& po = args->probe;
-  cmd->add_option("--servers", po.servers, "servers the cost is predicted for")
-      ->default_val(2)
-      ->check(CLI::Range(1, 65536));
   cmd->add_option(
-         "--epochs", po.epochs,
+         "--epochs", args->epochs,
          "top-level iterations --cost counts (later epochs: the mean of all but the first)")
       ->default_val(3)
       ->check(CLI::Range(1, 1000));
@@ -97,12 +109,49 @@ void AddCostArgs(CLI::App* cmd, PlanArgs* args, const std::string& what) {
                       DefaultConstantsPath() +
                       " if it exists, else the "
                       "built-in defaults)");
-  cmd->add_option("--seed", po.seed, "the run's --seed (random draws decide some rows)");
-  cmd->add_option("--batch", po.batch, "the run's --batch (0: Rigel's choice)")->default_val(0);
-  cmd->add_option("--staleness", po.staleness, "the run's --staleness (0: no row caches)")
-      ->default_val(1);
-  cmd->add_option("--push-bound", po.push_bound, "the run's --push-bound (0: Rigel's choice)")
-      ->default_val(0);
+  cmd->add_option("--seed", args->seed, "the run's --seed (random draws decide some rows)");
+  // The run's own flags, with its defaults: what is predicted is what `rigel
+  // run` with the same flags starts.
+  args->job_flags = cluster::AddJobOptionFlags(cmd, &args->job);
+}
+
+// The job options the cost model and the memory model read; a given one
+// that neither of the asked reports reads is said, not silently dropped.
+const std::vector<std::string>& CostFlags() {
+  static const std::vector<std::string> f = {"--batch", "--staleness", "--push-bound",
+                                             "--scaled-merges"};
+  return f;
+}
+const std::vector<std::string>& MemoryFlags() {
+  static const std::vector<std::string> f = {"--data-parts", "--cache-mb", "--staleness",
+                                             "--memory-limit"};
+  return f;
+}
+void NoteUnreadFlags(const PlanArgs& args, bool cost, bool memory, const std::string& command) {
+  for (const CLI::Option* o : args.job_flags) {
+    if (o->count() == 0) continue;
+    const std::string& name = o->get_name();
+    auto in = [&](const std::vector<std::string>& v) {
+      return std::find(v.begin(), v.end(), name) != v.end();
+    };
+    if ((cost && in(CostFlags())) || (memory && in(MemoryFlags()))) continue;
+    std::string reads;
+    if (in(CostFlags())) reads = "--cost";
+    // `rigel plan` has no --memory: there the memory flags change nothing.
+    if (in(MemoryFlags()) && command == "explain") {
+      reads += std::string(reads.empty() ? "" : " and ") + "--memory";
+    }
+    std::cerr << "rigel " << command << ": note: " << name << " changes "
+              << (reads.empty() ? "no prediction this command makes" : "only " + reads)
+              << "; it is taken as `rigel run` takes it and changes nothing here\n";
+  }
+}
+
+exec::ProbeOptions ProbeOptionsFor(const PlanArgs& args, const analysis::Plan& plan) {
+  exec::ProbeOptions po = exec::ProbeOptionsOf(args.job, plan.workers, args.ServersFor(plan));
+  po.epochs = args.epochs;
+  po.seed = args.seed;
+  return po;
 }
 
 // Loads the data (no parameter values) and estimates what each process of a
@@ -111,16 +160,15 @@ StatusOr<analysis::MemoryEstimate> EstimateMemory(const ir::Program& prog,
                                                   const analysis::Plan& plan,
                                                   const PlanArgs& args) {
   exec::ExecutorOptions eo;
-  eo.seed = args.probe.seed;
+  eo.seed = args.seed;
   eo.allocate_params = false;
   std::ostringstream quiet;  // the data's warnings: the run says them
   eo.warnings = &quiet;
   RIGEL_ASSIGN_OR_RETURN(auto ex, exec::SerialExecutor::Create(prog, eo));
-  analysis::MemoryInputs in = exec::MemoryInputsOf(prog, plan, plan.workers, /*parts=*/true, *ex);
-  in.workers = plan.workers;
-  in.servers = args.probe.servers;
-  in.staleness = args.probe.staleness;
-  return analysis::EstimateMemory(prog, plan, in);
+  return analysis::EstimateMemory(
+      prog, plan,
+      exec::JobMemoryInputs(prog, plan, plan.workers, args.ServersFor(plan), args.job,
+                            /*save_params=*/false, *ex));
 }
 
 }  // namespace
@@ -149,6 +197,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
     if (!prog) return;
     auto plan = GetPlan(*prog, *args, workers->count() > 0, exit_code);
     if (!plan) return;
+    NoteUnreadFlags(*args, args->cost && !args->memory, args->memory, "explain");
     if (args->memory) {
       auto memory = EstimateMemory(*prog, *plan, *args);
       if (!memory.ok()) {
@@ -160,14 +209,22 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
         std::cout << analysis::MemoryJson(*memory) << "\n";
       } else {
         std::cout << analysis::Explain(*prog, *plan) << "\nexpected peak memory per process on "
-                  << plan->workers << " workers and " << args->probe.servers
+                  << plan->workers << " workers and " << args->ServersFor(*plan)
                   << " servers (docs/planner.md, \"Memory\"):\n"
                   << analysis::MemoryText(*memory, 6);
+      }
+      // What the run would refuse, said as it would say it (exit 1).
+      if (Status st = analysis::CheckMemoryLimit(*memory, args->job.memory_limit); !st.ok()) {
+        PrintError(st);
+        *exit_code = 1;
+      } else if (args->job.memory_limit > 0 && !args->json) {
+        std::cout << "every process fits --memory-limit "
+                  << analysis::ShowBytes(args->job.memory_limit) << "\n";
       }
       return;
     }
     if (args->cost) {
-      auto cost = CostPlan(*prog, *plan, args->probe, args->constants);
+      auto cost = CostPlan(*prog, *plan, ProbeOptionsFor(*args, *plan), args->constants);
       if (!cost.ok()) {
         PrintError(cost.status());
         *exit_code = 1;
@@ -196,9 +253,10 @@ void AddPlanCommand(CLI::App& app, int* exit_code) {
     if (!prog) return;
     auto plan = GetPlan(*prog, *args, false, exit_code);
     if (!plan) return;
+    NoteUnreadFlags(*args, args->cost, false, "plan");
     std::string text;
     if (args->cost) {
-      auto cost = CostPlan(*prog, *plan, args->probe, args->constants);
+      auto cost = CostPlan(*prog, *plan, ProbeOptionsFor(*args, *plan), args->constants);
       if (!cost.ok()) {
         PrintError(cost.status());
         *exit_code = 1;

@@ -16,6 +16,7 @@
 #include "analysis/plan.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
+#include "cluster/defaults.h"
 #include "cluster/job_options.h"
 #include "collectives/devices.h"
 #include "common/cpu_time.h"
@@ -91,7 +92,7 @@ struct ProgramArgs {
   bool verbose = false;
   // Distributed runs (`rigel run --workers M`).
   int workers = 0;
-  int servers = 1;
+  int servers = 0;  // 0: cluster::DefaultServers(workers)
   std::string plan;
   cluster::JobOptions job;
   std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
@@ -212,15 +213,16 @@ int RunDistributed(const ProgramArgs& a) {
               << RIGEL_SOURCE_DIR << "\n";
     return 1;
   }
-  std::vector<std::string> args = {launcher,
-                                   "--bin-dir",
-                                   bin_dir,
-                                   "--program",
-                                   a.path,
-                                   "--servers",
-                                   std::to_string(a.servers),
-                                   "--workers",
-                                   std::to_string(a.workers)};
+  std::vector<std::string> args = {
+      launcher,
+      "--bin-dir",
+      bin_dir,
+      "--program",
+      a.path,
+      "--servers",
+      std::to_string(a.servers > 0 ? a.servers : cluster::DefaultServers(a.workers)),
+      "--workers",
+      std::to_string(a.workers)};
   if (ssh) args.insert(args.end(), {"--hostfile", a.hostfile});
   if (!a.run_dir.empty()) args.insert(args.end(), {"--run-dir", a.run_dir});
   if (!a.key_file.empty()) args.insert(args.end(), {"--key-file", a.key_file});
@@ -413,9 +415,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--workers", args->workers,
                   "run on a local cluster with this many workers (scripts/rigel-launch)")
       ->check(CLI::Range(1, 4096));
-  cmd->add_option("--servers", args->servers, "parameter servers of the cluster")
-      ->check(CLI::Range(1, 4096))
-      ->capture_default_str();
+  cmd->add_option("--servers", args->servers,
+                  "parameter servers of the cluster (default: 1 for one worker, 2 from two on, "
+                  "as `rigel explain` assumes)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--plan", args->plan, "run this plan (from `rigel plan`, maybe edited)");
   args->job_flags = cluster::AddJobOptionFlags(cmd, &args->job);
   cmd->add_option("--log-json", args->log_json,
@@ -469,7 +472,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                                      "--resume",
                                      "--max-restarts",
                                      "--heartbeat-timeout-s"};
-    for (const CLI::Option* o : args->job_flags) only.push_back(o->get_name());
+    // --memory-limit bounds a serial run's one process too (ExecutorOptions).
+    for (const CLI::Option* o : args->job_flags) {
+      if (o->get_name() != "--memory-limit") only.push_back(o->get_name());
+    }
     for (const std::string& flag : only) {
       if (!distributed && cmd->count(flag) > 0) {
         std::cerr << "rigel: " << flag << " needs --workers (a distributed run)\n";
@@ -498,6 +504,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
     }
     exec::ExecutorOptions opts;
     opts.seed = args->seed;
+    opts.memory_limit = args->job.memory_limit;
     opts.log = args->verbose ? &std::cerr : nullptr;
     opts.warnings = &std::cerr;
     // Progress lines rewrite themselves with '\r': only on a terminal.

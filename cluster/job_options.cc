@@ -14,6 +14,7 @@ constexpr int64_t kMaxBatch = int64_t{1} << 30;
 constexpr int64_t kMaxSyncEvery = int64_t{1} << 30;
 constexpr int64_t kMaxPushBound = int64_t{1} << 30;
 constexpr int64_t kMaxCacheMb = int64_t{1} << 24;
+constexpr int64_t kMinExchangeTimeoutMs = 100, kMaxExchangeTimeoutMs = 86'400'000;
 constexpr int64_t kMaxMemoryLimit = int64_t{1} << 50;
 
 }  // namespace
@@ -143,7 +144,9 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
       app->add_option_function<std::string>(
              "--memory-limit", [o](const std::string& v) { o->memory_limit = *ParseByteSize(v); },
              "bytes each process may hold (4096, 512M, 4G; 0: no limit): a job whose expected "
-             "peak (rigel explain --memory) is larger is refused before its workers start")
+             "peak (rigel explain --memory) is larger is refused before its workers start; a "
+             "serial "
+             "run, before its parameters are allocated")
           ->check([](const std::string& v) {
             StatusOr<int64_t> b = ParseByteSize(v);
             return b.ok() ? std::string() : b.status().message();
@@ -156,23 +159,31 @@ std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o) {
              "read; off: every worker loads every data set whole")
           ->check(CLI::IsMember({"on", "off"}))
           ->default_str("on"));
+  added.push_back(app->add_option("--exchange-timeout-ms", o->exchange_timeout_ms,
+                                  "how long a worker waits for a server's answer to one row "
+                                  "exchange before the run fails")
+                      ->check(CLI::Range(kMinExchangeTimeoutMs, kMaxExchangeTimeoutMs))
+                      ->capture_default_str());
   return added;
 }
 
 std::vector<std::string> JobOptionArgs(const JobOptions& o) {
-  return {"--staleness",     o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
-          "--push-bound",    std::to_string(o.push_bound),
-          "--merge-every",   std::to_string(o.merge_every),
-          "--push-age",      std::to_string(o.push_age),
-          "--cache-mb",      std::to_string(o.cache_mb),
-          "--hot-rows",      o.hot_rows ? "on" : "off",
-          "--scaled-merges", o.scaled_merges ? "on" : "off",
-          "--batch",         std::to_string(o.batch),
-          "--sync-every",    std::to_string(o.sync_every),
-          "--device",        o.device,
-          "--collectives",   o.collectives,
-          "--memory-limit",  std::to_string(o.memory_limit),
-          "--data-parts",    o.data_parts ? "on" : "off"};
+  std::vector<std::string> args = {
+      "--staleness",     o.staleness == kStalenessAuto ? "auto" : std::to_string(o.staleness),
+      "--push-bound",    std::to_string(o.push_bound),
+      "--merge-every",   std::to_string(o.merge_every),
+      "--push-age",      std::to_string(o.push_age),
+      "--cache-mb",      std::to_string(o.cache_mb),
+      "--hot-rows",      o.hot_rows ? "on" : "off",
+      "--scaled-merges", o.scaled_merges ? "on" : "off",
+      "--batch",         std::to_string(o.batch),
+      "--sync-every",    std::to_string(o.sync_every),
+      "--device",        o.device,
+      "--collectives",   o.collectives,
+      "--memory-limit",  std::to_string(o.memory_limit),
+      "--data-parts",    o.data_parts ? "on" : "off"};
+  args.insert(args.end(), {"--exchange-timeout-ms", std::to_string(o.exchange_timeout_ms)});
+  return args;
 }
 
 Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
@@ -194,6 +205,12 @@ Status ValidateJobOptions(const JobOptions& o, const std::string& what) {
   if (o.merge_every < 0 || o.merge_every > kMaxSyncEvery) {
     return bad("merge_every",
                std::to_string(o.merge_every) + " is outside 0.." + std::to_string(kMaxSyncEvery));
+  }
+  if (o.exchange_timeout_ms < kMinExchangeTimeoutMs ||
+      o.exchange_timeout_ms > kMaxExchangeTimeoutMs) {
+    return bad("exchange_timeout_ms", std::to_string(o.exchange_timeout_ms) + " is outside " +
+                                          std::to_string(kMinExchangeTimeoutMs) + ".." +
+                                          std::to_string(kMaxExchangeTimeoutMs));
   }
   if (o.cache_mb < 1 || o.cache_mb > kMaxCacheMb) {
     return bad("cache_mb",

@@ -44,6 +44,12 @@ struct JobOptions {
   // Workers hold only their part of the data sets only data-parallel loops
   // read (exec/hold_plan.h); false: every worker loads every data set whole.
   bool data_parts = true;
+  // How long a worker waits for a server's answer to one row exchange (a
+  // pull, a merge, a row cache's sync) before the run fails with the likely
+  // causes named (worker/runner.cc). Longer than the heartbeats' default
+  // timeout (10 s), so that a server that died is reported as a lost process
+  // (exit 3, which a restart recovers) before its exchanges time out.
+  int64_t exchange_timeout_ms = 30000;
 };
 
 // "512M", "4G", "1.5G", "4096": bytes, with K, M, G or T meaning 2^10, 2^20,
@@ -57,8 +63,9 @@ inline int ClockStaleness(const JobOptions& o) { return o.staleness > 0 ? o.stal
 // Adds --staleness, --push-bound, --push-age, --merge-every, --cache-mb, --hot-rows,
 // --scaled-merges,
 // --batch, --sync-every, --device, --collectives, --memory-limit and
-// --data-parts to `app`, each checked against its range; the parse writes into `*o`, which must
-// outlive `app`. Returns the options added (a caller can ask which were given).
+// --data-parts and --exchange-timeout-ms to `app`, each checked against its range; the parse writes
+// into `*o`, which must outlive `app`. Returns the options added (a caller can ask which were
+// given).
 std::vector<CLI::Option*> AddJobOptionFlags(CLI::App* app, JobOptions* o);
 
 // The same flags with `o`'s values ("--staleness", "auto", ...), for the

@@ -123,6 +123,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   o.setMergeEvery(s.options.merge_every);
   o.setPushAge(s.options.push_age);
   o.setCacheMb(s.options.cache_mb);
+  o.setExchangeTimeoutMs(s.options.exchange_timeout_ms);
   o.setNoHotRows(!s.options.hot_rows);
   o.setNoDataParts(!s.options.data_parts);
   o.setNoScaledMerges(!s.options.scaled_merges);
@@ -170,6 +171,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
   s.options.merge_every = o.getMergeEvery();
   s.options.push_age = o.getPushAge();
   s.options.cache_mb = o.getCacheMb() == 0 ? 1024 : o.getCacheMb();
+  s.options.exchange_timeout_ms = o.getExchangeTimeoutMs() == 0 ? 30000 : o.getExchangeTimeoutMs();
   s.options.hot_rows = !o.getNoHotRows();
   s.options.data_parts = !o.getNoDataParts();
   s.options.scaled_merges = !o.getNoScaledMerges();

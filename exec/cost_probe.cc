@@ -391,6 +391,19 @@ StatusOr<std::vector<ProbeResult>> ProbeCosts(const ir::Program& prog,
   return probe.Run();
 }
 
+ProbeOptions ProbeOptionsOf(const cluster::JobOptions& job, int workers, int servers) {
+  ProbeOptions o;
+  o.workers = workers;
+  o.servers = servers;
+  o.batch = job.batch;
+  // The probe's 1 is Rigel's choice, where a plan's own setting counts (as
+  // the run's kStalenessAuto does, scheduler/driver.cc).
+  o.staleness = job.staleness == cluster::kStalenessAuto ? 1 : job.staleness;
+  o.push_bound = job.push_bound;
+  o.scaled_merges = job.scaled_merges;
+  return o;
+}
+
 StatusOr<ProbeResult> ProbeCost(const ir::Program& prog, const analysis::Plan& plan,
                                 const ProbeOptions& opts) {
   RIGEL_ASSIGN_OR_RETURN(std::vector<ProbeResult> r, ProbeCosts(prog, {plan}, opts));

@@ -19,6 +19,7 @@
 
 #include "analysis/cost.h"
 #include "analysis/plan.h"
+#include "cluster/job_options.h"
 #include "common/status.h"
 #include "ir/ir.h"
 
@@ -56,6 +57,13 @@ struct ProbeResult {
   // (analysis::StepBatch; 0: not cut into mini-batches or never run).
   std::vector<int64_t> batch;
 };
+
+// The options of a probe of a job of `workers` workers and `servers` servers
+// run with `job`: the settings the cost model reads (--batch, --staleness,
+// --push-bound, --scaled-merges); `job`'s other options leave it unchanged.
+// The one translation of a run's flags into the probe's, for `rigel
+// explain --cost` and `rigel plan --cost`.
+ProbeOptions ProbeOptionsOf(const cluster::JobOptions& job, int workers, int servers);
 
 // Errors: those of loading the data and compiling (as SerialExecutor::Create),
 // of the cuts (analysis::MakeCuts) and of the loop bodies' slices.

@@ -11,6 +11,7 @@
 #include <limits>
 #include <utility>
 
+#include "analysis/memory.h"
 #include "common/int_math.h"
 #include "data/held_load.h"
 #include "ir/param_init.h"
@@ -265,24 +266,38 @@ StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& 
 }
 
 Status SerialExecutor::InitParams() {
+  std::vector<int64_t> rows, widths;
   for (const ir::ParamDecl& p : prog_.params) {
-    RIGEL_ASSIGN_OR_RETURN(Value rows, Eval(p.rows));
-    if (!rows.is_int || rows.i < 1) {
-      return ErrorAt(p.loc, "parameter '" + p.name + "' has " + std::to_string(rows.i) +
+    RIGEL_ASSIGN_OR_RETURN(Value n, Eval(p.rows));
+    if (!n.is_int || n.i < 1) {
+      return ErrorAt(p.loc, "parameter '" + p.name + "' has " + std::to_string(n.i) +
                                 " rows; it needs at least 1");
     }
-    int64_t width = p.width > 0 ? p.width : 1;
-    if (rows.i > (int64_t{1} << 34) / width) {
+    const int64_t width = p.width > 0 ? p.width : 1;
+    if (n.i > (int64_t{1} << 34) / width) {
       return ErrorAt(p.loc, "parameter '" + p.name + "' is too large for one process (" +
-                                std::to_string(rows.i) + " x " + std::to_string(width) + ")");
+                                std::to_string(n.i) + " x " + std::to_string(width) + ")");
     }
+    rows.push_back(n.i);
+    widths.push_back(width);
+  }
+  // Checked before the allocation, which is most of a large model's memory:
+  // a run that would not fit stops here rather than being killed later.
+  if (opts_.memory_limit > 0 && opts_.allocate_params) {
+    RIGEL_RETURN_IF_ERROR(analysis::CheckMemoryLimit(
+        analysis::EstimateSerialMemory(analysis::MemoryInputsOf(prog_, data_ptrs(), rows, widths)),
+        opts_.memory_limit));
+  }
+  for (size_t k = 0; k < prog_.params.size(); ++k) {
+    const ir::ParamDecl& p = prog_.params[k];
     std::vector<float> values;
     if (opts_.allocate_params) {
-      values.resize(static_cast<size_t>(rows.i * width));
-      for (int64_t r = 0; r < rows.i; ++r) ir::InitialRow(p, r, values.data() + r * width);
+      values.resize(static_cast<size_t>(rows[k] * widths[k]));
+      for (int64_t r = 0; r < rows[k]; ++r) ir::InitialRow(p, r, values.data() + r * widths[k]);
     }
     params_.push_back(std::move(values));
-    bindings_.push_back({opts_.allocate_params ? params_.back().data() : nullptr, rows.i, width});
+    bindings_.push_back(
+        {opts_.allocate_params ? params_.back().data() : nullptr, rows[k], widths[k]});
   }
   return Status::Ok();
 }

@@ -90,6 +90,12 @@ struct ExecutorOptions {
   // false: parameters get no memory here (bindings keep their sizes, with
   // null data), for a driver whose loops all run remotely.
   bool allocate_params = true;
+  // Bytes this process may hold (`rigel run --memory-limit` of a serial run;
+  // 0: no limit). Once the data are loaded and the parameters' shapes known,
+  // and before they are allocated, a run whose expected peak
+  // (analysis::EstimateSerialMemory) is larger fails Create with
+  // FailedPrecondition, as a distributed job's scheduler refuses one.
+  int64_t memory_limit = 0;
   // For a process that needs a data set's facts but not its elements (the
   // scheduler, when every loop over it is cut by element count): data set
   // `data` (an index into the program's data sets) is taken shape-only from

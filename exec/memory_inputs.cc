@@ -45,4 +45,16 @@ analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::P
   return in;
 }
 
+analysis::MemoryInputs JobMemoryInputs(const ir::Program& prog, const analysis::Plan& plan,
+                                       int workers, int servers, const cluster::JobOptions& job,
+                                       bool save_params, const SerialExecutor& ex) {
+  analysis::MemoryInputs in = MemoryInputsOf(prog, plan, workers, job.data_parts, ex);
+  in.workers = workers;
+  in.servers = servers;
+  in.cache_bytes = job.cache_mb << 20;
+  in.staleness = job.staleness;
+  in.save_params = save_params;
+  return in;
+}
+
 }  // namespace rigel::exec

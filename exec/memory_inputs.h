@@ -6,6 +6,7 @@
 #define RIGEL_EXEC_MEMORY_INPUTS_H_
 
 #include "analysis/memory.h"
+#include "cluster/job_options.h"
 #include "exec/executor.h"
 #include "ir/ir.h"
 
@@ -17,6 +18,14 @@ namespace rigel::exec {
 // options.
 analysis::MemoryInputs MemoryInputsOf(const ir::Program& prog, const analysis::Plan& plan,
                                       int workers, bool parts, const SerialExecutor& ex);
+
+// The whole input of a job's estimate: MemoryInputsOf with the cluster's
+// size and the options the estimate follows (--data-parts, --cache-mb,
+// --staleness), and whether the scheduler gathers the parameters to save
+// them. The one translation of a job into the memory model's terms.
+analysis::MemoryInputs JobMemoryInputs(const ir::Program& prog, const analysis::Plan& plan,
+                                       int workers, int servers, const cluster::JobOptions& job,
+                                       bool save_params, const SerialExecutor& ex);
 
 }  // namespace rigel::exec
 

@@ -220,14 +220,10 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   // that would not fit --memory-limit stops here, before a worker or server
   // starts (scheduler/main.cc writes its address only after Create).
   {
-    analysis::MemoryInputs in =
-        exec::MemoryInputsOf(*d->prog_, d->plan_, o.workers, o.job.data_parts, *d->ex_);
-    in.workers = o.workers;
-    in.servers = o.servers;
-    in.cache_bytes = o.job.cache_mb << 20;
-    in.staleness = o.job.staleness;
-    in.save_params = !o.save_params.empty() || !d->vectors_.empty();
-    d->memory_ = analysis::EstimateMemory(*d->prog_, d->plan_, in);
+    d->memory_ = analysis::EstimateMemory(
+        *d->prog_, d->plan_,
+        exec::JobMemoryInputs(*d->prog_, d->plan_, o.workers, o.servers, o.job,
+                              !o.save_params.empty() || !d->vectors_.empty(), *d->ex_));
     if (o.log) *o.log << "expected peak memory per process:\n" << analysis::MemoryText(d->memory_);
     RIGEL_RETURN_IF_ERROR(analysis::CheckMemoryLimit(d->memory_, o.job.memory_limit));
   }

@@ -14,6 +14,7 @@
 #include "data/data_index.h"
 #include "exec/hold_plan.h"
 #include "frontend/compile.h"
+#include "worker/exchange_errors.h"
 
 namespace rigel::worker {
 
@@ -142,6 +143,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   // The clocks' bound, for the `ps` strategy (relaxed rows at --staleness 0,
   // sums); relaxed rows otherwise go through the row caches.
   po.staleness = cluster::ClockStaleness(options.job);
+  po.call.timeout = transport::Millis(options.job.exchange_timeout_ms);
   r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
   r->exchange_ = std::make_unique<ps::RowExchange>(transport, r->client_->map().servers(), po.call);
   r->SizeCaches();
@@ -495,6 +497,12 @@ Status Runner::CheckDiverged(int loop, const analysis::RowPlan& rows,
 }
 
 StatusOr<TaskResult> Runner::Run(const TaskSpec& task) {
+  StatusOr<TaskResult> r = RunTask(task);
+  if (!r.ok()) return WithExchangeTimeoutCauses(r.status(), opts_.job);
+  return r;
+}
+
+StatusOr<TaskResult> Runner::RunTask(const TaskSpec& task) {
   const auto run_start = Clock::now();
   // The whole process's CPU: the transport's threads work for the run too.
   const double cpu_start = ProcessCpuSeconds();

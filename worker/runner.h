@@ -99,7 +99,9 @@ class Runner {
   // Runs one task to completion: every push applied by the servers before it
   // returns. Errors: the program's run-time errors (with their location), a
   // task that does not fit the program (InvalidArgument naming the field), a
-  // failed pull/push/hand-off/collective, or Abort's reason.
+  // failed pull/push/hand-off/collective, or Abort's reason. A row exchange
+  // that timed out (--exchange-timeout-ms) says so and names its likely
+  // causes.
   StatusOr<TaskResult> Run(const TaskSpec& task);
 
   // Makes a Run waiting for a hand-off return `why` (the job failed).
@@ -116,6 +118,7 @@ class Runner {
   const ps::PsClient& client() const { return *client_; }
 
  private:
+  StatusOr<TaskResult> RunTask(const TaskSpec& task);
   Runner(cluster::JobSpec job, transport::Transport* transport, RunnerOptions options);
   // What keys the row plans and hot shares kept per loop (the latest one
   // each): the cuts, and the driver values when the loop's slice reads them.

@@ -130,6 +130,37 @@ TEST(Memory, ALimitTooSmallNamesTheProcessAndItsLargestParts) {
       << st.message();
 }
 
+// A serial run holds every data set and parameter whole. A file's text is
+// freed before its split parts are made, so the text counts only beyond
+// what the parts add.
+TEST(Memory, ASerialRunHoldsEverythingWholeAndTheTextUntilItsSplits) {
+  MemoryInputs in = Inputs(4, 2);
+  in.data[0].worker_share = 0.25;  // a distributed job's part: not read here
+  MemoryEstimate m = EstimateSerialMemory(in);
+  ASSERT_EQ(m.processes.size(), 1u);
+  const ProcessMemory& serial = Role(m, "serial");
+  EXPECT_EQ(Part(serial, "data set 'r'"), 12'000'000);
+  EXPECT_EQ(Part(serial, "text of data set 'r' while it is parsed"), 30'000'000);
+  EXPECT_EQ(Part(serial, "parameter 'W'"), 3'200'000);
+  EXPECT_EQ(serial.total, kSerialBaseBytes + 12'000'000 + 30'000'000 + 3'200'000 + 32);
+
+  // Split parts of 12 MB in all: the peak is the text beside 'r' (42 MB)
+  // or 'r' beside its parts (36 MB), so the text adds 6 MB.
+  in.data.push_back({"train", 9'000'000, 0, 750'000, 0, false, true});
+  in.data.push_back({"test", 3'000'000, 0, 250'000, 0, false, true});
+  m = EstimateSerialMemory(in);
+  EXPECT_EQ(Part(Role(m, "serial"), "text of data set 'r' while it is parsed"), 18'000'000);
+  EXPECT_EQ(Role(m, "serial").total, kSerialBaseBytes + 24'000'000 + 18'000'000 + 3'200'032);
+
+  Status st = CheckMemoryLimit(m, 10'000'000);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().rfind("--memory-limit 10.00 MB: a serial run would need about ", 0), 0u)
+      << st.message();
+  EXPECT_NE(st.message().find("a serial run holds every data set and parameter whole"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST(Memory, JsonHasEveryPart) {
   const ir::Program prog = Compile(kProgram);
   auto plan = MakePlan(prog, {.workers = 2});

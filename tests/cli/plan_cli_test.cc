@@ -122,6 +122,72 @@ TEST(PlanCli, WritesAPlanThatExplainAcceptsBack) {
   EXPECT_EQ(r.out, plan);
 }
 
+// Issue 43: explain and plan take `rigel run`'s job flags, with run's
+// defaults, so that --memory and --cost predict what the run would start:
+// --cache-mb bounds the row caches, --data-parts off loads the corpus whole
+// on every worker, --memory-limit refuses as the run would, and a flag no
+// asked prediction reads is said.
+TEST(ExplainCli, MemoryFollowsTheRunsFlagsAndItsDefaultCluster) {
+  const std::string base = "explain examples/word2vec.rgl --memory";
+  auto r = RunRigel(base);
+  ASSERT_EQ(r.code, 0) << r.out;
+  // The cluster `rigel run --workers 4` starts: 4 workers, 2 servers.
+  EXPECT_NE(r.out.find("on 4 workers and 2 servers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row cache of 'emb': 1.63 MB"), std::string::npos) << r.out;
+  r = RunRigel(base + " --json");  // every part, the small ones too
+  EXPECT_NE(r.out.find("data set 'corpus' (its part)"), std::string::npos) << r.out;
+  r = RunRigel("explain examples/word2vec.rgl --memory --workers 1");
+  EXPECT_NE(r.out.find("on 1 workers and 1 servers"), std::string::npos) << r.out;
+
+  r = RunRigel(base + " --cache-mb 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("row cache of 'emb': 1.63 MB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row cache of 'emb': "), std::string::npos) << r.out;
+  r = RunRigel(base + " --json --data-parts off");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("(its part)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("data set 'corpus'"), std::string::npos) << r.out;
+  r = RunRigel(base + " --staleness 0");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("row cache of"), std::string::npos) << r.out;
+
+  r = RunRigel(base + " --memory-limit 4G");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("every process fits --memory-limit 4.29 GB"), std::string::npos) << r.out;
+  r = RunRigel(base + " --memory-limit 10M");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--memory-limit 10.49 MB: a worker would need about "), std::string::npos)
+      << r.out;
+
+  r = RunRigel(base + " --push-age 3");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rigel explain: note: --push-age changes no prediction this command "
+                       "makes"),
+            std::string::npos)
+      << r.out;
+  r = RunRigel("plan examples/sparse_lr.rgl --cache-mb 8");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rigel plan: note: --cache-mb changes no prediction"), std::string::npos)
+      << r.out;
+  // Out of range as run's flags are.
+  r = RunRigel(base + " --cache-mb -1");
+  EXPECT_NE(r.code, 0) << r.out;
+}
+
+// A serial run takes --memory-limit too: refused with the estimate's parts
+// before the parameters are allocated and before anything is printed.
+TEST(RunCli, ASerialRunOverItsMemoryLimitIsRefusedBeforeItTrains) {
+  auto r = RunRigel("run examples/word2vec.rgl --memory-limit 5M");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--memory-limit 5.24 MB: a serial run would need about "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("data set 'corpus': "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("epoch 0"), std::string::npos) << r.out;
+  r = RunRigel("run examples/bias.rgl --memory-limit 1G");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("epoch 9 test_rmse"), std::string::npos) << r.out;
+}
+
 TEST(PlanCli, RefusesAHandEditedPlanThatBreaksADependence) {
   std::string dir = TempDir();
   ASSERT_EQ(RunRigel("plan examples/mf.rgl -o " + dir + "/plan.json").code, 0);

@@ -18,6 +18,7 @@ ClusterSetup Sample() {
   s.options.batch = 64;
   s.options.sync_every = 4;
   s.options.device = "cuda";
+  s.options.exchange_timeout_ms = 2500;
   ParamSpec w;
   w.decl.name = "W";
   w.decl.width = 16;
@@ -61,6 +62,7 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_EQ(r->options.sync_every, 4);
   EXPECT_EQ(r->options.device, "cuda");
   EXPECT_EQ(r->options.collectives, "gloo");
+  EXPECT_EQ(r->options.exchange_timeout_ms, 2500);
   ASSERT_EQ(r->params.size(), 2u);
   EXPECT_EQ(r->params[0].decl.name, "W");
   EXPECT_EQ(r->params[0].decl.width, 16);
@@ -170,14 +172,16 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   JobOptions o;
   EXPECT_EQ(o.staleness, kStalenessAuto);  // DSL.md version 3: Rigel chooses
   std::vector<CLI::Option*> flags = AddJobOptionFlags(&app, &o);
-  ASSERT_EQ(flags.size(), 13u);
-  app.parse(std::vector<std::string>{"5", "--push-age", "off", "--scaled-merges", "off",
-                                     "--data-parts", "1.5G", "--memory-limit", "cuda", "--device",
-                                     "7", "--sync-every", "3", "--staleness", "off", "--hot-rows",
-                                     "64", "--push-bound"});
+  ASSERT_EQ(flags.size(), 14u);
+  app.parse(std::vector<std::string>{
+      "2500", "--exchange-timeout-ms", "5",    "--push-age",     "off",  "--scaled-merges",
+      "off",  "--data-parts",          "1.5G", "--memory-limit", "cuda", "--device",
+      "7",    "--sync-every",          "3",    "--staleness",    "off",  "--hot-rows",
+      "64",   "--push-bound"});
   EXPECT_FALSE(o.data_parts);
   EXPECT_FALSE(o.scaled_merges);
   EXPECT_EQ(o.push_age, 5);
+  EXPECT_EQ(o.exchange_timeout_ms, 2500);
   EXPECT_EQ(o.memory_limit, int64_t{3} << 29);
   EXPECT_EQ(o.staleness, 3);
   EXPECT_EQ(o.push_bound, 64);
@@ -207,6 +211,7 @@ TEST(JobOptions, FlagsParseAndForwardTheSameValues) {
   EXPECT_EQ(p.data_parts, o.data_parts);
   EXPECT_EQ(p.scaled_merges, o.scaled_merges);
   EXPECT_EQ(p.push_age, o.push_age);
+  EXPECT_EQ(p.exchange_timeout_ms, o.exchange_timeout_ms);
   EXPECT_TRUE(ValidateJobOptions(p, "x").ok());
 
   // auto travels as itself.
@@ -252,7 +257,8 @@ TEST(JobOptions, FlagsRefuseWhatValidationRefuses) {
                                               {"-1", "--push-age"},
                                               {"-2", "--push-bound"},
                                               {"lots", "--memory-limit"},
-                                              {"4X", "--memory-limit"}}) {
+                                              {"4X", "--memory-limit"},
+                                              {"99", "--exchange-timeout-ms"}}) {
     CLI::App app;
     JobOptions o;
     AddJobOptionFlags(&app, &o);

@@ -580,19 +580,20 @@ TEST(Distributed, RowsHeldBetweenRunsReachTheCheckpointAndTheResumedRun) {
 // --memory-limit (issue 32): the scheduler estimates what each process will
 // hold (`rigel explain --memory` prints the same figures) and refuses a job
 // that would not fit before any worker or server starts; a job that fits runs.
+// Neither gives --servers: explain assumes the servers run starts (issue 43,
+// cluster/defaults.h), 2 for 2 workers.
 TEST(Distributed, AJobOverItsMemoryLimitIsRefusedBeforeAWorkerOrServerStarts) {
   const std::string dir = TempDir();
   const std::string program = std::string(RIGEL_SOURCE_DIR) + "/tests/e2e/programs/rowsum.rgl";
-  Result explain =
-      Rigel({"explain", program, "--workers", "2", "--servers", "2", "--memory", "--json"}, dir);
+  Result explain = Rigel({"explain", program, "--workers", "2", "--memory", "--json"}, dir);
   ASSERT_EQ(explain.rc, 0) << explain.err;
   const nlohmann::json memory = nlohmann::json::parse(explain.out);
   const int64_t worker = memory["worker"]["bytes"].get<int64_t>();
   ASSERT_GT(worker, memory["server"]["bytes"].get<int64_t>()) << memory.dump(1);
   const std::string& biggest = memory["worker"]["parts"][0]["what"].get_ref<const std::string&>();
 
-  Result refused = Rigel({"run", program, "--workers", "2", "--servers", "2", "--run-dir",
-                          dir + "/refused", "--memory-limit", std::to_string(worker - 1)},
+  Result refused = Rigel({"run", program, "--workers", "2", "--run-dir", dir + "/refused",
+                          "--memory-limit", std::to_string(worker - 1)},
                          dir);
   EXPECT_NE(refused.rc, 0);
   EXPECT_NE(refused.err.find("--memory-limit "), std::string::npos) << refused.err;
@@ -602,10 +603,11 @@ TEST(Distributed, AJobOverItsMemoryLimitIsRefusedBeforeAWorkerOrServerStarts) {
     EXPECT_FALSE(std::filesystem::exists(dir + "/refused/" + log)) << log << " started";
   }
 
-  Result fits = Rigel({"run", program, "--workers", "2", "--servers", "2", "--run-dir",
-                       dir + "/fits", "--memory-limit", "4G"},
-                      dir);
+  Result fits = Rigel(
+      {"run", program, "--workers", "2", "--run-dir", dir + "/fits", "--memory-limit", "4G"}, dir);
   EXPECT_EQ(fits.rc, 0) << fits.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/fits/server-1.log")) << "not 2 servers";
+  EXPECT_FALSE(std::filesystem::exists(dir + "/fits/server-2.log")) << "more than 2 servers";
   std::filesystem::remove_all(dir);
 }
 

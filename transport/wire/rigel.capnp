@@ -122,6 +122,7 @@ struct JobOptions {
   noDataParts @10 :Bool;    # every worker loads every data set whole
   noScaledMerges @11 :Bool; # relaxed merges are added whole (--scaled-merges off)
   pushAge @12 :Int64;       # mini-batches a cached row's update may wait; 0: Rigel chooses
+  exchangeTimeoutMs @13 :Int64;  # 0 from an older sender: 30000
 }
 
 # A parameter the servers hold: its rows, width (0: 1-D), sharding and
