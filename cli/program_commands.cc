@@ -398,11 +398,9 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code] { DumpIr(*args, exit_code); });
 }
 
-void AddRunCommand(CLI::App& app, int* exit_code) {
-  auto args = std::make_shared<ProgramArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "run a program: serially in this process, or with --workers on a local cluster");
-  AddProgramArgs(cmd, args.get());
+// `rigel run`'s flags, into `*args` (which outlives `cmd`).
+void AddRunFlags(CLI::App* cmd, ProgramArgs* args) {
+  AddProgramArgs(cmd, args);
   cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")->default_val(0);
   cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
   cmd->add_option("--save-params", args->save_params,
@@ -450,6 +448,80 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--insecure-plain", args->insecure_plain,
                 "with --hostfile and no --key-file: plain mode across hosts (no authentication "
                 "nor encryption)");
+}
+
+// A serial run in this process: the exit status (1 with the error said).
+int RunSerial(const ir::Program& prog, const ProgramArgs& args,
+              const std::vector<exec::VectorsRequest>& vectors) {
+  exec::ExecutorOptions opts;
+  opts.seed = args.seed;
+  opts.memory_limit = args.job.memory_limit;
+  opts.log = args.verbose ? &std::cerr : nullptr;
+  opts.warnings = &std::cerr;
+  // Progress lines rewrite themselves with '\r': only on a terminal.
+  if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
+  SerialEpochs epochs;
+  exec::SerialExecutor* running = nullptr;
+  if (!args.log_json.empty()) {
+    opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) {
+      return epochs.Write(*running, i, lo, hi);
+    };
+  }
+  int64_t epochs_done = 0;
+  bool stopped = false;
+  if (args.stop_after_epochs > 0) {
+    opts.at_checkpoint_point = [&]() -> Status {
+      if (++epochs_done < args.stop_after_epochs) return Status::Ok();
+      stopped = true;
+      return FailedPrecondition("stopped after the asked epochs");
+    };
+  }
+  // An unwritable log or model file fails the run before the data are
+  // loaded, so that no training is lost.
+  Status st = epochs.Open(args.log_json);
+  if (st.ok() && !args.save_params.empty()) {
+    st = exec::CheckOutputFile("--save-params", args.save_params);
+  }
+  for (const exec::VectorsRequest& r : vectors) {
+    if (st.ok()) st = exec::CheckOutputFile("--save-vectors", r.path);
+  }
+  using Executor = StatusOr<std::unique_ptr<exec::SerialExecutor>>;
+  Executor ex = st.ok() ? exec::SerialExecutor::Create(prog, opts) : Executor(st);
+  if (ex.ok()) running = ex->get();
+  epochs.Start();
+  st = ex.ok() ? (*ex)->Run() : ex.status();
+  if (!st.ok() && stopped) st = Status::Ok();
+  if (st.ok() && (!args.save_params.empty() || !vectors.empty())) {
+    std::vector<exec::SavedParam> out;
+    for (size_t p = 0; p < prog.params.size(); ++p) {
+      const auto& b = (*ex)->bindings()[p];
+      const ir::ParamDecl& decl = prog.params[p];
+      out.push_back({decl.name, b.rows, b.width, (*ex)->param(static_cast<int>(p)), decl.is_int,
+                     decl.width > 0});
+    }
+    for (const exec::VectorsRequest& r : vectors) {
+      const data::Dataset* words = r.data >= 0 ? &(*ex)->data(r.data) : nullptr;
+      if (st.ok()) {
+        st = exec::SaveFailed("--save-vectors", exec::WriteVectors(r.path, words, out[r.param]));
+      }
+    }
+    if (st.ok() && !args.save_params.empty()) {
+      st = exec::SaveFailed("--save-params", exec::WriteParams(args.save_params, out));
+    }
+  }
+  if (!st.ok()) {
+    std::cerr << st.message();
+    if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ProgramArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "run a program: serially in this process, or with --workers on a local cluster");
+  AddRunFlags(cmd, args.get());
   cmd->callback([args, exit_code, cmd] {
     auto prog = CompileProgram(args->path, args->sets, exit_code);
     if (!prog) return;
@@ -502,67 +574,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       *exit_code = RunDistributed(*args);
       return;
     }
-    exec::ExecutorOptions opts;
-    opts.seed = args->seed;
-    opts.memory_limit = args->job.memory_limit;
-    opts.log = args->verbose ? &std::cerr : nullptr;
-    opts.warnings = &std::cerr;
-    // Progress lines rewrite themselves with '\r': only on a terminal.
-    if (isatty(STDERR_FILENO)) opts.progress = &std::cerr;
-    SerialEpochs epochs;
-    exec::SerialExecutor* running = nullptr;
-    if (!args->log_json.empty()) {
-      opts.on_epoch = [&](int64_t i, int64_t lo, int64_t hi) {
-        return epochs.Write(*running, i, lo, hi);
-      };
-    }
-    int64_t epochs_done = 0;
-    bool stopped = false;
-    if (args->stop_after_epochs > 0) {
-      opts.at_checkpoint_point = [&]() -> Status {
-        if (++epochs_done < args->stop_after_epochs) return Status::Ok();
-        stopped = true;
-        return FailedPrecondition("stopped after the asked epochs");
-      };
-    }
-    // An unwritable log or model file fails the run before the data are
-    // loaded, so that no training is lost.
-    Status st = epochs.Open(args->log_json);
-    if (st.ok() && !args->save_params.empty()) {
-      st = exec::CheckOutputFile("--save-params", args->save_params);
-    }
-    for (const exec::VectorsRequest& r : *vectors) {
-      if (st.ok()) st = exec::CheckOutputFile("--save-vectors", r.path);
-    }
-    using Executor = StatusOr<std::unique_ptr<exec::SerialExecutor>>;
-    Executor ex = st.ok() ? exec::SerialExecutor::Create(*prog, opts) : Executor(st);
-    if (ex.ok()) running = ex->get();
-    epochs.Start();
-    st = ex.ok() ? (*ex)->Run() : ex.status();
-    if (!st.ok() && stopped) st = Status::Ok();
-    if (st.ok() && (!args->save_params.empty() || !vectors->empty())) {
-      std::vector<exec::SavedParam> out;
-      for (size_t p = 0; p < prog->params.size(); ++p) {
-        const auto& b = (*ex)->bindings()[p];
-        const ir::ParamDecl& decl = prog->params[p];
-        out.push_back({decl.name, b.rows, b.width, (*ex)->param(static_cast<int>(p)), decl.is_int,
-                       decl.width > 0});
-      }
-      for (const exec::VectorsRequest& r : *vectors) {
-        const data::Dataset* words = r.data >= 0 ? &(*ex)->data(r.data) : nullptr;
-        if (st.ok()) {
-          st = exec::SaveFailed("--save-vectors", exec::WriteVectors(r.path, words, out[r.param]));
-        }
-      }
-      if (st.ok() && !args->save_params.empty()) {
-        st = exec::SaveFailed("--save-params", exec::WriteParams(args->save_params, out));
-      }
-    }
-    if (!st.ok()) {
-      std::cerr << st.message();
-      if (st.message().empty() || st.message().back() != '\n') std::cerr << "\n";
-      *exit_code = 1;
-    }
+    *exit_code = RunSerial(*prog, *args, *vectors);
   });
 }
 

@@ -79,25 +79,14 @@ std::string Absolute(const std::string& path) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
-  std::unique_ptr<Driver> d(new Driver(std::move(options)));
-  DriverOptions& o = d->opts_;
-  if (o.workers < 1 || o.servers < 1) {
-    return InvalidArgument("a cluster needs at least one worker and one server");
-  }
-  // Workers may start in another directory: every path they are sent is absolute.
-  o.program = Absolute(o.program);
-  for (auto& [name, value] : o.sets) {
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".path") == 0) value = Absolute(value);
-  }
-  frontend::CompileOptions co;
-  co.sets = o.sets;
-  RIGEL_ASSIGN_OR_RETURN(ir::Program prog, frontend::CompileFile(o.program, co));
-  d->prog_ = std::make_unique<ir::Program>(std::move(prog));
+// The plan: Rigel's, or --plan's checked against the program, whose relaxed
+// settings then fill the job options the run left to Rigel.
+Status Driver::LoadPlan() {
+  DriverOptions& o = opts_;
   if (o.plan_path.empty()) {
     analysis::PlanOptions po;
     po.workers = o.workers;
-    RIGEL_ASSIGN_OR_RETURN(d->plan_, analysis::MakePlan(*d->prog_, po));
+    RIGEL_ASSIGN_OR_RETURN(plan_, analysis::MakePlan(*prog_, po));
   } else {
     RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(o.plan_path));
     RIGEL_ASSIGN_OR_RETURN(analysis::Plan plan, analysis::ParsePlan(text, o.plan_path));
@@ -108,12 +97,11 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
                              std::to_string(o.workers) + " with `rigel plan --workers " +
                              std::to_string(o.workers) + "`");
     }
-    RIGEL_ASSIGN_OR_RETURN(d->plan_,
-                           analysis::ValidatePlan(*d->prog_, std::move(plan), o.plan_path));
+    RIGEL_ASSIGN_OR_RETURN(plan_, analysis::ValidatePlan(*prog_, std::move(plan), o.plan_path));
     // A plan's relaxed settings (what `rigel tune` found faster) stand in
     // for Rigel's choice where the run leaves it to Rigel; a flag the run
     // was given wins. Before the job's options reach the members.
-    const analysis::PlanSettings& set = d->plan_.settings;
+    const analysis::PlanSettings& set = plan_.settings;
     if (set.batch > 0 && o.job.batch == 0) o.job.batch = set.batch;
     if (set.staleness >= 1 && o.job.staleness == cluster::kStalenessAuto) {
       o.job.staleness = set.staleness;
@@ -124,27 +112,40 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
                 << " (where the run leaves a setting to Rigel)\n";
     }
   }
-  d->plan_json_ = analysis::PlanToJson(*d->prog_, d->plan_);
-  for (const analysis::LoopPlan& lp : d->plan_.loops) {
-    d->held_.push_back(analysis::LoopHoldsRows(*d->prog_, d->plan_, lp.id));
+  plan_json_ = analysis::PlanToJson(*prog_, plan_);
+  for (const analysis::LoopPlan& lp : plan_.loops) {
+    held_.push_back(analysis::LoopHoldsRows(*prog_, plan_, lp.id));
   }
-  RIGEL_ASSIGN_OR_RETURN(d->vectors_, exec::ParseSaveVectors(*d->prog_, o.save_vectors));
+  return Status::Ok();
+}
+
+// --save-vectors parsed, and every output checked writable.
+Status Driver::CheckOutputs() {
+  const DriverOptions& o = opts_;
+  RIGEL_ASSIGN_OR_RETURN(vectors_, exec::ParseSaveVectors(*prog_, o.save_vectors));
   // Outputs that cannot be written stop the job now, before the data load,
   // not after training.
   if (!o.log_json.empty()) RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--log-json", o.log_json));
   if (!o.save_params.empty()) {
     RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--save-params", o.save_params));
   }
-  for (const exec::VectorsRequest& r : d->vectors_) {
+  for (const exec::VectorsRequest& r : vectors_) {
     RIGEL_RETURN_IF_ERROR(exec::CheckOutputFile("--save-vectors", r.path));
   }
+  return Status::Ok();
+}
 
+// The executor of the driver's statements: loops run remotely (RunRemote),
+// data sets loaded only as far as the scheduler needs them, and the hooks of
+// epochs, checkpoints and printed lines.
+StatusOr<exec::ExecutorOptions> Driver::JobExecutorOptions() {
+  const DriverOptions& o = opts_;
   exec::ExecutorOptions eo;
   eo.seed = o.seed;
   // The scheduler needs a data set's elements only to cut loops by their
   // coordinates; where every loop over it (or over its split parts) is cut
   // by element count, the facts of a current index do (data/data_index.h).
-  eo.facts_only = [prog = d->prog_.get(), plan = &d->plan_](int data) {
+  eo.facts_only = [prog = prog_.get(), plan = &plan_](int data) {
     for (const analysis::LoopPlan& lp : plan->loops) {
       int k = prog->loops[static_cast<size_t>(lp.id)].data;
       while (k >= 0 && k != data) k = prog->data[static_cast<size_t>(k)].split_parent;
@@ -159,7 +160,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   // Data sets the workers hold in part: a scan (when no index is current)
   // gives the facts and the file's chunks, which the job sends, so that each
   // worker reads only its chunks (exec/hold_plan.h).
-  eo.scan_facts = [prog = d->prog_.get(), plan = &d->plan_, parts = o.job.data_parts,
+  eo.scan_facts = [prog = prog_.get(), plan = &plan_, parts = o.job.data_parts,
                    workers = o.workers](int data) {
     return parts && workers > 1 && exec::HoldsInPart(*prog, *plan, data, /*exchange=*/true);
   };
@@ -167,7 +168,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   eo.warnings = &std::cerr;  // the workers load the same files and say nothing
   eo.log = o.log;            // what was loaded, or taken from an index
   eo.allocate_params = false;
-  Driver* self = d.get();
+  Driver* self = this;
   eo.remote = [self](const exec::RemoteRun& run) { return self->RunRemote(run); };
   eo.on_epoch = [self](int64_t i, int64_t lo, int64_t hi) { return self->OnEpoch(i, lo, hi); };
   const bool checkpoints = !o.checkpoint_dir.empty() || !o.resume.empty();
@@ -189,7 +190,7 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
     // not.
     auto log = LineFile::Open(o.print_log, LineFile::Mode::kAppend);
     if (!log.ok()) return IoError("the run directory's printed lines: " + log.status().message());
-    d->print_log_ = std::move(*log);
+    print_log_ = std::move(*log);
     std::ifstream earlier(o.print_log);
     std::string line;
     while (std::getline(earlier, line)) ++eo.quiet_prints;
@@ -198,17 +199,22 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
       return st.ok() ? st : IoError("the run directory's printed lines: " + st.message());
     };
   }
-  RIGEL_ASSIGN_OR_RETURN(d->ex_, exec::SerialExecutor::Create(*d->prog_, eo));
+  return eo;
+}
 
-  cluster::ClusterSetup& s = d->setup_;
+// The cluster setup and the job the members are sent, once the data are
+// loaded; a job over --memory-limit fails here, before any member starts.
+Status Driver::MakeSetup() {
+  const DriverOptions& o = opts_;
+  cluster::ClusterSetup& s = setup_;
   s.servers = o.servers;
   s.workers = o.workers;
   s.options = o.job;
-  for (size_t p = 0; p < d->prog_->params.size(); ++p) {
+  for (size_t p = 0; p < prog_->params.size(); ++p) {
     cluster::ParamSpec spec;
-    spec.decl = d->prog_->params[p];
-    spec.rows = d->ex_->bindings()[p].rows;
-    for (const analysis::LoopPlan& lp : d->plan_.loops) {
+    spec.decl = prog_->params[p];
+    spec.rows = ex_->bindings()[p].rows;
+    for (const analysis::LoopPlan& lp : plan_.loops) {
       for (const analysis::ParamPlan& pp : lp.params) {
         spec.hash |= !pp.is_accum && pp.index == static_cast<int>(p) &&
                      analysis::Mechanism(pp) == analysis::Strategy::kPs && pp.shard == "hash";
@@ -220,38 +226,60 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   // that would not fit --memory-limit stops here, before a worker or server
   // starts (scheduler/main.cc writes its address only after Create).
   {
-    d->memory_ = analysis::EstimateMemory(
-        *d->prog_, d->plan_,
-        exec::JobMemoryInputs(*d->prog_, d->plan_, o.workers, o.servers, o.job,
-                              !o.save_params.empty() || !d->vectors_.empty(), *d->ex_));
-    if (o.log) *o.log << "expected peak memory per process:\n" << analysis::MemoryText(d->memory_);
-    RIGEL_RETURN_IF_ERROR(analysis::CheckMemoryLimit(d->memory_, o.job.memory_limit));
+    memory_ = analysis::EstimateMemory(
+        *prog_, plan_,
+        exec::JobMemoryInputs(*prog_, plan_, o.workers, o.servers, o.job,
+                              !o.save_params.empty() || !vectors_.empty(), *ex_));
+    if (o.log) *o.log << "expected peak memory per process:\n" << analysis::MemoryText(memory_);
+    RIGEL_RETURN_IF_ERROR(analysis::CheckMemoryLimit(memory_, o.job.memory_limit));
   }
   cluster::JobSpec job;
   job.program = o.program;
   job.sets = o.sets;
   job.seed = o.seed;
-  job.plan = d->plan_json_;
-  for (size_t k = 0; k < d->prog_->data.size(); ++k) {
-    const data::Dataset& data = d->ex_->data(static_cast<int>(k));
+  job.plan = plan_json_;
+  for (size_t k = 0; k < prog_->data.size(); ++k) {
+    const data::Dataset& data = ex_->data(static_cast<int>(k));
     // A split part of a data set known from its index has no digest of its
     // own: the workers check the parent's, which decides the parts.
     if (!data.path.empty() && !(data.shape_only && data.digest.empty())) {
-      job.data.emplace_back(d->prog_->data[k].name, data::DatasetDigest(data));
+      job.data.emplace_back(prog_->data[k].name, data::DatasetDigest(data));
     }
-    const ir::DataDecl& decl = d->prog_->data[k];
+    const ir::DataDecl& decl = prog_->data[k];
     if (!decl.path.empty() && decl.split_parent < 0) {
       RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(decl.path));
       job.files.emplace_back(decl.name, data::FingerprintText(f));
     }
   }
-  for (const auto& [k, entry] : d->ex_->facts_entries()) {
-    job.scans.emplace_back(d->prog_->data[static_cast<size_t>(k)].name,
-                           data::IndexEntryText(entry));
+  for (const auto& [k, entry] : ex_->facts_entries()) {
+    job.scans.emplace_back(prog_->data[static_cast<size_t>(k)].name, data::IndexEntryText(entry));
   }
   s.job = std::move(job);
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
+  std::unique_ptr<Driver> d(new Driver(std::move(options)));
+  DriverOptions& o = d->opts_;
+  if (o.workers < 1 || o.servers < 1) {
+    return InvalidArgument("a cluster needs at least one worker and one server");
+  }
+  // Workers may start in another directory: every path they are sent is absolute.
+  o.program = Absolute(o.program);
+  for (auto& [name, value] : o.sets) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".path") == 0) value = Absolute(value);
+  }
+  frontend::CompileOptions co;
+  co.sets = o.sets;
+  RIGEL_ASSIGN_OR_RETURN(ir::Program prog, frontend::CompileFile(o.program, co));
+  d->prog_ = std::make_unique<ir::Program>(std::move(prog));
+  RIGEL_RETURN_IF_ERROR(d->LoadPlan());
+  RIGEL_RETURN_IF_ERROR(d->CheckOutputs());
+  RIGEL_ASSIGN_OR_RETURN(exec::ExecutorOptions eo, d->JobExecutorOptions());
+  RIGEL_ASSIGN_OR_RETURN(d->ex_, exec::SerialExecutor::Create(*d->prog_, eo));
+  RIGEL_RETURN_IF_ERROR(d->MakeSetup());
   RIGEL_RETURN_IF_ERROR(d->SetUpCheckpoints());
-  s.job->restored = d->resumed_.has_value();
+  d->setup_.job->restored = d->resumed_.has_value();
   d->epoch_ = std::make_unique<Epoch>();
   if (!o.log_json.empty()) {
     // A job that goes on from a checkpoint (a restart, or --resume) keeps

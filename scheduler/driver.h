@@ -111,6 +111,11 @@ class Driver {
  private:
   struct Epoch;
   explicit Driver(DriverOptions options);
+  // Create's steps, in order (driver.cc says what each does).
+  Status LoadPlan();
+  Status CheckOutputs();
+  StatusOr<exec::ExecutorOptions> JobExecutorOptions();
+  Status MakeSetup();
   Status RunRemote(const exec::RemoteRun& run) RIGEL_EXCLUDES(mu_);
   // Sends every worker a task filled by `fill`; their taskDone answers, or
   // the first worker's error, or the job's end (Abort) if that comes first.

@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "cluster/job_world.h"
 #include "cluster/member_flags.h"
-#include "collectives/world.h"
 #include "common/memory.h"
 #include "ps/service.h"
 
@@ -72,13 +72,9 @@ int main(int argc, char** argv) {
     (*svc)->set_checkpoint_pause(std::chrono::milliseconds(std::atoi(pause)));
   }
   joined->SetupDone();
-  if (setup->options.collectives == "mpi") {
-    // The workers' MPI communicator is split from every rank of the job,
-    // this one included (collectives/world.h).
-    if (Status st = collectives::JoinMpiWorld(/*participate=*/false, 0); !st.ok()) {
-      std::cerr << "rigel-server " << rank << ": " << st.message() << "\n";
-      return 1;
-    }
+  if (Status st = cluster::JoinJobWorldAsBystander(setup->options); !st.ok()) {
+    std::cerr << "rigel-server " << rank << ": " << st.message() << "\n";
+    return 1;
   }
   std::cerr << "rigel-server " << rank << ": serving " << setup->params.size() << " parameter(s)\n";
   Status end = joined->WaitForEnd();
@@ -88,7 +84,7 @@ int main(int argc, char** argv) {
   member = nullptr;
   service = nullptr;
   (*t)->Close();
-  collectives::FinalizeMpiWorld();
+  cluster::LeaveJobWorld();
   if (!end.ok()) {
     std::cerr << "rigel-server " << rank << ": stopping: " << end.message() << "\n";
     return joined->scheduler_gone() ? cluster::kExitSchedulerGone : 1;
