@@ -4,9 +4,10 @@
 #include <sstream>
 
 #include "analysis/batch.h"
-#include "analysis/held_rows.h"
 #include "analysis/plan.h"
 #include "analysis/relaxed.h"
+#include "analysis/sync/resolve.h"
+#include "analysis/sync/units.h"
 
 namespace rigel::analysis {
 
@@ -189,7 +190,8 @@ void ExplainDependences(std::ostream& o, const Program& prog, const LoopPlan& lp
 
 // How a data-parallel loop whose parameters are synced per step is cut into
 // mini-batches (analysis/batch.h).
-void ExplainBatch(std::ostream& o, const LoopPlan& lp, int workers) {
+void ExplainBatch(std::ostream& o, const LoopPlan& lp, const std::vector<PlanParam>& resolved,
+                  int workers) {
   if (lp.schedule.kind != ScheduleKind::kDataParallel) return;
   std::string sparse, dense, cached;
   bool synced = false, sums = false;
@@ -208,9 +210,10 @@ void ExplainBatch(std::ostream& o, const LoopPlan& lp, int workers) {
       sums = true;
     } else if (pp.written && pp.strategy == Strategy::kPs) {
       add(&sparse, pp.name);
-      const bool relaxed =
-          std::find(lp.relaxed.begin(), lp.relaxed.end(), pp.name) != lp.relaxed.end();
-      if (relaxed) add(&cached, pp.name);
+      if (std::any_of(resolved.begin(), resolved.end(),
+                      [&](const PlanParam& r) { return r.index == pp.index && r.cached; })) {
+        add(&cached, pp.name);
+      }
     }
   }
   if (!synced) return;
@@ -248,13 +251,14 @@ void ExplainBatch(std::ostream& o, const LoopPlan& lp, int workers) {
   }
 }
 
-void ExplainSchedule(std::ostream& o, const LoopPlan& lp, int workers) {
+void ExplainSchedule(std::ostream& o, const LoopPlan& lp, const std::vector<PlanParam>& resolved,
+                     int workers) {
   o << "  schedule: " << ScheduleKindName(lp.schedule.kind) << " on "
     << (lp.schedule.kind == ScheduleKind::kSerial ? 1 : workers) << " worker"
     << (lp.schedule.kind != ScheduleKind::kSerial && workers > 1 ? "s" : "") << "\n";
   o << "    why: " << lp.schedule_why << "\n";
   o << "    how: " << HowItRuns(lp, workers) << "\n";
-  ExplainBatch(o, lp, workers);
+  ExplainBatch(o, lp, resolved, workers);
   for (const Rejection& r : lp.rejected) {
     o << "    not " << ScheduleKindName(r.kind) << ": " << r.reason << "\n";
   }
@@ -275,7 +279,7 @@ void ExplainSuggestion(std::ostream& o, const Program& prog, const LoopPlan& lp)
   }
 }
 
-void ExplainParams(std::ostream& o, const Program& prog, const Plan& plan, const LoopPlan& lp) {
+void ExplainParams(std::ostream& o, const LoopPlan& lp, const std::vector<PlanParam>& resolved) {
   const std::vector<std::string>& dims = lp.accesses.space.dims;
   o << "  parameters:\n";
   size_t width = 0;
@@ -286,9 +290,13 @@ void ExplainParams(std::ostream& o, const Program& prog, const Plan& plan, const
       o << "keyed by " << dims[p.keyed_by] << "; ";
     }
     o << p.why;
-    if (HeldBetweenRuns(prog, plan, lp.id, p)) {
-      o << "; no other loop touches it, so its rows stay on the workers between runs and reach "
-           "the servers only for a checkpoint or the saved parameters";
+    // A unit the strategy alone does not name (held, cache): how it runs.
+    for (const PlanParam& r : resolved) {
+      const sync::Unit* u = !p.is_accum && r.index == p.index ? sync::UnitOf(r) : nullptr;
+      if (u != nullptr && p.strategy != Strategy::kReduce &&
+          u->name() != StrategyName(p.strategy)) {
+        o << "; runs as " << u->name() << ": " << u->description();
+      }
     }
     o << "\n";
   }
@@ -298,16 +306,21 @@ void ExplainParams(std::ostream& o, const Program& prog, const Plan& plan, const
 
 std::string Explain(const Program& prog, const Plan& plan) {
   std::ostringstream o;
-  for (const LoopPlan& lp : plan.loops) {
+  // Without shapes: whether a parameter is cached, not how many rows.
+  sync::JobSync job;
+  job.staleness = plan.settings.staleness;
+  const sync::Resolved resolved = sync::Resolve(prog, plan, {}, job);
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    const LoopPlan& lp = plan.loops[l];
     o << "loop " << lp.id << " at " << prog.path << ":" << lp.loc.line << "\n";
     o << "  " << Header(prog, lp) << "\n";
     ExplainSpace(o, lp);
     ExplainAccesses(o, prog, lp);
     ExplainDependences(o, prog, lp);
-    ExplainSchedule(o, lp, plan.workers);
+    ExplainSchedule(o, lp, resolved.loops[l], plan.workers);
     ExplainSuggestion(o, prog, lp);
     for (const std::string& w : RelaxWarnings(prog, lp)) o << "  warning: " << w << "\n";
-    ExplainParams(o, prog, plan, lp);
+    ExplainParams(o, lp, resolved.loops[l]);
     o << "\n";
   }
   return o.str();

@@ -8,28 +8,35 @@
 #include <system_error>
 #include <vector>
 
+#include "analysis/sync/resolve.h"
+#include "analysis/sync/units.h"
+
 namespace rigel::analysis {
 namespace {
 
 int64_t ParamBytes(const MemoryInputs::Param& p) { return p.rows * p.width * 4; }
 
-// How the runs treat each parameter, over every loop of the plan.
-struct ParamUse {
-  bool allreduce = false;
-  bool cached = false;  // a relaxed row cache (worker/runner.cc's PlanFor)
+// The units that keep each parameter on the workers, over every loop of the
+// plan (each listed once), and how the job resolves the plan.
+struct ParamUses {
+  std::vector<std::vector<const sync::Unit*>> units;  // by parameter
+  sync::Resolved resolved;
 };
 
-std::vector<ParamUse> Uses(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
-  std::vector<ParamUse> uses(prog.params.size());
-  for (const LoopPlan& lp : plan.loops) {
-    for (const ParamPlan& pp : lp.params) {
-      if (pp.is_accum || pp.index < 0 || pp.index >= static_cast<int>(uses.size())) continue;
-      ParamUse& u = uses[static_cast<size_t>(pp.index)];
-      const Strategy m = Mechanism(pp);
-      u.allreduce |= m == Strategy::kAllreduce;
-      const bool relaxed =
-          std::find(lp.relaxed.begin(), lp.relaxed.end(), pp.name) != lp.relaxed.end();
-      u.cached |= relaxed && m == Strategy::kPs && !pp.dense && in.staleness != 0;
+ParamUses Uses(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
+  ParamUses uses;
+  std::vector<ParamShape> shapes;
+  for (const MemoryInputs::Param& p : in.params) shapes.push_back({p.name, p.rows, p.width});
+  sync::JobSync job;
+  job.staleness = in.staleness;
+  job.cache_bytes = in.cache_bytes;
+  uses.resolved = sync::Resolve(prog, plan, shapes, job);
+  uses.units.resize(prog.params.size());
+  for (const std::vector<PlanParam>& loop : uses.resolved.loops) {
+    for (const PlanParam& p : loop) {
+      const sync::Unit* u = sync::UnitOf(p);
+      std::vector<const sync::Unit*>& list = uses.units[static_cast<size_t>(p.index)];
+      if (u != nullptr && std::find(list.begin(), list.end(), u) == list.end()) list.push_back(u);
     }
   }
   return uses;
@@ -107,7 +114,7 @@ MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const dat
 }
 
 MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
-  const std::vector<ParamUse> uses = Uses(prog, plan, in);
+  const ParamUses uses = Uses(prog, plan, in);
   ProcessMemory worker{"worker", 0, {}}, server{"server", 0, {}}, scheduler{"scheduler", 0, {}};
   Add(&worker, "the program and its libraries", kWorkerBaseBytes);
   Add(&server, "the program and its libraries", kServerBaseBytes);
@@ -115,26 +122,18 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
   AddData(in, false, &worker);
   AddData(in, true, &scheduler);
 
-  // Row caches share --cache-mb in proportion to what each would take whole
-  // (worker/runner.cc's SizeCaches).
-  int64_t cache_whole = 0;
-  for (size_t p = 0; p < in.params.size() && p < uses.size(); ++p) {
-    if (uses[p].cached) cache_whole += in.params[p].rows * (in.params[p].width * 4 + 24);
-  }
-  const double cache_share =
-      cache_whole > in.cache_bytes ? static_cast<double>(in.cache_bytes) / cache_whole : 1.0;
-
   int64_t all_params = 0;
   for (size_t p = 0; p < in.params.size(); ++p) {
     const MemoryInputs::Param& pr = in.params[p];
     const int64_t bytes = ParamBytes(pr);
     all_params += bytes;
     Add(&worker, "parameter '" + pr.name + "', a copy on every worker", bytes);
-    const ParamUse u = p < uses.size() ? uses[p] : ParamUse{};
-    if (u.allreduce) Add(&worker, "allreduce copies of '" + pr.name + "'", 2 * bytes);
-    if (u.cached) {
-      const int64_t rows = static_cast<int64_t>(cache_share * static_cast<double>(pr.rows));
-      Add(&worker, "row cache of '" + pr.name + "'", rows * (pr.width * 4 + 24) + 11 * pr.rows);
+    if (p < uses.units.size()) {
+      for (const sync::Unit* u : uses.units[p]) {
+        for (MemoryPart& part : u->WorkerMemory(pr, uses.resolved.cache_rows[p])) {
+          Add(&worker, std::move(part.what), part.bytes);
+        }
+      }
     }
     const int64_t servers = std::max(1, in.servers);
     Add(&server, "shard of parameter '" + pr.name + "'",
@@ -142,7 +141,8 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
   }
   // Each loop's steps keep the element ids of every worker's blocks, and
   // the worker its own again as steps.
-  for (const LoopPlan& lp : plan.loops) {
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    const LoopPlan& lp = plan.loops[l];
     if (lp.id < 0 || lp.id >= static_cast<int>(prog.loops.size())) continue;
     const int data = prog.loops[static_cast<size_t>(lp.id)].data;
     if (data < 0 || data >= static_cast<int>(in.data.size())) continue;  // a grid or range
@@ -160,13 +160,9 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
     // writes of a parameter this loop caches and writes, when it holds them
     // all; held in part, the workers exchange their own rows instead
     // (worker/runner_samples.cc).
-    bool one_writer = false;
-    for (const ParamPlan& pp : lp.params) {
-      const bool relaxed =
-          std::find(lp.relaxed.begin(), lp.relaxed.end(), pp.name) != lp.relaxed.end();
-      one_writer |= !pp.is_accum && pp.written && relaxed && pp.strategy == Strategy::kPs &&
-                    !pp.dense && in.staleness != 0;
-    }
+    const std::vector<PlanParam>& resolved = uses.resolved.loops[l];
+    const bool one_writer = std::any_of(resolved.begin(), resolved.end(),
+                                        [](const PlanParam& p) { return p.cached && p.written; });
     const bool all = one_writer && d.worker_share >= 1.0;
     Add(&worker, "row keys of loop " + std::to_string(lp.id) + " while its rows are planned",
         24 * (all ? d.features : d.features / workers));

@@ -4,6 +4,8 @@
 #include <optional>
 
 #include "analysis/plan.h"
+#include "analysis/sync/resolve.h"
+#include "analysis/sync/units.h"
 #include "common/json_reader.h"
 
 namespace rigel::analysis {
@@ -65,7 +67,7 @@ json SubscriptJson(const Program& prog, const std::vector<std::string>& dims, co
   return j;
 }
 
-json LoopJson(const Program& prog, const LoopPlan& lp) {
+json LoopJson(const Program& prog, const LoopPlan& lp, const std::vector<PlanParam>& resolved) {
   const std::vector<std::string>& dims = lp.accesses.space.dims;
   json j;
   j["id"] = lp.id;
@@ -86,6 +88,12 @@ json LoopJson(const Program& prog, const LoopPlan& lp) {
     if (!p.is_accum) {
       pj["access"] = p.dense ? "dense" : "sparse";
       pj["written"] = p.written;
+      // What the processes run for it at the plan's settings (derived, like
+      // "why"; not read back): analysis/sync/units.h.
+      for (const PlanParam& r : resolved) {
+        const sync::Unit* u = r.index == p.index ? sync::UnitOf(r) : nullptr;
+        if (u != nullptr) pj["sync"] = std::string(u->name());
+      }
     }
     pj["why"] = p.why;
     params[p.name] = pj;
@@ -283,7 +291,12 @@ std::string PlanToJson(const Program& prog, const Plan& plan) {
     j["settings"] = s;
   }
   json loops = json::array();
-  for (const LoopPlan& lp : plan.loops) loops.push_back(LoopJson(prog, lp));
+  sync::JobSync job;
+  job.staleness = plan.settings.staleness;
+  const sync::Resolved resolved = sync::Resolve(prog, plan, {}, job);
+  for (size_t l = 0; l < plan.loops.size(); ++l) {
+    loops.push_back(LoopJson(prog, plan.loops[l], resolved.loops[l]));
+  }
   j["loops"] = loops;
   return j.dump(2) + "\n";
 }

@@ -6,9 +6,9 @@
 #include <numeric>
 #include <sstream>
 
-#include "analysis/held_rows.h"
 #include "analysis/partition.h"
 #include "analysis/relaxed.h"
+#include "analysis/sync/resolve.h"
 #include "common/key_sort.h"
 #include "exec/executor.h"
 #include "kernel/key_slice.h"
@@ -18,7 +18,6 @@ namespace rigel::exec {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using analysis::Strategy;
 
 // The probe's state while the driver runs.
 class Probe {
@@ -171,23 +170,12 @@ class Probe {
     in.staleness = Staleness(plan);
     in.static_keys = !slices_[static_cast<size_t>(loop)].draws();
     in.params = static_cast<int>(prog_.params.size());
-    for (const analysis::ParamPlan& pp : lp.params) {
-      if (pp.is_accum) continue;
-      const bool sum = pp.strategy == Strategy::kReduce;
-      const bool relaxed =
-          static_cast<bool>(prog_.loops[static_cast<size_t>(loop)].relaxed[pp.index]);
-      analysis::PlanParam p{pp.index,
-                            analysis::Mechanism(pp),
-                            pp.written,
-                            sum || relaxed,
-                            slices_[static_cast<size_t>(loop)].whole(pp.index),
-                            sum};
-      p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && in.staleness != 0;
-      p.scalar = shapes_[static_cast<size_t>(pp.index)].width == 1;
-      p.scaled = p.cached && opts_.scaled_merges && !prog_.params[pp.index].is_int;
-      p.held = analysis::HeldBetweenRuns(prog_, plan, loop, pp);
-      in.loop_params.push_back(p);
-    }
+    analysis::sync::JobSync job;
+    job.staleness = in.staleness;
+    job.scaled_merges = opts_.scaled_merges;
+    job.cache_bytes = opts_.cache_mb << 20;
+    in.loop_params = std::move(
+        analysis::sync::Resolve(prog_, plan, shapes_, job).loops[static_cast<size_t>(loop)]);
     return in;
   }
 
@@ -401,6 +389,7 @@ ProbeOptions ProbeOptionsOf(const cluster::JobOptions& job, int workers, int ser
   o.staleness = job.staleness == cluster::kStalenessAuto ? 1 : job.staleness;
   o.push_bound = job.push_bound;
   o.scaled_merges = job.scaled_merges;
+  o.cache_mb = job.cache_mb;
   return o;
 }
 

@@ -36,6 +36,7 @@ struct ProbeOptions {
   int staleness = 1;            // --staleness (0: no row caches; 1, the default: Rigel's)
   int64_t push_bound = 0;       // --push-bound (0: Rigel's choice)
   bool scaled_merges = true;    // --scaled-merges
+  int64_t cache_mb = 1024;      // --cache-mb: a cache smaller than its parameter is partial
   int64_t time_sample = 20000;  // elements per loop timed on this machine
   analysis::CostConstants constants;
 };

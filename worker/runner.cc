@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "analysis/batch.h"
-#include "analysis/held_rows.h"
 #include "analysis/partition.h"
+#include "analysis/sync/resolve.h"
 #include "common/cpu_time.h"
 #include "common/key_sort.h"
 #include "common/memory.h"
@@ -146,7 +146,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   po.call.timeout = transport::Millis(options.job.exchange_timeout_ms);
   r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
   r->exchange_ = std::make_unique<ps::RowExchange>(transport, r->client_->map().servers(), po.call);
-  r->SizeCaches();
+  r->ResolveSync();
   r->io_ = std::make_unique<sync::RowIo>(&r->ex_->bindings(), r->client_.get());
   r->handoffs_ =
       std::make_unique<sync::Handoffs>(transport, r->io_.get(), options.rank, options.workers);
@@ -255,56 +255,20 @@ analysis::PlanInput Runner::PlanFor(int loop) const {
   in.staleness = cluster::ClockStaleness(opts_.job);
   in.static_keys = static_keys_[loop];
   in.params = static_cast<int>(prog_.params.size());
-  for (const analysis::ParamPlan& pp : lp.params) {
-    if (pp.is_accum) continue;
-    // A sum (reduce) is never read in the loop: its pulls may lag like a
-    // relaxed parameter's, and its merged deltas are its exact value.
-    const bool sum = pp.strategy == analysis::Strategy::kReduce;
-    const bool relaxed = static_cast<bool>(prog_.loops[loop].relaxed[pp.index]);
-    analysis::PlanParam p{pp.index,       analysis::Mechanism(pp),       pp.written,
-                          sum || relaxed, slices_[loop].whole(pp.index), sum};
-    p.cached = relaxed && !sum && p.strategy == analysis::Strategy::kPs && !p.whole &&
-               opts_.job.staleness != 0;
-    p.partial = p.cached && capacity_[pp.index] < ex_->bindings()[pp.index].rows;
-    p.scalar = ex_->bindings()[pp.index].width == 1;
-    p.scaled = p.cached && opts_.job.scaled_merges && !prog_.params[pp.index].is_int;
-    p.held = analysis::HeldBetweenRuns(prog_, plan_, loop, pp);
-    in.loop_params.push_back(p);
-  }
+  in.loop_params = resolved_.loops[static_cast<size_t>(loop)];
   return in;
 }
 
-void Runner::SizeCaches() {
-  const size_t np = prog_.params.size();
-  capacity_.assign(np, 0);
-  std::vector<bool> cached(np, false);
-  for (size_t l = 0; l < plan_.loops.size(); ++l) {
-    for (const analysis::ParamPlan& pp : plan_.loops[l].params) {
-      if (pp.is_accum) continue;
-      cached[pp.index] =
-          cached[pp.index] || (pp.strategy == analysis::Strategy::kPs &&
-                               prog_.loops[l].relaxed[pp.index] && !slices_[l].whole(pp.index));
-    }
+void Runner::ResolveSync() {
+  std::vector<analysis::ParamShape> shapes;
+  for (size_t p = 0; p < prog_.params.size(); ++p) {
+    shapes.push_back({prog_.params[p].name, ex_->bindings()[p].rows, ex_->bindings()[p].width});
   }
-  // A row costs its base and ps::RowCache's bookkeeping. If every cached
-  // parameter fits, each is held whole; otherwise each gets a share of the
-  // memory in proportion to its size.
-  auto row_bytes = [&](size_t p) { return ex_->bindings()[p].width * 4.0 + 24.0; };
-  double total = 0;
-  for (size_t p = 0; p < np; ++p) {
-    if (cached[p]) total += row_bytes(p) * static_cast<double>(ex_->bindings()[p].rows);
-  }
-  const double budget = static_cast<double>(opts_.job.cache_mb) * 1048576.0;
-  for (size_t p = 0; p < np; ++p) {
-    const int64_t rows = ex_->bindings()[p].rows;
-    if (!cached[p]) continue;
-    if (total <= budget) {
-      capacity_[p] = rows;
-    } else {
-      const double share = budget * row_bytes(p) * static_cast<double>(rows) / total;
-      capacity_[p] = std::max<int64_t>(1, static_cast<int64_t>(share / row_bytes(p)));
-    }
-  }
+  analysis::sync::JobSync job;
+  job.staleness = opts_.job.staleness;
+  job.scaled_merges = opts_.job.scaled_merges;
+  job.cache_bytes = opts_.job.cache_mb << 20;
+  resolved_ = analysis::sync::Resolve(prog_, plan_, shapes, job);
 }
 
 Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,

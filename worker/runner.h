@@ -34,6 +34,7 @@
 #include "analysis/order.h"
 #include "analysis/plan.h"
 #include "analysis/step_plan.h"
+#include "analysis/sync/resolve.h"
 #include "cluster/setup.h"
 #include "collectives/store.h"
 #include "common/status.h"
@@ -205,9 +206,9 @@ class Runner {
   // Joins the workers' communicator when some loop has allreduce parameters
   // or relaxed parameters with hot rows.
   Status StartCollectives();
-  // Each cached parameter's row cache capacity (capacity_), from
-  // --cache-mb.
-  void SizeCaches();
+  // How this job keeps each loop's parameters (resolved_), from the plan and
+  // the job's options (analysis/sync/resolve.h).
+  void ResolveSync();
 
   cluster::JobSpec job_;
   transport::Transport* transport_;
@@ -219,7 +220,7 @@ class Runner {
   std::vector<bool> static_keys_;  // per loop: touched rows depend only on the elements
   std::unique_ptr<ps::PsClient> client_;
   std::unique_ptr<ps::RowExchange> exchange_;  // the cache strategy's
-  std::vector<int64_t> capacity_;              // per parameter: its row cache's, in rows
+  analysis::sync::Resolved resolved_;          // per loop its parameters; their caches' rows
   std::unique_ptr<sync::RowIo> io_;
   std::unique_ptr<sync::Handoffs> handoffs_;
   std::unique_ptr<DenseSync> dense_;     // null: no allreduce parameters

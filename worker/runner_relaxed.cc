@@ -11,7 +11,7 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
                        const kernel::RunContext& ctx, const analysis::PlanInput& in,
                        sync::RelaxedRun* out) {
   const size_t np = prog_.params.size();
-  out->capacity = capacity_;
+  out->capacity = resolved_.cache_rows;
   out->hot.assign(np, {});
   out->scaled.assign(np, {});
   out->audit = opts_.audit_staleness;

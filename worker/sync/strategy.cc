@@ -1,51 +1,63 @@
 #include "worker/sync/strategy.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "analysis/sync/units.h"
 #include "ir/source.h"
 
 namespace rigel::worker::sync {
 
-using analysis::Strategy;
+namespace units = analysis::sync;
+
+namespace {
+
+// The runtime of each unit (analysis/sync/units.h), in the order the runner
+// calls them: the collective sum first after a step (every worker blocks in
+// it), then the row caches (their exchanges are under way while the step
+// computes), the other pulls and pushes through the servers, then the
+// hand-offs a neighbour waits for. local and held share one runtime.
+struct Runtime {
+  std::vector<const units::Unit*> units;
+  std::unique_ptr<SyncStrategy> (*create)(const SyncEnv& env, std::vector<int> params);
+};
+
+const std::vector<Runtime>& Runtimes() {
+  static const std::vector<Runtime> runtimes = {
+      {{&units::Allreduce()}, CreateAllreduce},
+      {{&units::Cache()}, CreateCachedRows},
+      {{&units::Ps()}, CreatePsPullPush},
+      {{&units::Local(), &units::Held()}, CreateLocalRows},
+      {{&units::Rotate()}, CreateRotation},
+      {{&units::Replicated()}, CreateReplicated},
+  };
+  return runtimes;
+}
+
+}  // namespace
+
+bool HasRuntime(const analysis::sync::Unit& unit) {
+  for (const Runtime& r : Runtimes()) {
+    if (std::find(r.units.begin(), r.units.end(), &unit) != r.units.end()) return true;
+  }
+  return false;
+}
 
 StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const SyncEnv& env) {
-  // The order the runner calls them in: the collective sum first after a
-  // step (every worker blocks in it), then pulls and pushes through the
-  // servers, then the hand-offs a neighbour waits for.
-  constexpr Strategy kOrder[] = {Strategy::kAllreduce, Strategy::kPs, Strategy::kLocal,
-                                 Strategy::kRotate, Strategy::kReplicated};
   std::vector<std::unique_ptr<SyncStrategy>> out;
-  for (Strategy s : kOrder) {
-    std::vector<int> params, cached;
+  for (const Runtime& rt : Runtimes()) {
+    std::vector<int> params;
     for (const analysis::ParamRows& r : env.rows->params) {
-      if (!r.used || r.param.strategy != s) continue;
-      (r.param.cached ? cached : params).push_back(r.param.index);
+      const units::Unit* u = r.used ? units::UnitOf(r.param) : nullptr;
+      if (u != nullptr && std::find(rt.units.begin(), rt.units.end(), u) != rt.units.end()) {
+        params.push_back(r.param.index);
+      }
     }
-    // Relaxed rows kept by write-back caches: before the other ps rows, as
-    // their exchanges are under way while the step computes.
-    if (!cached.empty()) out.push_back(CreateCachedRows(env, std::move(cached)));
     if (params.empty()) continue;
-    switch (s) {
-      case Strategy::kAllreduce:
-        if (!env.dense) return Internal("allreduce parameters but no collectives joined");
-        out.push_back(CreateAllreduce(env, std::move(params)));
-        break;
-      case Strategy::kPs:
-        out.push_back(CreatePsPullPush(env, std::move(params)));
-        break;
-      case Strategy::kLocal:
-        out.push_back(CreateLocalRows(env, std::move(params)));
-        break;
-      case Strategy::kRotate:
-        out.push_back(CreateRotation(env, std::move(params)));
-        break;
-      case Strategy::kReplicated:
-        out.push_back(CreateReplicated(env, std::move(params)));
-        break;
-      case Strategy::kAccumulator:
-      case Strategy::kReduce:  // not in kOrder: planned as its Mechanism
-        break;
+    if (rt.create == CreateAllreduce && !env.dense) {
+      return Internal("allreduce parameters but no collectives joined");
     }
+    out.push_back(rt.create(env, std::move(params)));
   }
   return out;
 }

@@ -18,6 +18,7 @@
 
 #include "analysis/plan.h"
 #include "analysis/step_plan.h"
+#include "analysis/sync/units.h"
 #include "common/status.h"
 #include "exec/divergence.h"
 #include "ir/ir.h"
@@ -157,11 +158,16 @@ class SyncStrategy {
 // Other statuses pass unchanged.
 Status Diverged(const SyncEnv& env, const Status& st);
 
-// The strategies of one run: one per analysis::Strategy that the
-// parameters env.rows uses have (accumulators none), in the order allreduce,
-// ps, local, rotate, replicated. Internal for allreduce without env.dense
-// (Runner::Create joins the collectives whenever a loop has one).
+// The strategies of one run: one runtime per unit (analysis/sync/units.h)
+// that keeps some parameter env.rows uses (accumulators none), in the order
+// allreduce, cache, ps, local and held, rotate, replicated. Internal for
+// allreduce without env.dense (Runner::Create joins the collectives whenever
+// a loop has one).
 StatusOr<std::vector<std::unique_ptr<SyncStrategy>>> CreateStrategies(const SyncEnv& env);
+
+// Whether CreateStrategies has a runtime for `unit` (every unit of
+// analysis::sync::Units() must).
+bool HasRuntime(const analysis::sync::Unit& unit);
 
 // One strategy over `params` (parameter indices); used by CreateStrategies.
 std::unique_ptr<SyncStrategy> CreatePsPullPush(const SyncEnv& env, std::vector<int> params);

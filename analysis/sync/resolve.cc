@@ -1,0 +1,89 @@
+#include "analysis/sync/resolve.h"
+
+#include <algorithm>
+
+#include "analysis/held_rows.h"
+
+namespace rigel::analysis::sync {
+namespace {
+
+int64_t RowsOf(const std::vector<ParamShape>& shapes, int p) {
+  return p >= 0 && static_cast<size_t>(p) < shapes.size() ? shapes[static_cast<size_t>(p)].rows : 0;
+}
+
+int64_t WidthOf(const std::vector<ParamShape>& shapes, int p) {
+  return p >= 0 && static_cast<size_t>(p) < shapes.size() ? shapes[static_cast<size_t>(p)].width
+                                                          : 1;
+}
+
+// A loop's parameter before the cache is sized: everything the plan and the
+// job decide alone.
+PlanParam Refine(const ir::Program& prog, const Plan& plan, const LoopPlan& lp, const ParamPlan& pp,
+                 const std::vector<ParamShape>& shapes, const JobSync& job) {
+  // A sum (reduce) is never read in the loop: its pulls may lag like a
+  // relaxed parameter's, and its merged deltas are its exact value.
+  const bool sum = pp.strategy == Strategy::kReduce;
+  const ir::Loop& loop = prog.loops[static_cast<size_t>(lp.id)];
+  const bool relaxed = static_cast<size_t>(pp.index) < loop.relaxed.size() &&
+                       static_cast<bool>(loop.relaxed[static_cast<size_t>(pp.index)]);
+  PlanParam p;
+  p.index = pp.index;
+  p.strategy = Mechanism(pp);
+  p.written = pp.written;
+  p.relaxed = sum || relaxed;
+  p.whole = pp.dense;
+  p.sum = sum;
+  p.cached = relaxed && !sum && p.strategy == Strategy::kPs && !p.whole && job.staleness != 0;
+  p.scalar = WidthOf(shapes, pp.index) == 1;
+  p.scaled = p.cached && job.scaled_merges && !prog.params[static_cast<size_t>(pp.index)].is_int;
+  p.held = HeldBetweenRuns(prog, plan, lp.id, pp);
+  return p;
+}
+
+}  // namespace
+
+Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<ParamShape>& shapes,
+                 const JobSync& job) {
+  Resolved out;
+  const size_t np = prog.params.size();
+  std::vector<bool> cached(np, false);
+  for (const LoopPlan& lp : plan.loops) {
+    std::vector<PlanParam>& params = out.loops.emplace_back();
+    if (lp.id < 0 || static_cast<size_t>(lp.id) >= prog.loops.size()) continue;
+    for (const ParamPlan& pp : lp.params) {
+      if (pp.is_accum || pp.index < 0 || static_cast<size_t>(pp.index) >= np) continue;
+      params.push_back(Refine(prog, plan, lp, pp, shapes, job));
+      if (params.back().cached) cached[static_cast<size_t>(pp.index)] = true;
+    }
+  }
+  // If every cached parameter fits the budget whole, each is held whole;
+  // otherwise each gets a share in proportion to its whole size.
+  double total = 0;
+  for (size_t p = 0; p < np; ++p) {
+    const int q = static_cast<int>(p);
+    if (cached[p])
+      total += static_cast<double>(CacheRowBytes(WidthOf(shapes, q)) * RowsOf(shapes, q));
+  }
+  const double budget = static_cast<double>(job.cache_bytes);
+  out.cache_rows.assign(np, 0);
+  for (size_t p = 0; p < np; ++p) {
+    const int q = static_cast<int>(p);
+    const int64_t rows = RowsOf(shapes, q);
+    if (!cached[p] || rows <= 0) continue;
+    if (total <= budget) {
+      out.cache_rows[p] = rows;
+    } else {
+      const double share = budget * static_cast<double>(rows) / total;
+      out.cache_rows[p] = std::clamp<int64_t>(static_cast<int64_t>(share), 1, rows);
+    }
+  }
+  for (std::vector<PlanParam>& params : out.loops) {
+    for (PlanParam& p : params) {
+      p.partial =
+          p.cached && out.cache_rows[static_cast<size_t>(p.index)] < RowsOf(shapes, p.index);
+    }
+  }
+  return out;
+}
+
+}  // namespace rigel::analysis::sync

@@ -1,0 +1,71 @@
+// The one step that turns a plan and a job's options into how each process
+// keeps each parameter in sync (issue 43: the rule "is this parameter row
+// cached" was written five times, in the worker, the cost probe and the
+// memory model, with small differences between them).
+//
+// A plan (analysis/plan.h) fixes each loop's parameters' strategies from the
+// program alone. Two of them are then refined by what the job asks and the
+// parameters' shapes:
+//   cache  a relaxed, sparse `ps` parameter (not a sum) is kept by a
+//          write-back row cache on each worker (worker/sync/cached_rows.cc),
+//          unless the job runs synchronously (--staleness 0). Every cached
+//          parameter shares the --cache-mb budget in proportion to what it
+//          would take whole; a cache smaller than its parameter is partial.
+//   held   a written `local` parameter no other loop touches keeps its rows
+//          on the workers between runs (analysis/held_rows.h).
+// The worker (worker/runner.cc), the cost probe (exec/cost_probe.cc) and the
+// memory model (analysis/memory.cc) read the answer from here, so what is
+// predicted is what runs. The units and their names are listed in
+// analysis/sync/units.h.
+//
+// Thread-safe: pure functions of their arguments.
+#ifndef RIGEL_ANALYSIS_SYNC_RESOLVE_H_
+#define RIGEL_ANALYSIS_SYNC_RESOLVE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/cost.h"
+#include "analysis/plan.h"
+#include "analysis/step_plan.h"
+#include "ir/ir.h"
+
+namespace rigel::analysis::sync {
+
+// The job options that change how a plan's parameters are kept.
+struct JobSync {
+  // --staleness as given: -1 Rigel's choice, 0 synchronous (no row caches),
+  // >= 1 the bound. Only "0 or not" matters here.
+  int staleness = -1;
+  bool scaled_merges = true;                  // --scaled-merges
+  int64_t cache_bytes = int64_t{1024} << 20;  // --cache-mb, in bytes
+};
+
+// The bytes a row cache spends on one row of width `width`: its values and
+// ps::RowCache's bookkeeping (24 bytes).
+inline int64_t CacheRowBytes(int64_t width) { return width * 4 + 24; }
+
+// How the processes of one job keep a plan's parameters.
+struct Resolved {
+  // By index into plan.loops: the loop's parameters (accumulators left out),
+  // in the plan's order, as the step planner takes them (PlanInput).
+  std::vector<std::vector<PlanParam>> loops;
+  // By parameter index: the rows its row cache holds on each worker (0: no
+  // loop caches it; its rows when the cache holds it whole).
+  std::vector<int64_t> cache_rows;
+
+  bool cached(int param) const {
+    return param >= 0 && static_cast<size_t>(param) < cache_rows.size() &&
+           cache_rows[static_cast<size_t>(param)] > 0;
+  }
+};
+
+// Resolves every loop of `plan` (made for or validated against `prog`) for a
+// job with options `job` over parameters of shapes `shapes` (by parameter
+// index; a missing shape counts as 0 rows).
+Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<ParamShape>& shapes,
+                 const JobSync& job);
+
+}  // namespace rigel::analysis::sync
+
+#endif  // RIGEL_ANALYSIS_SYNC_RESOLVE_H_
