@@ -4,8 +4,8 @@
 // options that apply to it, with their defaults.
 //
 // Output: the summary lines ("name: value") go to stdout and, unless
-// --no-info is given, to `<out>.info` (for `sparse`, `multiclass` and `fm`, next
-// to the train file).
+// --no-info is given, to `<out>.info` (for `sparse`, `multiclass`, `fm` and
+// `ctr`, next to the train file).
 // Errors go to stderr as "rigel gen KIND: error: MESSAGE" with exit status 1.
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -213,6 +213,33 @@ void AddFm(CLI::App* gen, int* exit_code) {
   });
 }
 
+void AddCtr(CLI::App* gen, int* exit_code) {
+  auto state = std::make_shared<KindState<examples::CtrOptions>>();
+  examples::CtrOptions& o = state->opts;
+  CLI::App* sub = gen->add_subcommand(
+      "ctr",
+      "Click-through data in the Criteo layout (tab-separated label 0/1, 13 counts, 26 "
+      "categorical ids as 8 hex digits, empty when missing) from a planted factorization "
+      "machine; prints the planted model's test log loss and AUC");
+  AddCommonOptions(sub, state.get(), "Output train file (Criteo TSV)");
+  sub->add_option("--test-out", o.test_out, "Output test file (Criteo TSV)")->required();
+  sub->add_option("--rows", o.rows, "Train samples")->capture_default_str();
+  sub->add_option("--test-rows", o.test_rows, "Test samples")->capture_default_str();
+  sub->add_option("--cardinality", o.cardinality,
+                  "Values of the largest categorical field (field k has cardinality^((k+1)/26), "
+                  "at least 4)")
+      ->capture_default_str();
+  sub->add_option("--zipf", o.zipf, "Zipf exponent of categorical value popularity")
+      ->capture_default_str();
+  sub->add_option("--missing", o.missing, "Probability that a field is empty")
+      ->capture_default_str();
+  sub->add_option("--latent", o.latent, "Width of the planted factors")->capture_default_str();
+  sub->callback([state, exit_code] {
+    state->opts.write_info = !state->no_info;
+    *exit_code = Finish("ctr", examples::GenerateCtr(state->opts));
+  });
+}
+
 void AddDocs(CLI::App* gen, int* exit_code) {
   auto state = std::make_shared<KindState<examples::DocsOptions>>();
   examples::DocsOptions& o = state->opts;
@@ -243,7 +270,7 @@ void AddGenCommand(CLI::App& app, int* exit_code) {
   CLI::App* gen = app.add_subcommand(
       "gen",
       "Write seeded synthetic data for the example programs. Kinds: ratings, sparse, corpus, "
-      "dense, clusters, multiclass, fm, docs. The same options always give the same bytes.");
+      "dense, clusters, multiclass, fm, ctr, docs. The same options always give the same bytes.");
   gen->require_subcommand(1);
   AddRatings(gen, exit_code);
   AddSparse(gen, exit_code);
@@ -252,6 +279,7 @@ void AddGenCommand(CLI::App& app, int* exit_code) {
   AddClusters(gen, exit_code);
   AddMulticlass(gen, exit_code);
   AddFm(gen, exit_code);
+  AddCtr(gen, exit_code);
   AddDocs(gen, exit_code);
 }
 

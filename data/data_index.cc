@@ -57,6 +57,11 @@ nlohmann::ordered_json SpecJson(const LoadSpec& s) {
       j["labels"] = s.libsvm.labels == LibsvmLabels::kAuto  ? "auto"
                     : s.libsvm.labels == LibsvmLabels::kPm1 ? "pm1"
                                                             : "keep";
+      if (s.libsvm.format == LibsvmFormat::kCriteo) {
+        j["format"] = "criteo";
+        j["buckets"] = s.libsvm.buckets;
+        j["shared_buckets"] = s.libsvm.shared_buckets;
+      }
       break;
     case DataKind::kTokens:
       j["min_count"] = s.tokens.min_count;

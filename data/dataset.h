@@ -166,10 +166,31 @@ enum class LibsvmLabels {
   kPm1,   // every label must be -1 or +1 (else an error at its line); 0 and 1
   kKeep,  // every finite label is kept as read
 };
+// The text a libsvm-kind data set is read from: libsvm's "label idx:val ..."
+// lines, or the Criteo display-advertising layout, whose samples become the
+// same (label, sparse features) rows (criteo(...), docs/dsl.md).
+enum class LibsvmFormat { kLibsvm, kCriteo };
+// The Criteo layout: a 0/1 label, then 13 integer and 26 categorical fields,
+// tab-separated; a missing value is an empty field.
+inline constexpr int kCriteoIntegers = 13;
+inline constexpr int kCriteoCategoricals = 26;
 struct LibsvmOptions {
   int64_t base = 1;
   LibsvmLabels labels = LibsvmLabels::kAuto;
+  LibsvmFormat format = LibsvmFormat::kLibsvm;
+  // criteo: each categorical value is hashed into `buckets` buckets, of one
+  // range all 26 fields share or (shared_buckets false) of a range per field.
+  int64_t buckets = int64_t{1} << 20;
+  bool shared_buckets = true;
 };
+// criteo: the features a sample may have (its .dim): 13 integer fields, then
+// the buckets of one shared range or of 26 ranges.
+inline int64_t CriteoDim(const LibsvmOptions& o) {
+  return kCriteoIntegers + o.buckets * (o.shared_buckets ? 1 : kCriteoCategoricals);
+}
+// InvalidArgument ("buckets must be between 1 and N ...") unless buckets is
+// at least 1 and CriteoDim(o) fits in int32 (feature indices are int32).
+Status CheckCriteoOptions(const LibsvmOptions& o);
 struct TokensOptions {
   int64_t min_count = 1;
   bool lines = false;  // each line a document (Dataset::token_doc)

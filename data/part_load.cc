@@ -233,6 +233,9 @@ StatusOr<ParsedPart> ParsePart(std::string_view text, const std::string& path, c
     case DataKind::kTriples:
       return ParseTriplesPart(text, path, spec.triples, place);
     case DataKind::kLibsvm:
+      if (spec.libsvm.format == LibsvmFormat::kCriteo) {
+        return ParseCriteoPart(text, path, spec.libsvm, place);
+      }
       return ParseLibsvmPart(text, path, spec.libsvm, place);
     case DataKind::kTokens:
       return ParseTokensPart(text, path, spec.tokens, place);
@@ -289,6 +292,11 @@ StatusOr<DataFacts> MergeParts(const std::string& path, const LoadSpec& spec,
     }
     case DataKind::kLibsvm: {
       RIGEL_RETURN_IF_ERROR(DecideLabels(path, spec.libsvm.labels, parts, &facts));
+      if (spec.libsvm.format == LibsvmFormat::kCriteo) {
+        // Hashed: every bucket is a feature, seen or not.
+        facts.dim = CriteoDim(spec.libsvm);
+        break;
+      }
       const IndexTop f = MergeTops(parts, &PartFacts::top_feat);
       facts.dim = int64_t{f.max} + 1;
       AddFarWarning(path, f, spec.libsvm.base, "feature", ".dim", &facts);

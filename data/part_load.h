@@ -118,6 +118,12 @@ StatusOr<ParsedPart> ParseTriplesPart(std::string_view text, const std::string& 
                                       const TriplesOptions& opts, const PartPlace& place);
 StatusOr<ParsedPart> ParseLibsvmPart(std::string_view text, const std::string& path,
                                      const LibsvmOptions& opts, const PartPlace& place);
+// The Criteo layout (data/load_criteo.cc) into libsvm-kind samples:
+// opts.format is kCriteo; opts.buckets and opts.shared_buckets place the
+// hashed categorical values. InvalidArgument for options CheckCriteoOptions
+// refuses (data/dataset.h).
+StatusOr<ParsedPart> ParseCriteoPart(std::string_view text, const std::string& path,
+                                     const LibsvmOptions& opts, const PartPlace& place);
 StatusOr<ParsedPart> ParseTokensPart(std::string_view text, const std::string& path,
                                      const TokensOptions& opts, const PartPlace& place);
 StatusOr<ParsedPart> ParseDenseCsvPart(std::string_view text, const std::string& path,

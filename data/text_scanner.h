@@ -112,6 +112,7 @@ class TextScanner {
   // The current byte; callers check AtEnd() first.
   char Peek() const { return *p_; }
   const char* pos() const { return p_; }
+  const char* end() const { return end_; }
   void Advance() { ++p_; }
   // Moves back to `p`, which must lie on the current line (fast paths use it
   // to re-read a line with the diagnosing parser).

@@ -3,7 +3,8 @@
 // test files (sparse_lr.rgl), a token corpus (word2vec.rgl), dense CSV
 // (dense_lr.rgl), and, with a planted truth each, Gaussian clusters (k-means),
 // multiclass libsvm files (softmax regression), pairwise-interaction libsvm
-// files (factorization machines) and a topic-model corpus (LDA).
+// files (factorization machines), Criteo-layout click-through files (ctr) and
+// a topic-model corpus (LDA).
 // examples/README.md lists the kinds and their figures.
 //
 // Each Generate* returns "name: value" summary lines (noise floor, planted
@@ -259,6 +260,52 @@ struct FmOptions {
 };
 StatusOr<GenOutput> MakeFm(const FmOptions& opts);
 StatusOr<GenReport> GenerateFm(const FmOptions& opts);
+
+// -------------------------------------------------------------------- ctr
+// Click-through data in the Criteo display-advertising layout: one sample per
+// line, 40 tab-separated fields `label I1..I13 C1..C26`, label 0/1, I* counts
+// (non-negative integers), C* categorical ids written as 8 lowercase hex
+// digits; a missing value is an empty field. Each field is missing
+// independently with probability `missing`. Count field i draws from
+// Zipf(1) over 0..max_i, max_i from 10 (I1) to 1000 (I13). Categorical field
+// k has CtrCardinalities(cardinality)[k] values, ranks drawn by Zipf(zipf);
+// the id written is a keyed 32-bit bijection of the rank (hashes of seed,
+// field and rank), so ids look anonymised, differ by field and never collide
+// within one. The label is 1 with probability sigmoid(logit) of a planted
+// factorization machine: logit = bias + sum of w(field, rank) over present
+// categorical values + sum_i u_i * log1p(I_i) over present counts + the sum
+// over pairs of present categorical values of <v(field, rank), v(field',
+// rank')>, v in R^latent. w, u and v are normals hashed from their coordinates
+// (never stored), scaled so the logit's spread gives a planted test AUC of
+// about 0.75-0.8, and the bias is solved on a pilot sample for a positive rate
+// of about 0.25. Memory is the Zipf tables (8 bytes a categorical value), the
+// files and 16 bytes a test row (for the AUC). Summary: rows, "test rows",
+// "train positive rate", "test positive rate", "planted model test log loss"
+// (mean cross entropy of the true probabilities against the test labels),
+// "planted model test AUC" (exact, ties counted half; nan when the test labels
+// are all equal), "cardinality total", and the options (cardinality, zipf,
+// missing, latent). Valid options: rows and test_rows >= 1, cardinality in
+// [1, 10^8], zipf finite and >= 0, missing in [0, 1), latent in [1, 64].
+inline constexpr int kCtrIntFields = 13;
+inline constexpr int kCtrCatFields = 26;
+struct CtrOptions {
+  std::string out;       // train file; required
+  std::string test_out;  // test file; required
+  uint64_t seed = 0;
+  int64_t rows = 100000;         // train samples
+  int64_t test_rows = 20000;     // test samples
+  int64_t cardinality = 100000;  // values of the largest categorical field
+  double zipf = 1.1;             // Zipf exponent of the categorical values
+  double missing = 0.05;         // probability that a field is empty
+  int64_t latent = 4;            // width of the planted factors v
+  bool write_info = true;
+};
+// The cardinality of each categorical field: field k (0-based) gets
+// round(cardinality^((k + 1) / 26)), at least 4 and at most `cardinality`, so
+// a few fields are tiny and the last has `cardinality` values. Pure function.
+std::vector<int64_t> CtrCardinalities(int64_t cardinality);
+StatusOr<GenOutput> MakeCtr(const CtrOptions& opts);
+StatusOr<GenReport> GenerateCtr(const CtrOptions& opts);
 
 // ------------------------------------------------------------------- docs
 // An LDA corpus. Topic t owns `topic_words` words: slice t of a seeded

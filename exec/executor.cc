@@ -118,6 +118,11 @@ data::LoadSpec LoadSpecOf(const ir::DataDecl& d) {
   s.kind = d.kind;
   s.triples = {d.sep, d.base, d.skip_header, d.ignore_extra};
   s.libsvm = {d.base, d.labels};
+  if (d.criteo) {
+    s.libsvm.format = data::LibsvmFormat::kCriteo;
+    s.libsvm.buckets = d.buckets;
+    s.libsvm.shared_buckets = d.shared_buckets;
+  }
   s.tokens = {d.min_count, d.lines};
   s.dense_csv = {d.label, d.sep, d.skip_header};
   return s;

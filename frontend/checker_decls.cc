@@ -87,10 +87,11 @@ void Checker::Data(const Stmt& s) {
   static const std::map<std::string, data::DataKind> kLoaders = {
       {"triples", data::DataKind::kTriples}, {"libsvm", data::DataKind::kLibsvm},
       {"tokens", data::DataKind::kTokens},   {"dense_csv", data::DataKind::kDenseCsv},
-      {"grid", data::DataKind::kGrid},       {"range", data::DataKind::kRange}};
+      {"grid", data::DataKind::kGrid},       {"range", data::DataKind::kRange},
+      {"criteo", data::DataKind::kLibsvm}};
   if (call.kind != Expr::kCall || (call.str != "split" && !kLoaders.count(call.str))) {
     Error(call.loc,
-          "expected a data loader: triples(...), libsvm(...), tokens(...), "
+          "expected a data loader: triples(...), libsvm(...), criteo(...), tokens(...), "
           "dense_csv(...), grid(N, M), range(N) or split(...)");
     return;
   }
@@ -106,6 +107,7 @@ void Checker::Data(const Stmt& s) {
   d.name = s.names[0];
   d.loc = s.name_locs[0];
   d.kind = kLoaders.at(call.str);
+  d.criteo = call.str == "criteo";
   auto args = LoaderArgs(call, &d);
   if (!args) return;
   bool sized = d.kind == data::DataKind::kGrid || d.kind == data::DataKind::kRange;
@@ -159,6 +161,7 @@ std::optional<std::vector<const Expr*>> Checker::LoaderArgs(const Expr& call, ir
     case data::DataKind::kTriples:
       return BindArgs(call, {"path", "sep", "base", "skip_header", "extra"}, 1);
     case data::DataKind::kLibsvm:
+      if (d->criteo) return BindArgs(call, {"path", "buckets", "fields"}, 1);
       d->base = 1;
       return BindArgs(call, {"path", "base", "labels"}, 1);
     case data::DataKind::kTokens:
@@ -209,6 +212,7 @@ bool Checker::DataFile(const Expr& call, const std::vector<const Expr*>& a, ir::
     if (!a[k]) continue;
     const std::string& what = call.str == "tokens"      ? (k == 1 ? "min_count" : "lines")
                               : call.str == "libsvm"    ? (k == 1 ? "base" : "labels")
+                              : call.str == "criteo"    ? (k == 1 ? "buckets" : "fields")
                               : call.str == "dense_csv" ? (k == 1   ? "label"
                                                            : k == 2 ? "sep"
                                                                     : "skip_header")
@@ -217,6 +221,15 @@ bool Checker::DataFile(const Expr& call, const std::vector<const Expr*>& a, ir::
                                                            : k == 3 ? "skip_header"
                                                                     : "extra");
     if (!DataOption(*a[k], what, d)) return false;
+  }
+  if (d->criteo) {
+    data::LibsvmOptions o;
+    o.buckets = d->buckets;
+    o.shared_buckets = d->shared_buckets;
+    if (Status st = data::CheckCriteoOptions(o); !st.ok()) {
+      Error(a.size() > 1 && a[1] ? a[1]->loc : call.loc, st.message());
+      return false;
+    }
   }
   return true;
 }
@@ -261,6 +274,21 @@ bool Checker::DataOption(const Expr& arg, const std::string& what, ir::DataDecl*
       return false;
     }
     d->labels = mode->second;
+  } else if (what == "fields") {
+    auto fields = StringArg(&arg, "how the categorical fields share buckets");
+    if (!fields) return false;
+    if (*fields != "shared" && *fields != "own") {
+      Error(arg.loc,
+            "fields must be \"shared\" (the default: the 26 categorical fields hash into one "
+            "range of buckets) or \"own\" (a range of buckets per field), not \"" +
+                *fields + "\"");
+      return false;
+    }
+    d->shared_buckets = *fields == "shared";
+  } else if (what == "buckets") {
+    auto v = ConstIntOf(arg, "buckets");
+    if (!v) return false;
+    d->buckets = *v;  // checked with `fields` (DataFile)
   } else if (what == "skip_header" || what == "lines") {
     if (arg.kind != Expr::kBool) {
       Error(arg.loc, what + " must be true or false");

@@ -113,6 +113,12 @@ struct DataDecl {
   int64_t min_count = 1;
   bool lines = false;  // tokens(..., lines=true): one document per line
   data::LibsvmLabels labels = data::LibsvmLabels::kAuto;  // libsvm(..., labels=...)
+  // criteo(path, buckets=, fields=): a libsvm-kind data set read from the
+  // Criteo layout (data::LibsvmFormat::kCriteo), its categorical values
+  // hashed into `buckets` buckets of one shared range or of one per field.
+  bool criteo = false;
+  int64_t buckets = int64_t{1} << 20;
+  bool shared_buckets = true;
   int64_t label = 0;
   int grid_n = -1, grid_m = -1;  // grid/range sizes: DExpr ids
   // An inline grid/range whose size reads driver variables: sized anew each

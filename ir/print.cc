@@ -265,13 +265,16 @@ std::string Print(const Program& p) {
   std::string out = "program " + p.path + "\n";
   for (const auto& [name, v] : p.consts) out += "const " + name + " = " + Num(v) + "\n";
   for (const DataDecl& d : p.data) {
-    out += "data " + d.name + " = " + data::DataKindName(d.kind);
+    out += "data " + d.name + " = " + (d.criteo ? "criteo" : data::DataKindName(d.kind));
     if (d.split_parent >= 0) {
       out += " split(" + p.data[d.split_parent].name + ", part " + std::to_string(d.split_part) +
              ", test " + Num(d.split_test) + ", seed " + std::to_string(d.split_seed) + ")";
     } else if (d.kind == data::DataKind::kGrid || d.kind == data::DataKind::kRange) {
       out += "(" + PrintExpr(p, d.grid_n) +
              (d.kind == data::DataKind::kGrid ? ", " + PrintExpr(p, d.grid_m) : "") + ")";
+    } else if (d.criteo) {
+      out += "(\"" + d.path + "\", buckets=" + std::to_string(d.buckets) +
+             (d.shared_buckets ? ", fields=\"shared\")" : ", fields=\"own\")");
     } else {
       out += "(\"" + d.path + "\")";
     }

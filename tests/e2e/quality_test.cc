@@ -78,6 +78,8 @@ std::vector<Case> Cases() {
   return {
       {"dense_lr", kExamples + "dense_lr.rgl", {}, "test_accuracy", Measure::kAccuracy},
       {"fm_generated", kExamples + "fm.rgl", {}, "test_accuracy", Measure::kAccuracy},
+      // Test AUC, judged as an accuracy (higher, within 0.02).
+      {"ctr_fm_generated", kExamples + "ctr_fm.rgl", {}, "test_auc", Measure::kAccuracy},
       {"sparse_lr_generated", kExamples + "sparse_lr.rgl", {}, "test_accuracy", Measure::kAccuracy},
       {"softmax", kExamples + "softmax.rgl", {}, "test_accuracy", Measure::kAccuracy},
       {"lda", kExamples + "lda.rgl", {"ITERS=10"}, "loglik", Measure::kLogLik},

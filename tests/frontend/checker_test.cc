@@ -211,6 +211,35 @@ TEST(Check, LibsvmLabels) {
               "expected how to read the labels as a string in double quotes");
 }
 
+TEST(Check, CriteoIsALibsvmKindDataSetWithItsBucketOptions) {
+  auto prog = CompileText(
+      "const B = 4096\ndata c = criteo(\"c.tsv\", buckets=B, fields=\"own\")\n"
+      "param w: f32[c.dim] = zeros()\n"
+      "parallel for (n, row) in c relax w {\n  for (f, x) in row.features { w[f] += x * row.label "
+      "}\n}\n",
+      "t.rgl", {});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  const ir::DataDecl& d = prog->data[0];
+  EXPECT_EQ(d.kind, data::DataKind::kLibsvm);
+  EXPECT_TRUE(d.criteo);
+  EXPECT_EQ(d.buckets, 4096);
+  EXPECT_FALSE(d.shared_buckets);
+  auto plain = CompileText("data c = criteo(\"c.tsv\")\n", "t.rgl", {});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->data[0].buckets, int64_t{1} << 20);
+  EXPECT_TRUE(plain->data[0].shared_buckets);
+  ExpectError("data c = criteo(\"c.tsv\", fields=\"each\")\n", 1, 33,
+              "fields must be \"shared\" (the default: the 26 categorical fields hash into one "
+              "range of buckets) or \"own\" (a range of buckets per field), not \"each\"");
+  ExpectError("data c = criteo(\"c.tsv\", buckets=0)\n", 1, 34,
+              "buckets must be between 1 and 2147483634 (feature indices are int32), got 0");
+  ExpectError("data c = criteo(\"c.tsv\", buckets=100000000, fields=\"own\")\n", 1, 34,
+              "buckets must be between 1 and 82595524 with a range per field (feature indices "
+              "are int32), got 100000000");
+  ExpectError("data c = criteo(\"c.tsv\", base=1)\n", 1, 26,
+              "criteo has no argument named 'base' (it takes path, buckets, fields)");
+}
+
 TEST(Check, VectorWidthMismatch) {
   ExpectError(std::string(kDecls) + "parallel for (i, j, v) in r { sq += dot(W[i], zeros(3)) }\n",
               7, 37, "vector width mismatch in dot: 4 vs 3");
