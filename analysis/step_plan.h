@@ -37,8 +37,9 @@ struct PlanParam {
   bool whole = false;    // read or written whole
   bool sum = false;      // a reduction (plan strategy `reduce`): never read in the loop
   // A relaxed `ps` parameter kept by a write-back row cache (the `cache`
-  // sync strategy; not at --staleness 0), and whether that cache holds the
-  // parameter only in part (it then needs the rows of every step).
+  // sync strategy; not at --staleness 0), and whether that cache is partial:
+  // it fetches only the rows the steps touch, so it needs the rows of every
+  // step (held in part, or too large to fetch whole: analysis/sync/resolve.h).
   bool cached = false;
   bool partial = false;
   bool scalar = false;  // rows of width 1 (analysis/relaxed.h weighs their share twice)

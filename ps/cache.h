@@ -38,10 +38,11 @@
 // 24 bytes each; 9 bytes per row of the parameter besides). A parameter with
 // no more rows than that is held whole (`whole()`: every row fetched at the
 // first exchange, none evicted, so the caller need not list the rows each
-// mini-batch touches). Otherwise, when fetches would exceed the capacity,
-// held rows that neither the last nor the coming mini-batch touches are
-// evicted in clock order (a row used since the hand last passed is spared
-// once); an evicted row with updates is pushed in the same exchange.
+// mini-batch touches), unless FetchTouchedRowsOnly says otherwise.
+// Otherwise, when fetches would exceed the capacity, held rows that neither
+// the last nor the coming mini-batch touches are evicted in clock order (a
+// row used since the hand last passed is spared once); an evicted row with
+// updates is pushed in the same exchange.
 //
 // Scaled merges (SetScaledRows): a scaled row's delta pushed while the
 // worker's copy lacked L merges by other workers is added times 1 / (1 + L),
@@ -99,6 +100,10 @@ class RowCache {
 
   int param() const { return param_; }
   bool whole() const { return whole_; }
+  // Makes a cache that could hold every row fetch only the rows each
+  // exchange names (not whole()), as a partial one does: for a large table
+  // most of whose rows no element touches. Call before the first exchange.
+  void FetchTouchedRowsOnly() { whole_ = false; }
   int64_t capacity() const { return capacity_; }
   uint32_t push_bound() const { return push_bound_; }
   // Rows counted from now on are due at `bound` updates (at least 1).

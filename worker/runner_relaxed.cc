@@ -12,6 +12,7 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
                        sync::RelaxedRun* out) {
   const size_t np = prog_.params.size();
   out->capacity = resolved_.cache_rows;
+  out->touched_only.assign(np, 0);
   out->hot.assign(np, {});
   out->scaled.assign(np, {});
   out->audit = opts_.audit_staleness;
@@ -21,6 +22,7 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   for (const analysis::PlanParam& pp : in.loop_params) {
     const size_t p = static_cast<size_t>(pp.index);
     cached[p] = pp.cached;
+    out->touched_only[p] = pp.partial;
     scalable[p] = pp.scaled;
     any |= pp.cached;
   }

@@ -79,8 +79,9 @@ Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<Pa
   }
   for (std::vector<PlanParam>& params : out.loops) {
     for (PlanParam& p : params) {
-      p.partial =
-          p.cached && out.cache_rows[static_cast<size_t>(p.index)] < RowsOf(shapes, p.index);
+      const int64_t rows = RowsOf(shapes, p.index);
+      p.partial = p.cached && (out.cache_rows[static_cast<size_t>(p.index)] < rows ||
+                               rows * WidthOf(shapes, p.index) * 4 > kFetchWholeBytes);
     }
   }
   return out;

@@ -10,7 +10,10 @@
 //          write-back row cache on each worker (worker/sync/cached_rows.cc),
 //          unless the job runs synchronously (--staleness 0). Every cached
 //          parameter shares the --cache-mb budget in proportion to what it
-//          would take whole; a cache smaller than its parameter is partial.
+//          would take whole. A cache smaller than its parameter, or of a
+//          parameter above kFetchWholeBytes, is partial: it fetches only the
+//          rows the steps touch, when first touched, never the whole table
+//          (a hashed CTR table's rows are mostly never touched).
 //   held   a written `local` parameter no other loop touches keeps its rows
 //          on the workers between runs (analysis/held_rows.h).
 // The worker (worker/runner.cc), the cost probe (exec/cost_probe.cc) and the
@@ -40,6 +43,12 @@ struct JobSync {
   bool scaled_merges = true;                  // --scaled-merges
   int64_t cache_bytes = int64_t{1024} << 20;  // --cache-mb, in bytes
 };
+
+// The largest parameter (rows x width x 4 bytes) a cache that can hold it
+// whole fetches whole, at its first exchange, instead of row by row as the
+// steps touch them: small tables (LDA's topic totals, a9a's weights) are then
+// exchanged without the rows of every step being listed.
+inline constexpr int64_t kFetchWholeBytes = int64_t{4} << 20;
 
 // The bytes a row cache spends on one row of width `width`: its values and
 // ps::RowCache's bookkeeping (24 bytes).

@@ -125,6 +125,24 @@ for ep in 0..2 {
   EXPECT_TRUE(r.loops[0][0].scalar);
 }
 
+TEST(Resolve, ACacheOfALargeTableFetchesOnlyTheRowsTheStepsTouch) {
+  const ir::Program prog = Compile(kProgram);
+  auto plan = MakePlan(prog, {.workers = 4});
+  ASSERT_TRUE(plan.ok());
+  // W at 4 MiB exactly is fetched whole; one row more and it is partial,
+  // although the default budget holds it whole.
+  std::vector<ParamShape> shapes = Shapes();
+  shapes[0].rows = kFetchWholeBytes / (8 * 4);
+  Resolved r = Resolve(prog, *plan, shapes, {});
+  EXPECT_EQ(r.cache_rows[0], shapes[0].rows);
+  EXPECT_FALSE(Find(r, 0, 0)->partial);
+  shapes[0].rows += 1;
+  r = Resolve(prog, *plan, shapes, {});
+  EXPECT_EQ(r.cache_rows[0], shapes[0].rows);
+  EXPECT_TRUE(Find(r, 0, 0)->partial);
+  EXPECT_FALSE(Find(r, 0, 1)->partial);  // V stays small
+}
+
 // The worker decided "whole" from the loop's key slice, the memory model from
 // the plan: Resolve reads the plan's, which must be the slice's for every
 // example.

@@ -210,6 +210,36 @@ TEST(RowCache, APartialCacheEvictsAndStaysExact) {
   for (int64_t r = 0; r < 64; ++r) EXPECT_EQ(check.At(r), static_cast<float>(added[r])) << r;
 }
 
+// A cache that could hold every row but is told to fetch only the rows the
+// exchanges name (a large table most of whose rows nothing touches) holds
+// those rows and no others, evicts nothing, and its deltas still all merge.
+TEST(RowCache, FetchingTouchedRowsOnlyHoldsNoOtherRow) {
+  const cluster::ClusterSetup s = CacheSetup(2, 1, 64);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
+  Worker a(c, s, 0, 64, 1);
+  EXPECT_TRUE(a.cache.whole());
+  a.cache.FetchTouchedRowsOnly();
+  EXPECT_FALSE(a.cache.whole());
+  ASSERT_TRUE(a.Exchange(1, {3, 9}).ok());
+  EXPECT_EQ(a.cache.held(), 2);
+  EXPECT_TRUE(a.cache.holds(3));
+  EXPECT_FALSE(a.cache.holds(4));
+  a.Write(3, 1);
+  a.Write(9, 2);
+  ASSERT_TRUE(a.Exchange(1, {9, 40}).ok());
+  EXPECT_EQ(a.cache.held(), 3);
+  ASSERT_TRUE(a.Exchange(1, {}, true).ok());
+  EXPECT_EQ(a.cache.stats().evicted, 0u);
+  Worker check(c, s, 0, 64, 1);  // whole: fetches every row
+  ASSERT_TRUE(check.Exchange(1).ok());
+  EXPECT_EQ(check.cache.held(), 64);
+  EXPECT_EQ(check.At(3), 1.0f);
+  EXPECT_EQ(check.At(9), 2.0f);
+  EXPECT_EQ(check.At(40), 0.0f);
+}
+
 TEST(RowCache, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
   const cluster::ClusterSetup s = CacheSetup(1, 1, 10);
   auto started = PsCluster::Start(s);

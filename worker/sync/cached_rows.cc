@@ -35,6 +35,9 @@ class CachedRows : public SyncStrategy {
       if (!st.cache) {
         st.cache =
             std::make_unique<ps::RowCache>(p, *env_.map, b.data, rr.capacity[p], rr.push_bound);
+        if (static_cast<size_t>(p) < rr.touched_only.size() && rr.touched_only[p]) {
+          st.cache->FetchTouchedRowsOnly();
+        }
       } else if (st.cache_generation != st.generation) {
         st.cache->Reset();  // another loop wrote the parameter: the rows changed
       } else {

@@ -87,6 +87,9 @@ struct RelaxedRun {
   // hot when the parameter is first cached (empty: none).
   std::vector<int64_t> capacity;
   std::vector<std::vector<int64_t>> hot;
+  // By parameter index: the cache fetches only the rows the steps touch
+  // (analysis::PlanParam::partial), even when it could hold every row.
+  std::vector<uint8_t> touched_only;
   // By parameter index: the rows whose merges are scaled (--scaled-merges,
   // analysis/relaxed.h ChooseScaledRows), sorted; none for sums and i32
   // counts, whose deltas never read what they add to or are exact.
