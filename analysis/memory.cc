@@ -127,10 +127,11 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
     const MemoryInputs::Param& pr = in.params[p];
     const int64_t bytes = ParamBytes(pr);
     all_params += bytes;
-    Add(&worker, "parameter '" + pr.name + "', a copy on every worker", bytes);
+    const bool in_part = uses.resolved.held_in_part(static_cast<int>(p));
+    if (!in_part) Add(&worker, "parameter '" + pr.name + "', a copy on every worker", bytes);
     if (p < uses.units.size()) {
       for (const sync::Unit* u : uses.units[p]) {
-        for (MemoryPart& part : u->WorkerMemory(pr, uses.resolved.cache_rows[p])) {
+        for (MemoryPart& part : u->WorkerMemory(pr, uses.resolved.cache_rows[p], in_part)) {
           Add(&worker, std::move(part.what), part.bytes);
         }
       }
@@ -266,9 +267,10 @@ Status CheckMemoryLimit(const MemoryEstimate& m, int64_t limit) {
             ? "a serial run holds every data set and parameter whole; a "
               "distributed run (--workers) holds data sets that only "
               "data-parallel loops read in part on each worker"
-            : "every worker holds a copy of every parameter, and every data set whole except "
-              "those only data-parallel loops read (exec/hold_plan.h), so more workers make "
-              "only the data held in part smaller";
+            : "every worker holds a copy of every parameter but those held in part (a "
+              "relaxed table in a row cache: a smaller --cache-mb makes it smaller), and every "
+              "data set whole except those only data-parallel loops read (exec/hold_plan.h), so "
+              "more workers make only the data held in part smaller";
     return FailedPrecondition("--memory-limit " + ShowBytes(limit) + ": a " +
                               (p.role == "serial" ? "serial run" : p.role) + " would need about " +
                               ShowBytes(p.total) + " (" + PartsText(p, 3) + "); " + hint +

@@ -16,27 +16,42 @@ std::string Number(double v) {
 
 }  // namespace
 
-Magnitude ScanMagnitude(const float* data, int64_t rows, int64_t width) {
-  Magnitude m;
-  m.scanned = true;
-  const int64_t n = rows * width;
-  for (int64_t k = 0; k < n; ++k) {
-    const float v = data[k];
-    if (!std::isfinite(v)) {
-      if (m.finite) {
-        m.finite = false;
-        m.bad = v;
-        m.bad_row = k / width;
-        m.bad_col = k % width;
+namespace {
+
+// Adds row `row`'s `width` values to m.
+void ScanRow(const float* v, int64_t row, int64_t width, Magnitude* m) {
+  for (int64_t c = 0; c < width; ++c) {
+    if (!std::isfinite(v[c])) {
+      if (m->finite) {
+        m->finite = false;
+        m->bad = v[c];
+        m->bad_row = row;
+        m->bad_col = c;
       }
       continue;
     }
-    const float a = std::fabs(v);
-    if (a > m.largest) {
-      m.largest = a;
-      m.row = k / width;
-      m.col = k % width;
+    const float a = std::fabs(v[c]);
+    if (a > m->largest) {
+      m->largest = a;
+      m->row = row;
+      m->col = c;
     }
+  }
+}
+
+}  // namespace
+
+Magnitude ScanMagnitude(const float* data, int64_t rows, int64_t width, const int32_t* slots) {
+  Magnitude m;
+  m.scanned = true;
+  if (data == nullptr) return m;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t at = r;
+    if (slots != nullptr) {
+      at = slots[r];
+      if (at < 0) continue;
+    }
+    ScanRow(data + at * width, r, width, &m);
   }
   return m;
 }
@@ -65,13 +80,13 @@ std::string Divergence(const std::string& param, const Magnitude& before, const 
                       "-fold, and to 1000 or more, is divergence)");
 }
 
-void DivergenceWatch::Before(const float* data, int64_t rows, int64_t width) {
-  if (first_ && !last_.scanned) last_ = ScanMagnitude(data, rows, width);
+void DivergenceWatch::Before(const float* data, int64_t rows, int64_t width, const int32_t* slots) {
+  if (first_ && !last_.scanned) last_ = ScanMagnitude(data, rows, width, slots);
 }
 
 std::string DivergenceWatch::After(const std::string& param, const float* data, int64_t rows,
-                                   int64_t width) {
-  const Magnitude now = ScanMagnitude(data, rows, width);
+                                   int64_t width, const int32_t* slots) {
+  const Magnitude now = ScanMagnitude(data, rows, width, slots);
   std::string what = Divergence(param, first_ ? last_ : least_, now, first_);
   // Against the smallest after any run, not the last one: a parameter
   // blowing up 100-fold an epoch is caught in its second such epoch.

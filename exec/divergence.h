@@ -42,8 +42,11 @@ struct Magnitude {
   int64_t bad_row = -1, bad_col = -1;
 };
 
-// Scans `rows` x `width` floats.
-Magnitude ScanMagnitude(const float* data, int64_t rows, int64_t width);
+// Scans `rows` x `width` floats; with `slots` (a parameter held in part,
+// kernel::ParamBinding::slots), only the rows it holds, row r at
+// data + slots[r] * width. A null `data` holds nothing.
+Magnitude ScanMagnitude(const float* data, int64_t rows, int64_t width,
+                        const int32_t* slots = nullptr);
 
 // Empty when `now` (after a run) is fine against `before` (the smallest
 // magnitude after an earlier run of the loop; for the first run, `first`
@@ -61,9 +64,11 @@ std::string Divergence(const std::string& param, const Magnitude& before, const 
 // first). Thread-compatible.
 class DivergenceWatch {
  public:
-  void Before(const float* data, int64_t rows, int64_t width);
+  // `data`, `rows`, `width` and `slots` as ScanMagnitude takes them.
+  void Before(const float* data, int64_t rows, int64_t width, const int32_t* slots = nullptr);
   // Empty when the run left the parameter fine (see Divergence).
-  std::string After(const std::string& param, const float* data, int64_t rows, int64_t width);
+  std::string After(const std::string& param, const float* data, int64_t rows, int64_t width,
+                    const int32_t* slots = nullptr);
   const Magnitude& last() const { return last_; }
 
  private:

@@ -293,18 +293,27 @@ Status SerialExecutor::InitParams() {
         analysis::EstimateSerialMemory(analysis::MemoryInputsOf(prog_, data_ptrs(), rows, widths)),
         opts_.memory_limit));
   }
+  std::vector<bool> whole(prog_.params.size(), opts_.allocate_params);
+  if (opts_.allocate_params && opts_.hold_whole) {
+    whole = opts_.hold_whole(rows, widths);
+    whole.resize(prog_.params.size(), true);
+  }
+  params_.resize(prog_.params.size());
   for (size_t k = 0; k < prog_.params.size(); ++k) {
-    const ir::ParamDecl& p = prog_.params[k];
-    std::vector<float> values;
-    if (opts_.allocate_params) {
-      values.resize(static_cast<size_t>(rows[k] * widths[k]));
-      for (int64_t r = 0; r < rows[k]; ++r) ir::InitialRow(p, r, values.data() + r * widths[k]);
-    }
-    params_.push_back(std::move(values));
-    bindings_.push_back(
-        {opts_.allocate_params ? params_.back().data() : nullptr, rows[k], widths[k]});
+    bindings_.push_back({nullptr, rows[k], widths[k]});
+    if (whole[k]) AllocateParam(static_cast<int>(k));
   }
   return Status::Ok();
+}
+
+void SerialExecutor::AllocateParam(int index) {
+  kernel::ParamBinding& b = bindings_[static_cast<size_t>(index)];
+  if (b.data != nullptr) return;
+  const ir::ParamDecl& p = prog_.params[static_cast<size_t>(index)];
+  std::vector<float>& values = params_[static_cast<size_t>(index)];
+  values.resize(static_cast<size_t>(b.rows * b.width));
+  for (int64_t r = 0; r < b.rows; ++r) ir::InitialRow(p, r, values.data() + r * b.width);
+  b.data = values.data();
 }
 
 StatusOr<SerialExecutor::Value> SerialExecutor::Eval(int id) const {

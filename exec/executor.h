@@ -90,6 +90,14 @@ struct ExecutorOptions {
   // false: parameters get no memory here (bindings keep their sizes, with
   // null data), for a driver whose loops all run remotely.
   bool allocate_params = true;
+  // For a worker: called once with every parameter's rows and width, after
+  // the data are loaded and before any parameter is allocated; a parameter
+  // it answers false for gets no memory (its binding keeps its shape with
+  // null data): the worker holds it in part, in a row cache
+  // (analysis/sync/resolve.h). Unset: every parameter whole.
+  std::function<std::vector<bool>(const std::vector<int64_t>& rows,
+                                  const std::vector<int64_t>& widths)>
+      hold_whole;
   // Bytes this process may hold (`rigel run --memory-limit` of a serial run;
   // 0: no limit). Once the data are loaded and the parameters' shapes known,
   // and before they are allocated, a run whose expected peak
@@ -178,6 +186,9 @@ class SerialExecutor {
 
   // State after (or before) Run(), for tests and tools.
   const std::vector<float>& param(int index) const { return params_[index]; }
+  // Allocates and initialises parameter `index` if ExecutorOptions::
+  // hold_whole left it without memory (a no-op otherwise).
+  void AllocateParam(int index);
   std::vector<float>& mutable_param(int index) { return params_[index]; }
   // Accumulator `index`'s sum; of a vector accumulator, element `k`'s.
   double accum(int index, int64_t k = 0) const {

@@ -36,26 +36,41 @@ namespace rigel::kernel {
 
 // Counts the writes of a parameter's rows during runs (a worker's write-back
 // row cache, ps/cache.h, counts its pending updates this way): each row or
-// element write of row r adds 1 to updates[r], and the write that brings it
-// to `bound` appends r to *due. Not owned; whole-parameter writes are not
-// counted.
+// element write of row r adds 1 to updates[c], c = cells[r] when `cells` is
+// set (a cache's slot map: rows it does not hold, cells[r] < 0, are not
+// counted) and r otherwise, and the write that brings it to `bound` appends r
+// to *due. Not owned; whole-parameter writes are not counted.
 struct RowTracker {
-  uint32_t* updates = nullptr;  // one per row
+  uint32_t* updates = nullptr;  // one per cell (per row without `cells`)
   uint32_t bound = UINT32_MAX;
   std::vector<int64_t>* due = nullptr;  // rows whose count reached `bound`
   // When set: rows whose count went from 0 to 1 (their first update since
   // they were last pushed), so a cache can push them by age.
   std::vector<int64_t>* started = nullptr;
+  const int32_t* cells = nullptr;  // one per row, or null
 };
 
 // Where one parameter's values live during a run: `rows` rows of `width`
-// floats (width 1 for 1-D parameters), row-major; `tracker`, when set,
-// counts the writes. Not owned.
+// floats (width 1 for 1-D parameters); `tracker`, when set, counts the
+// writes. Whole (no `slots`): row r is at data + r * width. Held in part
+// through a slot map (a worker's row cache of a table larger than it holds,
+// ps/cache.h): row r is at data + slots[r] * width, and a row with
+// slots[r] < 0 is not held here, so touching it, or reading or writing the
+// parameter whole, ends the run with Internal (the rows planned for the
+// step missed it: a bug, not the program's error). Not owned.
 struct ParamBinding {
   float* data = nullptr;
   int64_t rows = 0;
   int64_t width = 1;
   const RowTracker* tracker = nullptr;
+  const int32_t* slots = nullptr;  // one per row, or null: whole
+  // Row r's values (r in [0, rows)), or null when the slot map does not
+  // hold it.
+  float* Row(int64_t r) const {
+    if (slots == nullptr) return data + r * width;
+    const int32_t s = slots[r];
+    return s < 0 ? nullptr : data + static_cast<int64_t>(s) * width;
+  }
 };
 
 // One scalar value of a driver expression, as bound into a loop run.

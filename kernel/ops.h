@@ -45,7 +45,11 @@ struct Fault {
     kBadAccumElement,  // param: the accumulator
     // An element (value) of a data set held in part that this process does
     // not hold: a bug in the hold plan (exec/hold_plan.h), not the user's.
-    kNotHeld
+    kNotHeld,
+    // A row (value; -1: the whole parameter) of a parameter held through a
+    // slot map that the map does not hold: a bug in the rows planned for
+    // the step (analysis/step_plan.h), not the user's.
+    kRowNotHeld
   };
   Kind kind = kNone;
   const VOp* op = nullptr;
@@ -98,6 +102,10 @@ struct Machine {
   }
   const VOp* BadColumn(const VOp* o, const ParamBinding& p, int64_t col) {
     return BadIndex(Fault::kBadColumn, o, o->aux, o->loc, col, p.width);
+  }
+  const VOp* NotHeld(const VOp* o, int32_t param, int64_t row) {
+    fault = Fault{Fault::kRowNotHeld, o, row, 0, param, o->loc};
+    return &kFaultedOp;
   }
   const VOp* Jump(int32_t target) const { return code + target; }
 };
@@ -350,12 +358,23 @@ RIGEL_OP Sample(Machine& m, const VOp* o) {
 }
 
 // Parameter reads. Every index is checked: a bad one is a program error
-// reported at its source position, never a wild memory access.
+// reported at its source position, never a wild memory access. A binding
+// held through a slot map (ParamBinding::slots) finds the row's cell there;
+// a row it does not hold is a fault, not a read of other memory.
+__attribute__((always_inline)) inline float* RowPtr(const ParamBinding& p, int64_t i) {
+  if (p.slots == nullptr) [[likely]]
+    return p.data + i * p.width;
+  const int32_t s = p.slots[i];
+  return s < 0 ? nullptr : p.data + static_cast<int64_t>(s) * p.width;
+}
 RIGEL_OP RdElem1(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  m.S[o->d].f = p.data[i];
+  const float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  m.S[o->d].f = *r;
   return o + 1;
 }
 RIGEL_OP RdElem2(Machine& m, const VOp* o) {
@@ -363,21 +382,30 @@ RIGEL_OP RdElem2(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i, j = m.S[o->b].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   if (OutOfRange(j, p.width)) return m.BadColumn(o, p, j);
-  m.S[o->d].f = p.data[i * p.width + j];
+  const float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  m.S[o->d].f = r[j];
   return o + 1;
 }
 RIGEL_OP RdRowView(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  m.V[o->d] = p.data + i * p.width;
+  float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  m.V[o->d] = r;
   return o + 1;
 }
 RIGEL_OP RdRowCopy(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  o->k.copy(m.V[o->d], p.data + i * p.width, o->n);
+  const float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  o->k.copy(m.V[o->d], r, o->n);
   return o + 1;
 }
 // Two reads fused into one instruction; a bad second row is reported at the
@@ -388,16 +416,28 @@ RIGEL_OP RdRowView2(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i, j = m.S[o->c].i;
   if (OutOfRange(i, p1.rows)) return m.BadRow(o, p1, i);
   if (OutOfRange(j, p2.rows)) return m.BadIndex(Fault::kBadRow, o, o->t, o->n, j, p2.rows);
-  m.V[o->d] = p1.data + i * p1.width;
-  m.V[o->b] = p2.data + j * p2.width;
+  float* r1 = RowPtr(p1, i);
+  float* r2 = RowPtr(p2, j);
+  if (r1 == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  if (r2 == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->t, j);
+  m.V[o->d] = r1;
+  m.V[o->b] = r2;
   return o + 1;
 }
 RIGEL_OP RdWholeView(Machine& m, const VOp* o) {
-  m.V[o->d] = m.P[o->aux].data;
+  const ParamBinding& p = m.P[o->aux];
+  if (p.slots != nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, -1);
+  m.V[o->d] = p.data;
   return o + 1;
 }
 RIGEL_OP RdWholeCopy(Machine& m, const VOp* o) {
-  o->k.copy(m.V[o->d], m.P[o->aux].data, o->n);
+  const ParamBinding& p = m.P[o->aux];
+  if (p.slots != nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, -1);
+  o->k.copy(m.V[o->d], p.data, o->n);
   return o + 1;
 }
 
@@ -407,15 +447,24 @@ RIGEL_OP RdWholeCopy(Machine& m, const VOp* o) {
 __attribute__((always_inline)) inline void Track(const ParamBinding& p, int64_t row) {
   if (p.tracker == nullptr) [[likely]]
     return;
-  const uint32_t n = ++p.tracker->updates[row];
-  if (n == 1 && p.tracker->started != nullptr) p.tracker->started->push_back(row);
-  if (n == p.tracker->bound) p.tracker->due->push_back(row);
+  const RowTracker& t = *p.tracker;
+  int64_t at = row;
+  if (t.cells != nullptr) {
+    at = t.cells[row];
+    if (at < 0) return;  // a row the cache leaves out (a hot row)
+  }
+  const uint32_t n = ++t.updates[at];
+  if (n == 1 && t.started != nullptr) t.started->push_back(row);
+  if (n == t.bound) t.due->push_back(row);
 }
 RIGEL_OP WrElem1(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  p.data[i] = ApplyBin(o->fn, p.data[i], m.S[o->c].f);
+  float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  *r = ApplyBin(o->fn, *r, m.S[o->c].f);
   Track(p, i);
   return o + 1;
 }
@@ -424,7 +473,10 @@ RIGEL_OP WrElem2(Machine& m, const VOp* o) {
   int64_t i = m.S[o->a].i, j = m.S[o->b].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
   if (OutOfRange(j, p.width)) return m.BadColumn(o, p, j);
-  float& x = p.data[i * p.width + j];
+  float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  float& x = r[j];
   x = ApplyBin(o->fn, x, m.S[o->c].f);
   Track(p, i);
   return o + 1;
@@ -441,7 +493,10 @@ RIGEL_OP WrRowVec(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  UpdateWithVector(p.data + i * p.width, p.width, o->fn, m.V[o->c]);
+  float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  UpdateWithVector(r, p.width, o->fn, m.V[o->c]);
   Track(p, i);
   return o + 1;
 }
@@ -449,7 +504,10 @@ RIGEL_OP WrRowScalar(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  UpdateWithScalar(p.data + i * p.width, p.width, o->fn, m.S[o->c].f);
+  float* r = RowPtr(p, i);
+  if (r == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
+  UpdateWithScalar(r, p.width, o->fn, m.S[o->c].f);
   Track(p, i);
   return o + 1;
 }
@@ -458,45 +516,59 @@ RIGEL_OP WrRowLin(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
   if (OutOfRange(i, p.rows)) return m.BadRow(o, p, i);
-  float* dst = p.data + i * p.width;
+  float* dst = RowPtr(p, i);
+  if (dst == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
   o->k.lin(dst, m.terms + o->t, m.S, m.V, dst, p.width);
   Track(p, i);
   return o + 1;
 }
 // Sequentially the first row is written before the second write fails:
 // that write is done (the second lands in scratch) before the fault.
-__attribute__((noinline, cold)) inline void WriteFirstOfPair(const VOp* o, const ParamBinding& p1,
-                                                             int64_t i, const Term* terms,
+__attribute__((noinline, cold)) inline void WriteFirstOfPair(const VOp* o, float* first,
+                                                             int64_t width, const Term* terms,
                                                              const Slot* S, float* const* V) {
-  std::vector<float> scratch(p1.width, 0.0f);
-  o->k.pair(p1.data + i * p1.width, scratch.data(), terms + o->t, S, V, p1.width);
+  std::vector<float> scratch(static_cast<size_t>(width), 0.0f);
+  o->k.pair(first, scratch.data(), terms + o->t, S, V, width);
 }
 RIGEL_OP WrRowPair(Machine& m, const VOp* o) {
   const ParamBinding& p1 = m.P[o->aux];
   const ParamBinding& p2 = m.P[o->d];
   int64_t i = m.S[o->a].i, j = m.S[o->b].i;
   if (OutOfRange(i, p1.rows)) return m.BadRow(o, p1, i);
+  float* r1 = RowPtr(p1, i);
+  if (r1 == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, i);
   if (OutOfRange(j, p2.rows)) {
-    WriteFirstOfPair(o, p1, i, m.terms, m.S, m.V);
+    WriteFirstOfPair(o, r1, p1.width, m.terms, m.S, m.V);
     return m.BadIndex(Fault::kBadRow, o, o->d, o->n, j, p2.rows);
   }
-  o->k.pair(p1.data + i * p1.width, p2.data + j * p2.width, m.terms + o->t, m.S, m.V, p1.width);
+  float* r2 = RowPtr(p2, j);
+  if (r2 == nullptr) [[unlikely]]
+    return m.NotHeld(o, o->d, j);
+  o->k.pair(r1, r2, m.terms + o->t, m.S, m.V, p1.width);
   Track(p1, i);
   Track(p2, j);
   return o + 1;
 }
 RIGEL_OP WrWholeVec(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
+  if (p.slots != nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, -1);
   UpdateWithVector(p.data, p.rows, o->fn, m.V[o->c]);
   return o + 1;
 }
 RIGEL_OP WrWholeScalar(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
+  if (p.slots != nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, -1);
   UpdateWithScalar(p.data, p.rows, o->fn, m.S[o->c].f);
   return o + 1;
 }
 RIGEL_OP WrWholeLin(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
+  if (p.slots != nullptr) [[unlikely]]
+    return m.NotHeld(o, o->aux, -1);
   o->k.lin(p.data, m.terms + o->t, m.S, m.V, p.data, p.rows);
   return o + 1;
 }

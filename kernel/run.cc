@@ -155,6 +155,20 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
                       ") is not held by this worker, which holds " +
                       std::to_string(data.HeldCount()) + " of its " + std::to_string(data.count) +
                       " elements; please report this");
+    case ops::Fault::kRowNotHeld: {
+      // Not the program's error either: the rows planned for the step
+      // (analysis/step_plan.h) missed one the kernel touched.
+      const std::string& name = K.prog->params[f.param].name;
+      const ir::Loc at = f.loc >= 0 ? K.locs[f.loc] : ir::Loc{};
+      return Internal(ir::FormatDiagnostic(*K.prog->source, at,
+                                           f.value < 0
+                                               ? "'" + name + "' is read or written whole, but " +
+                                                     "this worker holds only some of its rows"
+                                               : "row " + std::to_string(f.value) + " of '" + name +
+                                                     "' is not held by this worker") +
+                      data::ElementNote(data, K.prog->data[K.data].name, e, "while running") +
+                      "; please report this");
+    }
     case ops::Fault::kNone:
       msg = "internal error: a fault without a kind";
       break;

@@ -73,62 +73,15 @@ RowCache::RowCache(int param, const cluster::ShardMap& map, float* values, int64
       capacity_(std::max<int64_t>(capacity, 1)),
       whole_(capacity_ >= rows_),
       push_bound_(std::max<uint32_t>(push_bound, 1)) {
-  const size_t n = static_cast<size_t>(rows_);
-  slot_.assign(n, -1);
-  updates_.assign(n, 0);
-  excluded_.assign(n, 0);
-  asked_.assign(n, 0);
-  single_bit_.assign(n, 0);
-}
-
-void RowCache::Exclude(std::span<const int64_t> rows) {
-  for (int64_t r : rows) {
-    excluded_[static_cast<size_t>(r)] = 1;
-    updates_[static_cast<size_t>(r)] = 0;
-    if (asked_[static_cast<size_t>(r)]) {
-      asked_[static_cast<size_t>(r)] = 0;  // its answer is ignored (Apply)
-      --asked_count_;
-    }
-    int32_t s = slot_[static_cast<size_t>(r)];
-    if (s < 0) continue;
-    drops_.push_back(r);
-    slot_[static_cast<size_t>(r)] = -1;
-    row_[s] = -1;
-    free_.push_back(s);
+  slot_.assign(static_cast<size_t>(rows_), -1);
+  if (values_ == nullptr) {
+    // Reserved, not touched: the pages come as cells are used, and the
+    // cells do not move until the capacity is exceeded.
+    cells_.reserve(static_cast<size_t>(std::min(capacity_, rows_) * width_));
   }
 }
 
-void RowCache::SetSingleWriter(std::span<const int64_t> rows) {
-  for (int64_t r : single_) single_bit_[static_cast<size_t>(r)] = 0;
-  single_.assign(rows.begin(), rows.end());
-  for (int64_t r : single_) single_bit_[static_cast<size_t>(r)] = 1;
-}
-
-void RowCache::SetScaledRows(std::span<const int64_t> rows) {
-  scaled_.assign(rows.begin(), rows.end());
-}
-
-void RowCache::Reset() {
-  std::fill(slot_.begin(), slot_.end(), -1);
-  std::fill(updates_.begin(), updates_.end(), 0);
-  std::fill(asked_.begin(), asked_.end(), 0);
-  asked_count_ = 0;
-  row_.clear(), base_.clear(), version_.clear(), own_.clear(), used_.clear(), free_.clear();
-  started_at_.clear(), started_.clear(), aging_.clear();
-  due_.clear(), drops_.clear(), last_next_.clear();
-  hand_ = 0;
-  loaded_ = false;
-  reset_ = true;
-}
-
-void RowCache::RestoreLocal() {
-  for (size_t s = 0; s < row_.size(); ++s) {
-    if (row_[s] < 0) continue;
-    std::memcpy(values_ + row_[s] * width_, base_.data() + s * width_, sizeof(float) * width_);
-  }
-}
-
-int32_t RowCache::NewSlot(int64_t row) {
+int32_t RowCache::NewSlot(int64_t row, CellState state) {
   int32_t s;
   if (!free_.empty()) {
     s = free_.back();
@@ -136,24 +89,94 @@ int32_t RowCache::NewSlot(int64_t row) {
   } else {
     s = static_cast<int32_t>(row_.size());
     row_.push_back(-1);
+    state_.push_back(kFree);
     base_.resize(base_.size() + static_cast<size_t>(width_));
+    if (values_ == nullptr) cells_.resize(cells_.size() + static_cast<size_t>(width_));
     version_.push_back(0);
     own_.push_back(0);
+    updates_.push_back(0);
     started_at_.push_back(-1);
     used_.push_back(0);
+    single_bit_.push_back(0);
   }
-  row_[s] = row;
+  const size_t i = static_cast<size_t>(s);
+  row_[i] = row;
+  state_[i] = state;
   slot_[static_cast<size_t>(row)] = s;
-  started_at_[s] = -1;
+  updates_[i] = 0;
+  started_at_[i] = -1;
+  used_[i] = 0;
+  version_[i] = 0;
+  own_[i] = 0;
+  single_bit_[i] = Contains(single_, row) ? 1 : 0;
+  if (state == kAsked) ++asked_count_;
   return s;
+}
+
+void RowCache::FreeCell(int32_t s) {
+  const size_t i = static_cast<size_t>(s);
+  if (state_[i] == kAsked) --asked_count_;
+  slot_[static_cast<size_t>(row_[i])] = -1;
+  row_[i] = -1;
+  state_[i] = kFree;
+  updates_[i] = 0;
+  free_.push_back(s);
+}
+
+void RowCache::Exclude(std::span<const int64_t> rows) {
+  for (int64_t r : rows) {
+    int32_t s = slot_[static_cast<size_t>(r)];
+    if (s < 0) {
+      NewSlot(r, kExcluded);
+      continue;
+    }
+    const size_t i = static_cast<size_t>(s);
+    if (state_[i] == kExcluded) continue;
+    // Held, or asked for (its answer is then ignored, Apply): the servers
+    // forget this worker holds it.
+    if (state_[i] == kAsked) --asked_count_;
+    drops_.push_back(r);
+    state_[i] = kExcluded;
+    updates_[i] = 0;
+  }
+}
+
+void RowCache::SetSingleWriter(std::span<const int64_t> rows) {
+  single_.assign(rows.begin(), rows.end());
+  for (size_t s = 0; s < row_.size(); ++s) {
+    single_bit_[s] = row_[s] >= 0 && Contains(single_, row_[s]) ? 1 : 0;
+  }
+}
+
+void RowCache::SetScaledRows(std::span<const int64_t> rows) {
+  scaled_.assign(rows.begin(), rows.end());
+}
+
+void RowCache::Reset() {
+  for (size_t s = 0; s < row_.size(); ++s) {
+    if (state_[s] == kHeld || state_[s] == kAsked) FreeCell(static_cast<int32_t>(s));
+  }
+  started_.clear(), aging_.clear();
+  due_.clear(), drops_.clear(), last_next_.clear();
+  hand_ = 0;
+  loaded_ = false;
+  reset_ = true;
+}
+
+void RowCache::RestoreLocal() {
+  if (values_ == nullptr) return;  // only the cache writes its cells
+  for (size_t s = 0; s < row_.size(); ++s) {
+    if (state_[s] != kHeld) continue;
+    std::memcpy(values_ + row_[s] * width_, base_.data() + s * width_, sizeof(float) * width_);
+  }
 }
 
 // One merge: the delta since the base goes out, and the base moves exactly
 // as the server's row will, so the next delta is taken against that.
 void RowCache::PushRow(int64_t row, std::vector<Out>* out) {
-  updates_[static_cast<size_t>(row)] = 0;
   const int32_t s = slot_[static_cast<size_t>(row)];
-  float* local = values_ + row * width_;
+  updates_[static_cast<size_t>(s)] = 0;
+  float* local = Local(row, s);
   float* base = base_.data() + static_cast<size_t>(s) * width_;
   Out& o = (*out)[static_cast<size_t>(map_.ServerOf(param_, row))];
   const size_t at = o.push_rows.size();
@@ -189,10 +212,11 @@ void RowCache::PushAged(int64_t step, std::vector<Out>* out) {
   while (!aging_.empty() && aging_.front().second + push_age_ <= step) {
     const auto [r, at] = aging_.front();
     aging_.pop_front();
-    const size_t i = static_cast<size_t>(r);
-    const int32_t s = slot_[i];
-    if (s < 0 || started_at_[s] != at || updates_[i] == 0 || single_bit_[i]) continue;
-    started_at_[s] = -1;
+    const int32_t s = slot_[static_cast<size_t>(r)];
+    if (s < 0) continue;
+    const size_t i = static_cast<size_t>(s);
+    if (state_[i] != kHeld || started_at_[i] != at || updates_[i] == 0 || single_bit_[i]) continue;
+    started_at_[i] = -1;
     PushRow(r, out);
   }
 }
@@ -209,15 +233,17 @@ void RowCache::Prepare(std::span<const int64_t> next, bool flush, int64_t step,
   }
   drops_.clear();
   if (flush) {
-    for (int64_t r : row_) {
-      if (r >= 0 && updates_[static_cast<size_t>(r)] > 0) PushRow(r, out);
+    for (size_t s = 0; s < row_.size(); ++s) {
+      if (state_[s] == kHeld && updates_[s] > 0) PushRow(row_[s], out);
     }
   } else {
     for (int64_t r : due_) {
       // Listed once per crossing; pushed (count reset) since, or excluded.
       // A row with one writer waits for the flush.
-      const size_t i = static_cast<size_t>(r);
-      if (updates_[i] >= push_bound_ && holds(r) && !single_bit_[i]) PushRow(r, out);
+      const int32_t s = slot_[static_cast<size_t>(r)];
+      if (s < 0) continue;
+      const size_t i = static_cast<size_t>(s);
+      if (state_[i] == kHeld && updates_[i] >= push_bound_ && !single_bit_[i]) PushRow(r, out);
     }
     if (push_age_ > 0) PushAged(step, out);
   }
@@ -238,50 +264,48 @@ void RowCache::Fetch(std::span<const int64_t> next, std::vector<Out>* out) {
     if (loaded_) return;
     loaded_ = true;
     for (int64_t r = 0; r < rows_; ++r) {
-      if (!holds(r) && !excluded(r)) want.push_back(r);
+      if (slot_[static_cast<size_t>(r)] < 0) want.push_back(r);
     }
   } else {
     for (int64_t r : next) {
-      if (excluded(r)) continue;
-      if (holds(r)) {
-        used_[slot_[static_cast<size_t>(r)]] = 1;
-      } else if (!asked_[static_cast<size_t>(r)]) {
+      const int32_t s = slot_[static_cast<size_t>(r)];
+      if (s < 0) {
         want.push_back(r);
+      } else if (state_[static_cast<size_t>(s)] == kHeld) {
+        used_[static_cast<size_t>(s)] = 1;
       }
     }
-    const int64_t need = held() + asked_count_ + static_cast<int64_t>(want.size()) - capacity_;
+    const int64_t need = held() + static_cast<int64_t>(want.size()) - capacity_;
     if (need > 0) Evict(need, next, out);
     last_next_.assign(next.begin(), next.end());
   }
-  asked_count_ += static_cast<int64_t>(want.size());
   for (int64_t r : want) {
-    asked_[static_cast<size_t>(r)] = 1;
+    NewSlot(r, kAsked);
     (*out)[static_cast<size_t>(map_.ServerOf(param_, r))].fetch_keys.push_back(
         static_cast<uint64_t>(r));
   }
 }
 
 // Clock: a row used since the hand last passed is spared once; rows the
-// mini-batch under way or the coming one touches are never taken. Gives up
-// after two turns (the capacity is then smaller than two mini-batches' rows,
-// and the cache holds more than it for a while).
+// mini-batch under way or the coming one touches, rows asked for and
+// excluded rows are never taken. Gives up after two turns (the capacity is
+// then smaller than two mini-batches' rows, and the cache holds more than
+// it for a while).
 void RowCache::Evict(int64_t need, std::span<const int64_t> next, std::vector<Out>* out) {
   const size_t slots = row_.size();
   for (size_t seen = 0; need > 0 && seen < 2 * slots; ++seen) {
     const size_t s = hand_;
     hand_ = (hand_ + 1) % slots;
     const int64_t r = row_[s];
-    if (r < 0 || Contains(next, r) || Contains(last_next_, r)) continue;
+    if (state_[s] != kHeld || Contains(next, r) || Contains(last_next_, r)) continue;
     if (used_[s]) {
       used_[s] = 0;
       continue;
     }
-    if (updates_[static_cast<size_t>(r)] > 0) PushRow(r, out);
+    if (updates_[s] > 0) PushRow(r, out);
     (*out)[static_cast<size_t>(map_.ServerOf(param_, r))].drop_keys.push_back(
         static_cast<uint64_t>(r));
-    slot_[static_cast<size_t>(r)] = -1;
-    row_[s] = -1;
-    free_.push_back(static_cast<int32_t>(s));
+    FreeCell(static_cast<int32_t>(s));
     ++stats_.evicted;
     --need;
   }
@@ -299,16 +323,20 @@ Status RowCache::Apply(const InMessage& msg, wire::RowSyncReplySection::Reader s
     const int64_t r = static_cast<int64_t>(keys[k]);
     if (r >= rows_ || excluded(r)) continue;  // a drop is on its way
     std::span<const float> v = rows.row(k);
-    float* local = values_ + r * width_;
     int32_t s = slot_[static_cast<size_t>(r)];
-    if (s < 0) {
-      s = NewSlot(r);
-      if (asked_[static_cast<size_t>(r)]) --asked_count_;
-      asked_[static_cast<size_t>(r)] = 0;
-      std::memcpy(local, v.data(), sizeof(float) * width_);
+    if (s < 0 || state_[static_cast<size_t>(s)] == kAsked) {
+      // Asked for, or (not asked) a row the servers still count as held.
+      if (s < 0) {
+        s = NewSlot(r, kHeld);
+      } else {
+        state_[static_cast<size_t>(s)] = kHeld;
+        --asked_count_;
+      }
+      std::memcpy(Local(r, s), v.data(), sizeof(float) * width_);
       ++stats_.fetched;
     } else {
       // The server's value plus what this worker has not merged yet.
+      float* local = Local(r, s);
       float* base = base_.data() + static_cast<size_t>(s) * width_;
       for (int64_t c = 0; c < width_; ++c) {
         const double lacked = static_cast<double>(v[c]) - base[c];

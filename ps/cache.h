@@ -3,14 +3,18 @@
 // exchange `rowSync` in transport/wire/rigel.capnp, the design in
 // docs/parameter_servers.md).
 //
-// RowCache is one parameter. Its values live in the caller's array (the
-// worker's local copy, which the kernel reads and writes in place); the cache
-// keeps, per row it holds, the base the next delta is taken against (the
+// RowCache is one parameter. Its values live either in the caller's array
+// (the worker's whole local copy, which the kernel reads and writes in place)
+// or, held in part, in the cache's own cells: the kernel then reaches a row
+// through the cache's slot map (data() and cells()), so
+// a worker holds only the rows it caches, never the whole table. Per row it
+// holds, the cache keeps the base the next delta is taken against (the
 // servers' value when the row came, plus this worker's deltas merged since),
 // the server version it came at and the merges this worker made since (to
 // audit the bound), and counts each row's writes: the caller's kernel adds 1
-// to updates()[r] per write of row r and appends r to *due() when that count
-// reaches push_bound() (kernel::RowTracker does exactly this).
+// to updates()[cells()[r]] per write of row r and appends r to *due() when
+// that count reaches push_bound() (kernel::RowTracker with `cells` does
+// exactly this).
 //
 // RowExchange sends, per mini-batch, one rowSync per server for a set of
 // caches and applies the answers:
@@ -34,8 +38,9 @@
 // mini-batch touch would otherwise wait many mini-batches, and the other
 // workers' copies drift from it).
 //
-// Memory bound: at most `capacity` rows are held (a base of width floats and
-// 24 bytes each; 9 bytes per row of the parameter besides). A parameter with
+// Memory bound: at most `capacity` rows are held (a base of width floats, its
+// values too when held in part, and 30 bytes each; 4 bytes per row of the
+// parameter besides: the slot map). A parameter with
 // no more rows than that is held whole (`whole()`: every row fetched at the
 // first exchange, none evicted, so the caller need not list the rows each
 // mini-batch touches), unless FetchTouchedRowsOnly says otherwise.
@@ -50,7 +55,9 @@
 // again.
 //
 // Rows can be excluded (hot rows, replicated and merged by a collective):
-// the cache never holds, fetches or pushes them, and ignores their counts.
+// the cache keeps a cell for each (the hot rows' values, when held in part)
+// but never fetches, pushes, refreshes or evicts them, and ignores their
+// counts.
 //
 // Errors: the transport's, and the servers' (FailedPrecondition for a
 // non-finite merged delta, naming the parameter and row). Thread-compatible:
@@ -93,13 +100,23 @@ class RowCache {
  public:
   // Parameter `param` of `map` (its rows and width), whose local copy is
   // `values` (rows x width floats, owned by the caller and outliving the
-  // cache). `capacity` rows at most are held; `push_bound` updates of a row
-  // make it due for a push (at least 1).
+  // cache), or null: held in part, in the cache's own cells. `capacity`
+  // rows at most are held; `push_bound` updates of a row make it due for a
+  // push (at least 1).
   RowCache(int param, const cluster::ShardMap& map, float* values, int64_t capacity,
            uint32_t push_bound);
 
   int param() const { return param_; }
   bool whole() const { return whole_; }
+  // The values are the cache's own (constructed with null `values`).
+  bool in_part() const { return values_ == nullptr; }
+  // Where the kernel finds the parameter: the caller's array, or (in part)
+  // the cells, row r in cell cells()[r] (kernel::ParamBinding::slots). The
+  // cells may move when the cache holds more rows than its capacity (a
+  // mini-batch larger than it): take data() again after every exchange.
+  float* data() { return values_ != nullptr ? values_ : cells_.data(); }
+  // The slot map: per row, its cell or -1 (kernel::RowTracker::cells).
+  const int32_t* cells() const { return slot_.data(); }
   // Makes a cache that could hold every row fetch only the rows each
   // exchange names (not whole()), as a partial one does: for a large table
   // most of whose rows no element touches. Call before the first exchange.
@@ -112,10 +129,19 @@ class RowCache {
   // lacked (rowSync's `pushScaled`; rows most elements write, whose deltas
   // read their own stale values). Replaces the earlier set.
   void SetScaledRows(std::span<const int64_t> rows);
+  // Cells in use: rows held, rows asked for and not yet received, excluded
+  // rows.
   int64_t held() const { return static_cast<int64_t>(row_.size() - free_.size()); }
-  bool holds(int64_t row) const { return slot_[static_cast<size_t>(row)] >= 0; }
-  // The write counts, one per row, and the rows whose count reached the push
-  // bound since the last exchange (see above).
+  // Cells made so far, free or not: the most rows the cache has held at once.
+  int64_t cells_made() const { return static_cast<int64_t>(row_.size()); }
+  // Whether `row`'s values are here and exchanged by the cache (received,
+  // not excluded).
+  bool holds(int64_t row) const {
+    const int32_t s = slot_[static_cast<size_t>(row)];
+    return s >= 0 && state_[static_cast<size_t>(s)] == kHeld;
+  }
+  // The write counts, one per cell (see above), and the rows whose count
+  // reached the push bound since the last exchange.
   uint32_t* updates() { return updates_.data(); }
   std::vector<int64_t>* due() { return &due_; }
   // The rows whose first update since their last push the caller's kernel
@@ -126,29 +152,36 @@ class RowCache {
   // pushed, however far its count is from the push bound (0: no age bound).
   void set_push_age(int64_t steps) { push_age_ = steps < 0 ? 0 : steps; }
   int64_t push_age() const { return push_age_; }
-  // Makes `rows` (sorted, distinct) excluded: they are dropped if held (their
-  // pending deltas are left in the local copy for the caller) and their
-  // counts ignored from now on.
+  // Makes `rows` (sorted, distinct) excluded: the servers are told to forget
+  // that this worker holds them, each keeps (or gets) a cell whose values
+  // are the caller's (its pending deltas, if held, are left there), and
+  // their counts are ignored from now on.
   void Exclude(std::span<const int64_t> rows);
-  bool excluded(int64_t row) const { return excluded_[static_cast<size_t>(row)] != 0; }
+  bool excluded(int64_t row) const {
+    const int32_t s = slot_[static_cast<size_t>(row)];
+    return s >= 0 && state_[static_cast<size_t>(s)] == kExcluded;
+  }
   // Rows only this worker writes in the coming run (`rows` sorted): no other
   // worker needs their updates before the run's end, so they are pushed only
   // by the flush (or when evicted). Replaces the earlier set.
   void SetSingleWriter(std::span<const int64_t> rows);
-  // Forgets every row (the servers' values changed behind the cache: another
-  // loop wrote the parameter). The next exchange fetches afresh.
+  // Forgets every row but the excluded ones (the servers' values changed
+  // behind the cache: another loop wrote the parameter). The next exchange
+  // fetches afresh.
   void Reset();
-  // Puts every held row's base back into the local copy. After a flush a
-  // held row has no pending delta, so its local value is its base; another
-  // loop's strategy may have written the local copy since (a replicated
-  // read pulls the servers' newer rows into it), which would otherwise be
-  // taken for this worker's own updates and merged a second time.
+  // Puts every held row's base back into the caller's array (a no-op in
+  // part). After a flush a held row has no pending delta, so its local value
+  // is its base; another loop's strategy may have written the local copy
+  // since (a replicated read pulls the servers' newer rows into it), which
+  // would otherwise be taken for this worker's own updates and merged a
+  // second time.
   void RestoreLocal();
   const RowCacheStats& stats() const { return stats_; }
 
  private:
   friend class RowExchange;
   struct Out;  // one exchange's section for one server
+  enum CellState : uint8_t { kFree, kAsked, kHeld, kExcluded };
 
   // Adds this cache's pushes, fetches and drops to out[server].
   // `step` numbers the exchanges of a run (for the push age).
@@ -159,40 +192,47 @@ class RowCache {
   void Evict(int64_t need, std::span<const int64_t> next, std::vector<Out>* out);
   // One server's answer: rows received (fetched or refreshed) and the audit.
   Status Apply(const transport::InMessage& msg, wire::RowSyncReplySection::Reader sec);
-  int32_t NewSlot(int64_t row);
+  // A cell for `row` in `state`; FreeCell gives it back.
+  int32_t NewSlot(int64_t row, CellState state);
+  void FreeCell(int32_t s);
+  // Row `row`'s values (in cell `s`).
+  float* Local(int64_t row, int32_t s) {
+    return values_ != nullptr ? values_ + row * width_
+                              : cells_.data() + static_cast<size_t>(s) * width_;
+  }
 
   int param_;
   const cluster::ShardMap& map_;
-  float* values_;
+  float* values_;  // the caller's array, or null: cells_
   int64_t rows_, width_, capacity_;
   bool whole_;
-  bool loaded_ = false;              // whole: every row fetched once
-  bool reset_ = true;                // the servers must forget what they think this worker holds
-  std::vector<int32_t> slot_;        // per row: its slot, or -1
-  std::vector<uint32_t> updates_;    // per row: writes not yet pushed (the tracker's)
-  std::vector<uint8_t> excluded_;    // per row
-  std::vector<uint8_t> asked_;       // per row: fetched, answer not yet applied
-  int64_t asked_count_ = 0;          // rows set in asked_
-  std::vector<int64_t> single_;      // rows with one writer (SetSingleWriter), sorted
-  std::vector<uint8_t> single_bit_;  // per row
-  std::vector<int64_t> due_;         // rows whose count reached the bound
-  std::vector<int64_t> started_;     // rows whose count left 0 since the last exchange
+  bool loaded_ = false;           // whole: every row fetched once
+  bool reset_ = true;             // the servers must forget what they think this worker holds
+  std::vector<int32_t> slot_;     // per row: its cell, or -1
+  int64_t asked_count_ = 0;       // cells kAsked
+  std::vector<int64_t> single_;   // rows with one writer (SetSingleWriter), sorted
+  std::vector<int64_t> due_;      // rows whose count reached the bound
+  std::vector<int64_t> started_;  // rows whose count left 0 since the last exchange
   // Push age: (row, exchange) of each first update, oldest first; an entry
   // is current while the row's slot started at that exchange.
   std::deque<std::pair<int64_t, int64_t>> aging_;
   int64_t push_age_ = 0;
   uint32_t push_bound_;
   std::vector<int64_t> scaled_;  // SetScaledRows', sorted (few: the rows most elements write)
-  // Per slot.
+  // Per cell.
   std::vector<int64_t> row_;  // -1: free
+  std::vector<CellState> state_;
+  std::vector<float> cells_;  // in part: the values
   std::vector<float> base_;
   std::vector<uint64_t> version_;    // the server's version when the row came
   std::vector<uint32_t> own_;        // merges this worker made since
+  std::vector<uint32_t> updates_;    // writes not yet pushed (the tracker's)
   std::vector<int64_t> started_at_;  // the exchange its unpushed updates started at
   std::vector<uint8_t> used_;        // clock bit
+  std::vector<uint8_t> single_bit_;  // a row with one writer
   std::vector<int32_t> free_;
   std::vector<int64_t> drops_;      // held rows excluded since the last exchange
-  size_t hand_ = 0;                 // clock hand, over slots
+  size_t hand_ = 0;                 // clock hand, over cells
   std::vector<int64_t> last_next_;  // the rows the mini-batch under way touches
   RowCacheStats stats_;
 };

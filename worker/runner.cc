@@ -120,6 +120,10 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
     }
   }
   eo.log = options.log;  // what was loaded, and how much of it is held here
+  Runner* mut = r.get();
+  eo.hold_whole = [mut](const std::vector<int64_t>& rows, const std::vector<int64_t>& widths) {
+    return mut->ResolveSync(rows, widths);
+  };
   RIGEL_ASSIGN_OR_RETURN(r->ex_, exec::SerialExecutor::Create(r->prog_, eo));
   RIGEL_RETURN_IF_ERROR(CheckSameData(r->prog_, *r->ex_, job));
   const exec::SerialExecutor* ex = r->ex_.get();
@@ -146,7 +150,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   po.call.timeout = transport::Millis(options.job.exchange_timeout_ms);
   r->client_ = std::make_unique<ps::PsClient>(transport, std::move(map), po);
   r->exchange_ = std::make_unique<ps::RowExchange>(transport, r->client_->map().servers(), po.call);
-  r->ResolveSync();
+  r->HoldWholeWhereRowsAreUnknown();
   r->io_ = std::make_unique<sync::RowIo>(&r->ex_->bindings(), r->client_.get());
   r->handoffs_ =
       std::make_unique<sync::Handoffs>(transport, r->io_.get(), options.rank, options.workers);
@@ -259,16 +263,47 @@ analysis::PlanInput Runner::PlanFor(int loop) const {
   return in;
 }
 
-void Runner::ResolveSync() {
+std::vector<bool> Runner::ResolveSync(const std::vector<int64_t>& rows,
+                                      const std::vector<int64_t>& widths) {
   std::vector<analysis::ParamShape> shapes;
   for (size_t p = 0; p < prog_.params.size(); ++p) {
-    shapes.push_back({prog_.params[p].name, ex_->bindings()[p].rows, ex_->bindings()[p].width});
+    shapes.push_back({prog_.params[p].name, rows[p], widths[p]});
   }
   analysis::sync::JobSync job;
   job.staleness = opts_.job.staleness;
   job.scaled_merges = opts_.job.scaled_merges;
   job.cache_bytes = opts_.job.cache_mb << 20;
   resolved_ = analysis::sync::Resolve(prog_, plan_, shapes, job);
+  std::vector<bool> whole(prog_.params.size());
+  for (size_t p = 0; p < whole.size(); ++p) whole[p] = !resolved_.held_in_part(static_cast<int>(p));
+  return whole;
+}
+
+void Runner::HoldWholeWhereRowsAreUnknown() {
+  for (size_t p = 0; p < prog_.params.size(); ++p) {
+    const int q = static_cast<int>(p);
+    if (!resolved_.held_in_part(q)) continue;
+    const std::string& name = prog_.params[p].name;
+    for (size_t l = 0; l < slices_.size(); ++l) {
+      const kernel::KeySlice& slice = slices_[l];
+      if (!slice.touches(q) || (slice.exact(q) && !slice.whole(q))) continue;
+      resolved_.in_part[p] = 0;
+      ex_->AllocateParam(q);
+      if (opts_.log) {
+        *opts_.log << "parameter '" << name << "' is held whole: loop " << l
+                   << (slice.whole(q) ? " reads or writes it whole"
+                                      : " touches rows of it that depend on parameter values")
+                   << ", so its rows cannot be listed ahead\n";
+      }
+      break;
+    }
+    if (resolved_.held_in_part(q) && opts_.log) {
+      const kernel::ParamBinding& b = ex_->bindings()[p];
+      *opts_.log << "parameter '" << name << "' (" << b.rows << " x " << b.width
+                 << ") is held in part: a row cache of at most " << resolved_.cache_rows[p]
+                 << " rows\n";
+    }
+  }
 }
 
 Status Runner::MeasureHotShare(const TaskSpec& task, const std::string& cuts_key,
@@ -417,7 +452,7 @@ Status Runner::RunSynced(const TaskSpec& task, const analysis::StepLists& steps,
       continue;
     }
     const kernel::ParamBinding& b = (*bindings)[p];
-    Watch(p, task.loop).Before(b.data, b.rows, b.width);
+    Watch(p, task.loop).Before(b.data, b.rows, b.width, b.slots);
   }
   for (const auto& st : strategies) RIGEL_RETURN_IF_ERROR(st->Begin());
   RIGEL_RETURN_IF_ERROR(RunSteps(task.loop, ctx, steps, rows, strategies, m));
@@ -450,7 +485,7 @@ Status Runner::CheckDiverged(int loop, const analysis::RowPlan& rows,
     }
     const kernel::ParamBinding& b = bindings[p];
     exec::DivergenceWatch& watch = Watch(p, loop);
-    const std::string what = watch.After(prog_.params[p].name, b.data, b.rows, b.width);
+    const std::string what = watch.After(prog_.params[p].name, b.data, b.rows, b.width, b.slots);
     if (metrics) {
       metrics->values.emplace_back("relaxed.max.magnitude." + prog_.params[p].name,
                                    static_cast<double>(watch.last().largest));

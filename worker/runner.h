@@ -208,7 +208,13 @@ class Runner {
   Status StartCollectives();
   // How this job keeps each loop's parameters (resolved_), from the plan and
   // the job's options (analysis/sync/resolve.h).
-  void ResolveSync();
+  // Called by the executor with the parameters' shapes, before it allocates
+  // any: which it holds whole (not those held in part).
+  std::vector<bool> ResolveSync(const std::vector<int64_t>& rows,
+                                const std::vector<int64_t>& widths);
+  // A parameter held in part whose rows some loop's key slice cannot know
+  // (a data-dependent subscript, a whole access) is held whole after all.
+  void HoldWholeWhereRowsAreUnknown();
 
   cluster::JobSpec job_;
   transport::Transport* transport_;

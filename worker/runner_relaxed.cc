@@ -17,11 +17,13 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   out->scaled.assign(np, {});
   out->audit = opts_.audit_staleness;
   const cluster::JobOptions& job = opts_.job;
-  std::vector<bool> cached(np, false), scalable(np, false);
+  // Hot rows are chosen for the tables the loop writes, not those it only
+  // reads through their caches.
+  std::vector<bool> scalable(np, false), written(np, false);
   bool any = false;
   for (const analysis::PlanParam& pp : in.loop_params) {
     const size_t p = static_cast<size_t>(pp.index);
-    cached[p] = pp.cached;
+    written[p] = pp.cached && pp.written;
     out->touched_only[p] = pp.partial;
     scalable[p] = pp.scaled;
     any |= pp.cached;
@@ -40,19 +42,19 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   if (opts_.workers < 2) return Status::Ok();
   bool choose = false, scale = false;
   for (size_t p = 0; p < np; ++p) {
-    choose |= job.hot_rows && cached[p] && !state_[p].hot.chosen();
+    choose |= job.hot_rows && written[p] && !state_[p].hot.chosen();
     scale |= scalable[p];
   }
   if (!choose && !scale) return Status::Ok();
   auto it = samples_.find(task.loop);
   if (it == samples_.end()) {
     RIGEL_ASSIGN_OR_RETURN(analysis::RowSample sample,
-                           SampleLoopRows(task, blocks, ctx, in, analysis::kHotSample, cached));
+                           SampleLoopRows(task, blocks, ctx, in, analysis::kHotSample, written));
     it = samples_.emplace(task.loop, std::move(sample)).first;
   }
   const double share = analysis::ScaledShare(opts_.workers);
   for (size_t p = 0; p < np; ++p) {
-    if (!cached[p]) continue;
+    if (!written[p]) continue;
     const int64_t width = ex_->bindings()[p].width;
     if (choose) {
       out->hot[p] = analysis::ChooseHotRows(it->second.counts[p], it->second.sampled, width,

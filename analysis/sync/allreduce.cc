@@ -36,8 +36,8 @@ class AllreduceUnit : public Unit {
   }
 
   // The servers' copy and the deltas beside the worker's own.
-  std::vector<MemoryPart> WorkerMemory(const MemoryInputs::Param& p,
-                                       int64_t /*cache_rows*/) const override {
+  std::vector<MemoryPart> WorkerMemory(const MemoryInputs::Param& p, int64_t /*cache_rows*/,
+                                       bool /*in_part*/) const override {
     return {{"allreduce copies of '" + p.name + "'", 2 * p.rows * p.width * 4}};
   }
 };

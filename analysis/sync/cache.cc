@@ -172,9 +172,10 @@ class CacheUnit : public Unit {
 
   // Its rows (analysis/sync/resolve.h sizes them from --cache-mb) and 11
   // bytes of its index per row of the parameter.
-  std::vector<MemoryPart> WorkerMemory(const MemoryInputs::Param& p,
-                                       int64_t cache_rows) const override {
-    return {{"row cache of '" + p.name + "'", cache_rows * CacheRowBytes(p.width) + 11 * p.rows}};
+  std::vector<MemoryPart> WorkerMemory(const MemoryInputs::Param& p, int64_t cache_rows,
+                                       bool in_part) const override {
+    return {{"row cache of '" + p.name + "'" + (in_part ? ", which holds its rows" : ""),
+             cache_rows * CacheRowBytes(p.width, in_part) + kCacheBytesPerParamRow * p.rows}};
   }
 };
 

@@ -77,12 +77,43 @@ Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<Pa
       out.cache_rows[p] = std::clamp<int64_t>(static_cast<int64_t>(share), 1, rows);
     }
   }
+  std::vector<bool> partial_somewhere(np, false);
   for (std::vector<PlanParam>& params : out.loops) {
     for (PlanParam& p : params) {
       const int64_t rows = RowsOf(shapes, p.index);
       p.partial = p.cached && (out.cache_rows[static_cast<size_t>(p.index)] < rows ||
                                rows * WidthOf(shapes, p.index) * 4 > kFetchWholeBytes);
+      if (p.partial) partial_somewhere[static_cast<size_t>(p.index)] = true;
     }
+  }
+  // A table cached in part by some loop and read by rows in another (a test
+  // loop) is read there through the same cache, its rows fetched as that
+  // loop's steps touch them: a whole copy for the reads alone would undo
+  // what the cache saves. The reading loop leaves the table unchanged, so
+  // its reads are exact (worker/sync/cached_rows.cc refetches a cache that
+  // may lag before such a run).
+  for (std::vector<PlanParam>& params : out.loops) {
+    for (PlanParam& p : params) {
+      if (!partial_somewhere[static_cast<size_t>(p.index)] || p.cached ||
+          p.strategy != Strategy::kReplicated || p.whole || p.written) {
+        continue;
+      }
+      p.strategy = Strategy::kPs;
+      p.cached = true;
+      p.partial = true;
+    }
+  }
+  // Held in part: partial in every loop that touches it.
+  std::vector<int> loops_of(np, 0), partial_in(np, 0);
+  for (const std::vector<PlanParam>& params : out.loops) {
+    for (const PlanParam& p : params) {
+      ++loops_of[static_cast<size_t>(p.index)];
+      partial_in[static_cast<size_t>(p.index)] += p.partial ? 1 : 0;
+    }
+  }
+  out.in_part.assign(np, 0);
+  for (size_t p = 0; p < np; ++p) {
+    out.in_part[p] = loops_of[p] > 0 && partial_in[p] == loops_of[p] ? 1 : 0;
   }
   return out;
 }

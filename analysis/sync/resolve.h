@@ -16,6 +16,10 @@
 //          (a hashed CTR table's rows are mostly never touched).
 //   held   a written `local` parameter no other loop touches keeps its rows
 //          on the workers between runs (analysis/held_rows.h).
+// A parameter that every loop touching it keeps in a partial cache is held
+// in part: a worker never allocates it whole, and the kernel reaches the
+// cache's rows through its slot map (kernel::ParamBinding::slots), so a
+// table larger than any worker can be trained (issue 43).
 // The worker (worker/runner.cc), the cost probe (exec/cost_probe.cc) and the
 // memory model (analysis/memory.cc) read the answer from here, so what is
 // predicted is what runs. The units and their names are listed in
@@ -50,9 +54,15 @@ struct JobSync {
 // exchanged without the rows of every step being listed.
 inline constexpr int64_t kFetchWholeBytes = int64_t{4} << 20;
 
-// The bytes a row cache spends on one row of width `width`: its values and
-// ps::RowCache's bookkeeping (24 bytes).
-inline int64_t CacheRowBytes(int64_t width) { return width * 4 + 24; }
+// The bytes a row cache spends on one row of width `width`: its base and
+// ps::RowCache's bookkeeping per cell (40 bytes), and the row's values too
+// when the parameter is held in part (the cache's own cells).
+inline int64_t CacheRowBytes(int64_t width, bool in_part = false) {
+  return width * 4 * (in_part ? 2 : 1) + 40;
+}
+// The bytes a row cache spends per row of its parameter, held or not: the
+// slot map.
+inline constexpr int64_t kCacheBytesPerParamRow = 4;
 
 // How the processes of one job keep a plan's parameters.
 struct Resolved {
@@ -62,10 +72,16 @@ struct Resolved {
   // By parameter index: the rows its row cache holds on each worker (0: no
   // loop caches it; its rows when the cache holds it whole).
   std::vector<int64_t> cache_rows;
+  // By parameter index: held in part (see above); a worker has no whole copy.
+  std::vector<uint8_t> in_part;
 
   bool cached(int param) const {
     return param >= 0 && static_cast<size_t>(param) < cache_rows.size() &&
            cache_rows[static_cast<size_t>(param)] > 0;
+  }
+  bool held_in_part(int param) const {
+    return param >= 0 && static_cast<size_t>(param) < in_part.size() &&
+           in_part[static_cast<size_t>(param)] != 0;
   }
 };
 

@@ -96,9 +96,11 @@ class Unit {
   virtual void Written(CountState::Param* /*state*/) const {}
 
   // What it holds on each worker for parameter `p` beyond the parameter's
-  // copy (a row cache of `cache_rows` rows, allreduce buffers).
+  // copy (a row cache of `cache_rows` rows, allreduce buffers); `in_part`:
+  // the worker has no whole copy (analysis/sync/resolve.h), so a row cache
+  // holds the values of its rows too.
   virtual std::vector<MemoryPart> WorkerMemory(const MemoryInputs::Param& /*p*/,
-                                               int64_t /*cache_rows*/) const {
+                                               int64_t /*cache_rows*/, bool /*in_part*/) const {
     return {};
   }
 };

@@ -51,6 +51,21 @@ int64_t Part(const ProcessMemory& p, const std::string& what) {
   return -1;
 }
 
+// A cache smaller than its table holds the table in part: no worker has a
+// copy of it, only the cache's rows (values and base) and its slot map.
+TEST(Memory, ATableCachedInPartHasNoCopyOnAWorker) {
+  const ir::Program prog = Compile(kProgram);
+  auto plan = MakePlan(prog, {.workers = 4});
+  ASSERT_TRUE(plan.ok());
+  MemoryInputs in = Inputs(4, 2);
+  in.cache_bytes = 1'000'000;  // 13,888 rows of 72 bytes
+  const MemoryEstimate m = EstimateMemory(prog, *plan, in);
+  const ProcessMemory& worker = Role(m, "worker");
+  EXPECT_EQ(Part(worker, "parameter 'W', a copy on every worker"), -1);
+  EXPECT_EQ(Part(worker, "row cache of 'W', which holds its rows"),
+            13'888 * (2 * 32 + 40) + 4 * 100'000);
+}
+
 TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
   const ir::Program prog = Compile(kProgram);
   auto plan = MakePlan(prog, {.workers = 4});
@@ -65,8 +80,9 @@ TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
   EXPECT_EQ(Part(worker, "parameter 'W', a copy on every worker"), 3'200'000);
   // A data-parallel loop's blocks are ranges, and so are its steps: no lists.
   EXPECT_EQ(Part(worker, "element lists of loop 0"), -1);
-  // W is relaxed and cached whole (it fits --cache-mb): 24 bytes a row more.
-  EXPECT_EQ(Part(worker, "row cache of 'W'"), 100'000 * (32 + 24) + 11 * 100'000);
+  // W is relaxed and cached whole (it fits --cache-mb): its base and 40
+  // bytes a row more, and the slot map's 4.
+  EXPECT_EQ(Part(worker, "row cache of 'W'"), 100'000 * (32 + 40) + 4 * 100'000);
   // A server holds its half of each parameter and two bits a row.
   EXPECT_EQ(Part(server, "shard of parameter 'W'"), 50'000 * 32 + (100'000 + 63) / 64 * 16);
   EXPECT_EQ(Part(server, "data set 'r'"), -1);

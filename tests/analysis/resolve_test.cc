@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/plan.h"
+#include "analysis/sync/units.h"
 #include "kernel/key_slice.h"
 #include "tests/analysis/run_util.h"
 
@@ -89,22 +90,28 @@ TEST(Resolve, CachesShareTheBudgetInProportionToTheirWholeSize) {
   const ir::Program prog = Compile(kProgram);
   auto plan = MakePlan(prog, {.workers = 4});
   ASSERT_TRUE(plan.ok());
-  // Whole, W takes 1000 x 56 bytes and V 3000 x 40: 176,000 in all.
+  // Whole, W takes 1000 x 72 bytes and V 3000 x 56: 240,000 in all.
   JobSync job;
-  job.cache_bytes = 88'000;  // half of it
+  job.cache_bytes = 120'000;  // half of it
   const Resolved r = Resolve(prog, *plan, Shapes(), job);
   EXPECT_EQ(r.cache_rows[0], 500);
   EXPECT_EQ(r.cache_rows[1], 1500);
   EXPECT_TRUE(Find(r, 0, 0)->partial);
   EXPECT_TRUE(Find(r, 0, 1)->partial);
+  // Partial in every loop that touches them: no worker holds them whole.
+  EXPECT_TRUE(r.held_in_part(0));
+  EXPECT_TRUE(r.held_in_part(1));
+  EXPECT_FALSE(r.held_in_part(2));
+  EXPECT_FALSE(r.held_in_part(3));
   // At least one row, however small the budget.
   job.cache_bytes = 1;
   EXPECT_EQ(Resolve(prog, *plan, Shapes(), job).cache_rows[0], 1);
   // Exactly the whole size: held whole.
-  job.cache_bytes = 176'000;
+  job.cache_bytes = 240'000;
   const Resolved whole = Resolve(prog, *plan, Shapes(), job);
   EXPECT_EQ(whole.cache_rows[0], 1000);
   EXPECT_FALSE(Find(whole, 0, 0)->partial);
+  EXPECT_FALSE(whole.held_in_part(0));
 }
 
 TEST(Resolve, ALocalParameterNoOtherLoopTouchesIsHeldBetweenRuns) {
@@ -141,6 +148,43 @@ TEST(Resolve, ACacheOfALargeTableFetchesOnlyTheRowsTheStepsTouch) {
   EXPECT_EQ(r.cache_rows[0], shapes[0].rows);
   EXPECT_TRUE(Find(r, 0, 0)->partial);
   EXPECT_FALSE(Find(r, 0, 1)->partial);  // V stays small
+  EXPECT_TRUE(r.held_in_part(0));
+  EXPECT_FALSE(r.held_in_part(1));
+}
+
+// A table one loop caches in part and another only reads (a test loop) is
+// read there through the same cache: held in part, never whole.
+TEST(Resolve, ATableCachedInPartIsReadThroughItsCacheByALoopThatOnlyReadsIt) {
+  const ir::Program prog = Compile(R"(data r = triples("r.csv")
+param W: f32[r.rows, 8] = zeros()
+accum s: f32
+for ep in 0..2 {
+  parallel for (i, j, v) in r relax W {
+    W[i] += v * W[i]
+  }
+  s = 0
+  parallel for (i, j, v) in r {
+    s += W[i, 0]
+  }
+}
+)");
+  auto plan = MakePlan(prog, {.workers = 4});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  JobSync job;
+  job.cache_bytes = 1000;
+  const Resolved r = Resolve(prog, *plan, {{"W", 1000, 8}}, job);
+  EXPECT_TRUE(Find(r, 0, 0)->partial);
+  const PlanParam* read = Find(r, 1, 0);
+  ASSERT_NE(read, nullptr);
+  EXPECT_TRUE(read->cached);
+  EXPECT_TRUE(read->partial);
+  EXPECT_FALSE(read->relaxed);
+  EXPECT_EQ(UnitOf(*read)->name(), "cache");
+  EXPECT_TRUE(r.held_in_part(0));
+  // Held whole (the default budget): the reading loop keeps its copy.
+  const Resolved whole = Resolve(prog, *plan, {{"W", 1000, 8}}, {});
+  EXPECT_EQ(UnitOf(*Find(whole, 1, 0))->name(), "replicated");
+  EXPECT_FALSE(whole.held_in_part(0));
 }
 
 // The worker decided "whole" from the loop's key slice, the memory model from

@@ -103,14 +103,20 @@ TEST(Units, ThePlanJsonNamesTheUnitOfEveryParameter) {
 
 TEST(Units, TheMemoryModelAsksTheUnitsForWhatTheyHold) {
   const MemoryInputs::Param w{"W", 1000, 8};
-  EXPECT_TRUE(Local().WorkerMemory(w, 0).empty());
-  const std::vector<MemoryPart> a = Allreduce().WorkerMemory(w, 0);
+  EXPECT_TRUE(Local().WorkerMemory(w, 0, false).empty());
+  const std::vector<MemoryPart> a = Allreduce().WorkerMemory(w, 0, false);
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].bytes, 2 * 1000 * 8 * 4);
-  const std::vector<MemoryPart> c = Cache().WorkerMemory(w, 100);
+  const std::vector<MemoryPart> c = Cache().WorkerMemory(w, 100, false);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].what, "row cache of 'W'");
-  EXPECT_EQ(c[0].bytes, 100 * CacheRowBytes(8) + 11 * 1000);
+  // Per cell its base and bookkeeping; per row of the table, the slot map.
+  EXPECT_EQ(c[0].bytes, 100 * (8 * 4 + 40) + 4 * 1000);
+  // Held in part, the cells hold the rows' values too.
+  const std::vector<MemoryPart> p = Cache().WorkerMemory(w, 100, true);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].what, "row cache of 'W', which holds its rows");
+  EXPECT_EQ(p[0].bytes, 100 * (2 * 8 * 4 + 40) + 4 * 1000);
 }
 
 }  // namespace

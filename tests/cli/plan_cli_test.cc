@@ -133,7 +133,7 @@ TEST(ExplainCli, MemoryFollowsTheRunsFlagsAndItsDefaultCluster) {
   ASSERT_EQ(r.code, 0) << r.out;
   // The cluster `rigel run --workers 4` starts: 4 workers, 2 servers.
   EXPECT_NE(r.out.find("on 4 workers and 2 servers"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("row cache of 'emb': 1.63 MB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("row cache of 'emb': 1.72 MB"), std::string::npos) << r.out;
   r = RunRigel(base + " --json");  // every part, the small ones too
   EXPECT_NE(r.out.find("data set 'corpus' (its part)"), std::string::npos) << r.out;
   r = RunRigel("explain examples/word2vec.rgl --memory --workers 1");
@@ -141,8 +141,10 @@ TEST(ExplainCli, MemoryFollowsTheRunsFlagsAndItsDefaultCluster) {
 
   r = RunRigel(base + " --cache-mb 1");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.out.find("row cache of 'emb': 1.63 MB"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("row cache of 'emb': "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("row cache of 'emb': 1.72 MB"), std::string::npos) << r.out;
+  // A cache smaller than its table holds the table in part: no whole copy.
+  EXPECT_NE(r.out.find("row cache of 'emb', which holds its rows: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("parameter 'emb', a copy on every worker"), std::string::npos) << r.out;
   r = RunRigel(base + " --json --data-parts off");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("(its part)"), std::string::npos) << r.out;

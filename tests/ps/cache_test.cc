@@ -37,20 +37,34 @@ cluster::ClusterSetup CacheSetup(int servers, int workers, int64_t rows) {
   return s;
 }
 
-// A worker: its local copy of "w", its cache, its exchange.
+// Whether the tests' caches hold "w" in part (their own cells, reached
+// through the slot map) or in a whole local copy; RowCacheTest sets it.
+bool g_in_part = false;
+
+// A worker: its local copy of "w" (none in part), its cache, its exchange.
 struct Worker {
   Worker(PsCluster& c, const cluster::ClusterSetup& s, int rank, int64_t capacity, uint32_t bound)
       : map(s.MakeShardMap().value()),
-        values(static_cast<size_t>(s.params[0].rows * 4), 0.0f),
-        cache(0, map, values.data(), capacity, bound),
+        values(g_in_part ? 0 : static_cast<size_t>(s.params[0].rows * 4), 0.0f),
+        cache(0, map, g_in_part ? nullptr : values.data(), capacity, bound),
         exchange(c.worker(rank), s.servers, {}) {}
 
-  // What the kernel does for a write of `delta` to every column of `row`.
-  void Write(int64_t row, float delta) {
-    for (int c = 0; c < 4; ++c) values[row * 4 + c] += delta;
-    if (++cache.updates()[row] == cache.push_bound()) cache.due()->push_back(row);
+  // Where the kernel finds `row` (held, in part).
+  float* Row(int64_t row) {
+    const int64_t at = cache.in_part() ? cache.cells()[row] : row;
+    EXPECT_GE(at, 0) << "row " << row << " is not held";
+    return cache.data() + at * 4;
   }
-  float At(int64_t row) const { return values[row * 4]; }
+  // What the kernel does for a write of `delta` to every column of `row`
+  // (kernel::RowTracker with the cache's cells).
+  void Write(int64_t row, float delta) {
+    float* v = Row(row);
+    for (int c = 0; c < 4; ++c) v[c] += delta;
+    const int32_t cell = cache.cells()[row];
+    if (cell < 0) return;
+    if (++cache.updates()[cell] == cache.push_bound()) cache.due()->push_back(row);
+  }
+  float At(int64_t row) { return Row(row)[0]; }
   Status Exchange(uint32_t staleness, std::vector<int64_t> next = {}, bool flush = false) {
     RowCache* c = &cache;
     std::vector<std::span<const int64_t>> rows = {next};
@@ -64,6 +78,18 @@ struct Worker {
   RowCache cache;
   RowExchange exchange;
 };
+
+// Every RowCache test runs with the values in a whole local copy and held
+// in part.
+class RowCacheTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { g_in_part = GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Values, RowCacheTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("InPart") : std::string("Whole");
+                         });
 
 TEST(RowVersions, HoldersLackOtherWorkersMergesAndAreDueOncePastTheBound) {
   RowVersions v(3);
@@ -94,7 +120,7 @@ TEST(RowVersions, HoldersLackOtherWorkersMergesAndAreDueOncePastTheBound) {
   EXPECT_TRUE(v.Held(2).empty());
 }
 
-TEST(RowCache, AReadLacksAtMostNMergesAndKeepsItsOwnWrites) {
+TEST_P(RowCacheTest, AReadLacksAtMostNMergesAndKeepsItsOwnWrites) {
   const cluster::ClusterSetup s = CacheSetup(2, 2, 50);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -129,7 +155,7 @@ TEST(RowCache, AReadLacksAtMostNMergesAndKeepsItsOwnWrites) {
   }
 }
 
-TEST(RowCache, EveryDeltaIsMergedExactlyAndTheAuditFindsTheBound) {
+TEST_P(RowCacheTest, EveryDeltaIsMergedExactlyAndTheAuditFindsTheBound) {
   const cluster::ClusterSetup s = CacheSetup(2, 3, 200);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -175,7 +201,7 @@ TEST(RowCache, EveryDeltaIsMergedExactlyAndTheAuditFindsTheBound) {
   }
 }
 
-TEST(RowCache, APartialCacheEvictsAndStaysExact) {
+TEST_P(RowCacheTest, APartialCacheEvictsAndStaysExact) {
   const cluster::ClusterSetup s = CacheSetup(2, 2, 64);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -213,7 +239,7 @@ TEST(RowCache, APartialCacheEvictsAndStaysExact) {
 // A cache that could hold every row but is told to fetch only the rows the
 // exchanges name (a large table most of whose rows nothing touches) holds
 // those rows and no others, evicts nothing, and its deltas still all merge.
-TEST(RowCache, FetchingTouchedRowsOnlyHoldsNoOtherRow) {
+TEST_P(RowCacheTest, FetchingTouchedRowsOnlyHoldsNoOtherRow) {
   const cluster::ClusterSetup s = CacheSetup(2, 1, 64);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -240,7 +266,49 @@ TEST(RowCache, FetchingTouchedRowsOnlyHoldsNoOtherRow) {
   EXPECT_EQ(check.At(40), 0.0f);
 }
 
-TEST(RowCache, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
+// Held in part, a cache's memory is its cells: the rows fetched, and a cell
+// for each excluded (hot) row, which keeps its values across a Reset and is
+// never fetched, pushed or evicted.
+TEST(RowCacheInPart, HoldsOnlyTheRowsItFetchedAndItsExcludedRows) {
+  const cluster::ClusterSetup s = CacheSetup(2, 1, 100000);
+  auto started = PsCluster::Start(s);
+  ASSERT_TRUE(started.ok()) << started.status().message();
+  PsCluster& c = **started;
+  g_in_part = true;
+  Worker a(c, s, 0, 4, 1);
+  ASSERT_TRUE(a.cache.in_part());
+  EXPECT_FALSE(a.cache.whole());
+  ASSERT_TRUE(a.Exchange(1, {5, 77777}).ok());
+  EXPECT_EQ(a.cache.held(), 2);
+  EXPECT_TRUE(a.cache.holds(77777));
+  EXPECT_EQ(a.cache.cells()[4], -1);
+  a.Write(77777, 3);
+  const std::vector<int64_t> hot = {5, 9};
+  a.cache.Exclude(hot);  // 5 held, 9 not: both get (keep) a cell
+  EXPECT_TRUE(a.cache.excluded(5));
+  EXPECT_TRUE(a.cache.excluded(9));
+  EXPECT_FALSE(a.cache.holds(5));
+  EXPECT_EQ(a.cache.held(), 3);
+  a.Row(9)[0] = 42;  // the hot rows' values are the caller's
+  a.Write(9, 1);     // counted nowhere that matters: never pushed
+  // More rows than the capacity: the cache evicts 77777 (pushing its delta)
+  // but never an excluded row.
+  ASSERT_TRUE(a.Exchange(1, {1, 2, 3}).ok());
+  ASSERT_TRUE(a.Exchange(1, {10, 11, 12}).ok());
+  EXPECT_FALSE(a.cache.holds(77777));
+  EXPECT_GT(a.cache.stats().evicted, 0u);
+  EXPECT_EQ(a.At(9), 43.0f);
+  a.cache.Reset();
+  EXPECT_EQ(a.cache.held(), 2);  // the excluded rows' cells
+  EXPECT_EQ(a.At(9), 43.0f);
+  ASSERT_TRUE(a.Exchange(1, {9, 77777}, /*flush=*/true).ok());
+  EXPECT_TRUE(a.cache.holds(77777));
+  EXPECT_EQ(a.At(77777), 3.0f);  // the evicted row's delta was merged
+  EXPECT_FALSE(a.cache.holds(9));
+  EXPECT_EQ(a.At(9), 43.0f);  // not fetched over
+}
+
+TEST_P(RowCacheTest, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
   const cluster::ClusterSetup s = CacheSetup(1, 1, 10);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -257,7 +325,7 @@ TEST(RowCache, ANonFiniteDeltaIsRefusedAndNothingOfItsMessageApplied) {
   EXPECT_EQ(check.At(2), 0.0f);  // row 2's delta travelled in the same message
 }
 
-TEST(RowCache, ReplicatedMergesReachTheServersAndNoHolderLacksThem) {
+TEST_P(RowCacheTest, ReplicatedMergesReachTheServersAndNoHolderLacksThem) {
   const cluster::ClusterSetup s = CacheSetup(2, 2, 10);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -288,7 +356,7 @@ TEST(RowCache, ReplicatedMergesReachTheServersAndNoHolderLacksThem) {
 // Scaled merges (SetScaledRows): a scaled row's delta pushed while its copy
 // lacked L merges by other workers is added times 1 / (1 + L) and comes
 // back to the pusher; other rows' deltas are added whole.
-TEST(RowCache, AScaledRowsDeltaCountsOneOverOnePlusTheMergesItLacked) {
+TEST_P(RowCacheTest, AScaledRowsDeltaCountsOneOverOnePlusTheMergesItLacked) {
   const cluster::ClusterSetup s = CacheSetup(2, 3, 10);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -318,7 +386,7 @@ TEST(RowCache, AScaledRowsDeltaCountsOneOverOnePlusTheMergesItLacked) {
 
 // A push age pushes a row whose count is short of the push bound once its
 // first unpushed update is that many exchanges old.
-TEST(RowCache, APushAgeMergesARowShortOfItsBound) {
+TEST_P(RowCacheTest, APushAgeMergesARowShortOfItsBound) {
   const cluster::ClusterSetup s = CacheSetup(1, 2, 10);
   auto started = PsCluster::Start(s);
   ASSERT_TRUE(started.ok()) << started.status().message();
@@ -335,15 +403,15 @@ TEST(RowCache, APushAgeMergesARowShortOfItsBound) {
   };
   step(0);
   // The kernel's tracker lists a row whose count leaves 0.
-  a.values[2 * 4] += 1.0f;
-  if (++a.cache.updates()[2] == 1) a.cache.started()->push_back(2);
+  a.Row(2)[0] += 1.0f;
+  if (++a.cache.updates()[a.cache.cells()[2]] == 1) a.cache.started()->push_back(2);
   step(1);  // started at exchange 1
   EXPECT_EQ(a.cache.stats().pushed, 0u);
   step(2);
   EXPECT_EQ(a.cache.stats().pushed, 0u);
   step(3);  // 1 + 2 <= 3: pushed, one update short of 100
   EXPECT_EQ(a.cache.stats().pushed, 1u);
-  EXPECT_EQ(a.cache.updates()[2], 0u);
+  EXPECT_EQ(a.cache.updates()[a.cache.cells()[2]], 0u);
   step(9);  // nothing left to push
   EXPECT_EQ(a.cache.stats().pushed, 1u);
 }

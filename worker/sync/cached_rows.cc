@@ -33,6 +33,9 @@ class CachedRows : public SyncStrategy {
       ParamState& st = (*env_.state)[p];
       kernel::ParamBinding& b = (*env_.bindings)[p];
       if (!st.cache) {
+        // Held in part (the worker has no whole copy: b.data is null), the
+        // cache keeps the values itself and the kernel finds them through
+        // its slot map.
         st.cache =
             std::make_unique<ps::RowCache>(p, *env_.map, b.data, rr.capacity[p], rr.push_bound);
         if (static_cast<size_t>(p) < rr.touched_only.size() && rr.touched_only[p]) {
@@ -40,9 +43,16 @@ class CachedRows : public SyncStrategy {
         }
       } else if (st.cache_generation != st.generation) {
         st.cache->Reset();  // another loop wrote the parameter: the rows changed
+      } else if (ReadOnly(p) && !st.cache_exact) {
+        // A loop that only reads the table (a test loop over a table cached
+        // in part, analysis/sync/resolve.h) reads exact values, not the
+        // writing loop's copies, which may lack the other workers' last
+        // merges: its rows are fetched afresh as its steps touch them.
+        st.cache->Reset();
       } else {
         st.cache->RestoreLocal();
       }
+      Bind(p);  // the hot rows load into the binding
       st.cache->set_push_bound(rr.push_bound);
       st.cache->SetScaledRows(rr.scaled[p]);
       st.hot.set_averaged(!rr.scaled[p].empty());
@@ -50,15 +60,18 @@ class CachedRows : public SyncStrategy {
       // Hot rows are decided after the first run (DecideHotRows); until then
       // every row goes through the cache.
       decide_ = decide_ || (!st.hot.chosen() && !rr.hot[p].empty() && env_.dense);
-      RIGEL_RETURN_IF_ERROR(st.hot.Load(*env_.io, p, env_.metrics));
+      RIGEL_RETURN_IF_ERROR(st.hot.Load(*env_.io, p, b, env_.metrics));
       st.cache->set_push_age(rr.push_age);
-      st.tracker = kernel::RowTracker{st.cache->updates(), st.cache->push_bound(), st.cache->due(),
-                                      rr.push_age > 0 ? st.cache->started() : nullptr};
+      st.tracker =
+          kernel::RowTracker{st.cache->updates(), st.cache->push_bound(), st.cache->due(),
+                             rr.push_age > 0 ? st.cache->started() : nullptr, st.cache->cells()};
       b.tracker = &st.tracker;
+      Bind(p);
       caches_.push_back(st.cache.get());
       before_.push_back(st.cache->stats());
       hot_bytes_.push_back(0.0);
-      hot_ = hot_ || !st.hot.rows().empty();
+      // Hot rows read but not written need no merges.
+      hot_ = hot_ || (!st.hot.rows().empty() && !ReadOnly(p));
     }
     return Status::Ok();
   }
@@ -71,6 +84,7 @@ class CachedRows : public SyncStrategy {
     }
     Status st = env_.exchange->Receive();
     if (st.ok() && !step.last()) st = Send(step.next_rows, step.index + 1);
+    BindAll();
     env_.metrics->comm_s += SecondsSince(t);
     return Diverged(st);
   }
@@ -80,6 +94,7 @@ class CachedRows : public SyncStrategy {
     auto t = Clock::now();
     Status st = env_.exchange->Receive();
     if (st.ok()) st = Send(nullptr, step.index);
+    BindAll();
     env_.metrics->comm_s += SecondsSince(t);
     return Diverged(st);
   }
@@ -98,12 +113,14 @@ class CachedRows : public SyncStrategy {
     if (env_.exchange->in_flight()) st = env_.exchange->Receive();
     if (st.ok()) st = Send(nullptr, -1, /*flush=*/true);
     if (st.ok()) st = env_.exchange->Receive();
+    BindAll();
     for (int p : params_) {
       ParamState& s = (*env_.state)[p];
       if (st.ok() && env_.rank == 0) {
         st = s.hot.Commit(*env_.exchange, *env_.map, p, (*env_.bindings)[p], env_.metrics);
       }
       s.cache_generation = s.generation;
+      s.cache_exact = ReadOnly(p);
       (*env_.bindings)[p].tracker = nullptr;
     }
     if (st.ok() && decide_) st = DecideHotRows(step_count_);
@@ -113,6 +130,29 @@ class CachedRows : public SyncStrategy {
   }
 
  private:
+  // The run reads p and does not write it.
+  bool ReadOnly(int p) const {
+    const analysis::PlanParam& pp = env_.rows->params[static_cast<size_t>(p)].param;
+    return !pp.written && !pp.relaxed;
+  }
+
+  // Points the run's binding of p at the cache's values (held in part, its
+  // cells through its slot map) and its tracker at the cache's counts: both
+  // are per cell, and move when the cache makes new cells.
+  void Bind(int p) {
+    ParamState& st = (*env_.state)[p];
+    ps::RowCache& c = *st.cache;
+    st.tracker.updates = c.updates();
+    st.tracker.cells = c.cells();
+    if (!c.in_part()) return;
+    kernel::ParamBinding& b = (*env_.bindings)[p];
+    b.data = c.data();
+    b.slots = c.cells();
+  }
+  void BindAll() {
+    for (int p : params_) Bind(p);
+  }
+
   // One exchange: rows[p] (when given, and the cache is partial) are the rows
   // the step will touch.
   Status Send(const std::vector<std::vector<int64_t>>* rows, int64_t step, bool flush = false) {
@@ -208,6 +248,10 @@ class CachedRows : public SyncStrategy {
       // Summed over workers; the log gives drift.<name> = sqrt(drift_sq / norm_sq).
       m.values.emplace_back("relaxed.count.drift_sq." + name, now.drift_sq - was.drift_sq);
       m.values.emplace_back("relaxed.count.norm_sq." + name, now.norm_sq - was.norm_sq);
+      // How much of the table this worker holds (the most over workers and
+      // runs): its cells, rows held at once at the most.
+      m.values.emplace_back("relaxed.max.held_rows." + name,
+                            static_cast<double>(caches_[i]->cells_made()));
       m.values.emplace_back("relaxed.scaled_rows." + name,
                             static_cast<double>(rr.scaled[params_[i]].size()));
       m.values.emplace_back("relaxed.hot_rows." + name,

@@ -6,9 +6,9 @@
 
 namespace rigel::worker::sync {
 
-Status HotRows::Load(RowIo& io, int p, SyncMetrics* m) {
+Status HotRows::Load(RowIo& io, int p, const kernel::ParamBinding& b, SyncMetrics* m) {
   if (rows_.empty()) return Status::Ok();
-  RIGEL_RETURN_IF_ERROR(io.Pull(p, rows_, true, &start_, m, "hot"));
+  RIGEL_RETURN_IF_ERROR(io.PullInto(p, b, rows_, &start_, m, "hot"));
   base_ = start_;
   return Status::Ok();
 }
@@ -18,7 +18,7 @@ Replica HotRows::Gather(const kernel::ParamBinding& b) {
   const size_t values = rows_.size() * width;
   local_.resize(values + (averaged_ ? rows_.size() : 0));
   for (size_t k = 0; k < rows_.size(); ++k) {
-    std::memcpy(local_.data() + k * width, b.data + rows_[k] * b.width, sizeof(float) * width);
+    std::memcpy(local_.data() + k * width, b.Row(rows_[k]), sizeof(float) * width);
   }
   if (!averaged_) return Replica{local_.data(), base_.data(), local_.size()};
   // A row this worker wrote since the last merge counts it as a writer.
@@ -56,7 +56,7 @@ Status HotRows::Scatter(const kernel::ParamBinding& b, const std::string& name) 
                                   std::to_string(v[c]) + " at column " + std::to_string(c) + ")");
       }
     }
-    std::memcpy(b.data + rows_[k] * b.width, v, sizeof(float) * width);
+    std::memcpy(b.Row(rows_[k]), v, sizeof(float) * width);
   }
   return Status::Ok();
 }

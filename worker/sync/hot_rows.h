@@ -45,10 +45,12 @@ class HotRows {
   }
   void set_averaged(bool on) { averaged_ = on; }
 
-  // Pulls the rows into the local copy of p and makes that the base.
-  Status Load(RowIo& io, int p, SyncMetrics* m);
+  // Pulls the rows into b, the run's binding of p (whose slot map, when it
+  // has one, holds them: ps::RowCache::Exclude gives them cells), and makes
+  // that the base.
+  Status Load(RowIo& io, int p, const kernel::ParamBinding& b, SyncMetrics* m);
   // A merge, which every worker makes at the same steps: Gather gives the
-  // replica of the rows (gathered from the local copy b) for DenseSync::Sync
+  // replica of the rows (gathered from the run's binding b) for DenseSync::Sync
   // to sum the deltas since the last merge; Scatter puts the result back,
   // after checking it is finite (FailedPrecondition naming `name` and the
   // row, else).

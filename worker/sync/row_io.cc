@@ -34,6 +34,20 @@ Status RowIo::Pull(int p, const std::vector<int64_t>& keys, bool synchronous,
               pulled, m, strategy);
 }
 
+Status RowIo::PullInto(int p, const kernel::ParamBinding& b, const std::vector<int64_t>& keys,
+                       std::vector<float>* pulled, SyncMetrics* m, const char* strategy) {
+  auto t = Clock::now();
+  StatusOr<std::vector<float>> rows = client_->PullSynchronous(p, keys).get();
+  m->comm_s += SecondsSince(t);
+  if (!rows.ok()) return rows.status();
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::memcpy(b.Row(keys[k]), rows->data() + k * b.width, b.width * sizeof(float));
+  }
+  m->bytes[strategy] += static_cast<double>(rows->size() * sizeof(float));
+  *pulled = std::move(rows).value();
+  return Status::Ok();
+}
+
 Status RowIo::Take(int p, const std::vector<int64_t>& keys,
                    std::future<StatusOr<std::vector<float>>> pull, std::vector<float>* pulled,
                    SyncMetrics* m, const char* strategy, const std::vector<int64_t>* keep_local) {

@@ -49,6 +49,10 @@ class RowIo {
   // to *pulled when not null. Bytes are counted under `strategy`.
   Status Pull(int p, const std::vector<int64_t>& keys, bool synchronous, std::vector<float>* pulled,
               SyncMetrics* m, const char* strategy);
+  // Pulls `keys` of p (synchronous) into `b`, a run's binding of p whose
+  // slot map (if any) holds every key; the rows also go to *pulled.
+  Status PullInto(int p, const kernel::ParamBinding& b, const std::vector<int64_t>& keys,
+                  std::vector<float>* pulled, SyncMetrics* m, const char* strategy);
   // Waits for `pull` (of `keys` of p) and stores it as Pull does; rows listed
   // in `keep_local` (sorted) keep their local values instead.
   Status Take(int p, const std::vector<int64_t>& keys,

@@ -68,6 +68,10 @@ struct ParamState {
   std::unique_ptr<ps::RowCache> cache;
   kernel::RowTracker tracker;
   uint64_t cache_generation = 0;
+  // The cache's rows were the servers' values when its last run ended (a
+  // run that only read them, with the servers quiet): a reading run needs
+  // no refetch while the generation stays.
+  bool cache_exact = false;
   HotRows hot;
   // By loop: this worker's copy's magnitudes over the loop's runs, for the
   // divergence check (exec/divergence.h, Runner::CheckDiverged).
