@@ -279,7 +279,8 @@ void ExplainSuggestion(std::ostream& o, const Program& prog, const LoopPlan& lp)
   }
 }
 
-void ExplainParams(std::ostream& o, const LoopPlan& lp, const std::vector<PlanParam>& resolved) {
+void ExplainParams(std::ostream& o, const LoopPlan& lp, const std::vector<PlanParam>& resolved,
+                   const sync::Resolved& job) {
   const std::vector<std::string>& dims = lp.accesses.space.dims;
   o << "  parameters:\n";
   size_t width = 0;
@@ -298,6 +299,10 @@ void ExplainParams(std::ostream& o, const LoopPlan& lp, const std::vector<PlanPa
         o << "; runs as " << u->name() << ": " << u->description();
       }
     }
+    if (!p.is_accum && job.held_in_part(p.index)) {
+      o << "; held in part: each worker's row cache holds at most "
+        << job.cache_rows[static_cast<size_t>(p.index)] << " rows, never the whole table";
+    }
     o << "\n";
   }
 }
@@ -305,11 +310,14 @@ void ExplainParams(std::ostream& o, const LoopPlan& lp, const std::vector<PlanPa
 }  // namespace
 
 std::string Explain(const Program& prog, const Plan& plan) {
-  std::ostringstream o;
   // Without shapes: whether a parameter is cached, not how many rows.
   sync::JobSync job;
   job.staleness = plan.settings.staleness;
-  const sync::Resolved resolved = sync::Resolve(prog, plan, {}, job);
+  return Explain(prog, plan, sync::Resolve(prog, plan, {}, job));
+}
+
+std::string Explain(const Program& prog, const Plan& plan, const sync::Resolved& resolved) {
+  std::ostringstream o;
   for (size_t l = 0; l < plan.loops.size(); ++l) {
     const LoopPlan& lp = plan.loops[l];
     o << "loop " << lp.id << " at " << prog.path << ":" << lp.loc.line << "\n";
@@ -320,7 +328,7 @@ std::string Explain(const Program& prog, const Plan& plan) {
     ExplainSchedule(o, lp, resolved.loops[l], plan.workers);
     ExplainSuggestion(o, prog, lp);
     for (const std::string& w : RelaxWarnings(prog, lp)) o << "  warning: " << w << "\n";
-    ExplainParams(o, lp, resolved.loops[l]);
+    ExplainParams(o, lp, resolved.loops[l], resolved);
     o << "\n";
   }
   return o.str();

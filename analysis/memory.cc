@@ -25,12 +25,7 @@ struct ParamUses {
 
 ParamUses Uses(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
   ParamUses uses;
-  std::vector<ParamShape> shapes;
-  for (const MemoryInputs::Param& p : in.params) shapes.push_back({p.name, p.rows, p.width});
-  sync::JobSync job;
-  job.staleness = in.staleness;
-  job.cache_bytes = in.cache_bytes;
-  uses.resolved = sync::Resolve(prog, plan, shapes, job);
+  uses.resolved = sync::Resolve(prog, plan, in);
   uses.units.resize(prog.params.size());
   for (const std::vector<PlanParam>& loop : uses.resolved.loops) {
     for (const PlanParam& p : loop) {

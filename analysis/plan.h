@@ -168,9 +168,18 @@ StatusOr<Plan> ValidatePlan(const ir::Program& prog, Plan plan, const std::strin
 // Dependence::carries), for `rigel explain` and distributed runs to warn.
 std::vector<std::string> RelaxWarnings(const ir::Program& prog, const LoopPlan& lp);
 
+namespace sync {
+struct Resolved;
+}  // namespace sync
+
 // Plain-words report of every loop: accesses, dependences, schedule with the
-// rejected ones and why, strategies, and suggestions.
+// rejected ones and why, strategies, and suggestions. The units that run
+// each parameter are the plan's resolved without shapes (whether a
+// parameter is cached, not how much of it); with `resolved`, as a job with
+// its parameters' shapes resolves them (analysis/sync/resolve.h: a table
+// held in part is read through its row cache).
 std::string Explain(const ir::Program& prog, const Plan& plan);
+std::string Explain(const ir::Program& prog, const Plan& plan, const sync::Resolved& resolved);
 
 // "xxh64:<16 hex digits>" of a program's source text.
 std::string ProgramHash(const ir::Program& prog);

@@ -9,6 +9,7 @@
 
 #include "analysis/memory.h"
 #include "analysis/plan.h"
+#include "analysis/sync/resolve.h"
 #include "cli/commands.h"
 #include "cli/compile_program.h"
 #include "cli/constants_file.h"
@@ -156,19 +157,21 @@ exec::ProbeOptions ProbeOptionsFor(const PlanArgs& args, const analysis::Plan& p
 
 // Loads the data (no parameter values) and estimates what each process of a
 // job on --workers workers and --servers servers holds at its peak.
+// The memory estimate of the job `args` describe, and how that job
+// resolves the plan (which tables its workers hold in part), for the report.
 StatusOr<analysis::MemoryEstimate> EstimateMemory(const ir::Program& prog,
-                                                  const analysis::Plan& plan,
-                                                  const PlanArgs& args) {
+                                                  const analysis::Plan& plan, const PlanArgs& args,
+                                                  analysis::sync::Resolved* resolved) {
   exec::ExecutorOptions eo;
   eo.seed = args.seed;
   eo.allocate_params = false;
   std::ostringstream quiet;  // the data's warnings: the run says them
   eo.warnings = &quiet;
   RIGEL_ASSIGN_OR_RETURN(auto ex, exec::SerialExecutor::Create(prog, eo));
-  return analysis::EstimateMemory(
-      prog, plan,
-      exec::JobMemoryInputs(prog, plan, plan.workers, args.ServersFor(plan), args.job,
-                            /*save_params=*/false, *ex));
+  const analysis::MemoryInputs in = exec::JobMemoryInputs(
+      prog, plan, plan.workers, args.ServersFor(plan), args.job, /*save_params=*/false, *ex);
+  *resolved = analysis::sync::Resolve(prog, plan, in);
+  return analysis::EstimateMemory(prog, plan, in);
 }
 
 }  // namespace
@@ -199,7 +202,8 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
     if (!plan) return;
     NoteUnreadFlags(*args, args->cost && !args->memory, args->memory, "explain");
     if (args->memory) {
-      auto memory = EstimateMemory(*prog, *plan, *args);
+      analysis::sync::Resolved resolved;
+      auto memory = EstimateMemory(*prog, *plan, *args, &resolved);
       if (!memory.ok()) {
         PrintError(memory.status());
         *exit_code = 1;
@@ -208,9 +212,9 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
       if (args->json) {
         std::cout << analysis::MemoryJson(*memory) << "\n";
       } else {
-        std::cout << analysis::Explain(*prog, *plan) << "\nexpected peak memory per process on "
-                  << plan->workers << " workers and " << args->ServersFor(*plan)
-                  << " servers (docs/planner.md, \"Memory\"):\n"
+        std::cout << analysis::Explain(*prog, *plan, resolved)
+                  << "\nexpected peak memory per process on " << plan->workers << " workers and "
+                  << args->ServersFor(*plan) << " servers (docs/planner.md, \"Memory\"):\n"
                   << analysis::MemoryText(*memory, 6);
       }
       // What the run would refuse, said as it would say it (exit 1).

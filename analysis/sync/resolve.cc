@@ -118,4 +118,13 @@ Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<Pa
   return out;
 }
 
+Resolved Resolve(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
+  std::vector<ParamShape> shapes;
+  for (const MemoryInputs::Param& p : in.params) shapes.push_back({p.name, p.rows, p.width});
+  JobSync job;
+  job.staleness = in.staleness;
+  job.cache_bytes = in.cache_bytes;
+  return Resolve(prog, plan, shapes, job);
+}
+
 }  // namespace rigel::analysis::sync

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "analysis/cost.h"
+#include "analysis/memory.h"
 #include "analysis/plan.h"
 #include "analysis/step_plan.h"
 #include "ir/ir.h"
@@ -90,6 +91,10 @@ struct Resolved {
 // index; a missing shape counts as 0 rows).
 Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<ParamShape>& shapes,
                  const JobSync& job);
+// The same for a job whose memory inputs are `in` (its parameters' shapes,
+// --cache-mb and --staleness): what the memory model counts and
+// `rigel explain --memory` words.
+Resolved Resolve(const ir::Program& prog, const Plan& plan, const MemoryInputs& in);
 
 }  // namespace rigel::analysis::sync
 

@@ -145,6 +145,9 @@ TEST(ExplainCli, MemoryFollowsTheRunsFlagsAndItsDefaultCluster) {
   // A cache smaller than its table holds the table in part: no whole copy.
   EXPECT_NE(r.out.find("row cache of 'emb', which holds its rows: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("parameter 'emb', a copy on every worker"), std::string::npos) << r.out;
+  // The report says so beside the strategy.
+  EXPECT_NE(r.out.find("held in part: each worker's row cache holds at most "), std::string::npos)
+      << r.out;
   r = RunRigel(base + " --json --data-parts off");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("(its part)"), std::string::npos) << r.out;

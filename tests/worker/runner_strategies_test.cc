@@ -379,7 +379,9 @@ for ep in 0..2 {
       ASSERT_TRUE(totals[1].count(m)) << m;
       EXPECT_EQ(totals[1].at(m), totals[0].at(m)) << m;
     }
-    if (batch > 0) EXPECT_GT(totals[1].at("relaxed.hot_candidates.ctx"), 0);
+    if (batch > 0) {
+      EXPECT_GT(totals[1].at("relaxed.hot_candidates.ctx"), 0);
+    }
   }
 }
 
