@@ -73,12 +73,11 @@ RowCache::RowCache(int param, const cluster::ShardMap& map, float* values, int64
       capacity_(std::max<int64_t>(capacity, 1)),
       whole_(capacity_ >= rows_),
       push_bound_(std::max<uint32_t>(push_bound, 1)) {
+  // The cells are not reserved up to the capacity: they grow as rows come
+  // (and move, which the worker's binding follows: data()). Reserved,
+  // FM 2^22 x 16 on 2 workers peaked at 335 MB a worker instead of 289 MB
+  // although its caches held the same 164k rows.
   slot_.assign(static_cast<size_t>(rows_), -1);
-  if (values_ == nullptr) {
-    // Reserved, not touched: the pages come as cells are used, and the
-    // cells do not move until the capacity is exceeded.
-    cells_.reserve(static_cast<size_t>(std::min(capacity_, rows_) * width_));
-  }
 }
 
 int32_t RowCache::NewSlot(int64_t row, CellState state) {

@@ -112,8 +112,8 @@ class RowCache {
   bool in_part() const { return values_ == nullptr; }
   // Where the kernel finds the parameter: the caller's array, or (in part)
   // the cells, row r in cell cells()[r] (kernel::ParamBinding::slots). The
-  // cells may move when the cache holds more rows than its capacity (a
-  // mini-batch larger than it): take data() again after every exchange.
+  // cells move as the cache makes new ones: take data() again after every
+  // exchange.
   float* data() { return values_ != nullptr ? values_ : cells_.data(); }
   // The slot map: per row, its cell or -1 (kernel::RowTracker::cells).
   const int32_t* cells() const { return slot_.data(); }
