@@ -382,6 +382,7 @@ class Walker {
         case Op::kForFeatures:
           vals_[in.dst] = Opaque(Subscript::kIndirect, NameOr(in.dst, "f"),
                                  "a feature index from row.features, a data value");
+          vals_[in.dst].features_of = in.index;
           Walk(in.body, cond, true);
           break;
         case Op::kForWindow:

@@ -40,6 +40,11 @@ struct Subscript {
   std::vector<std::pair<int, int64_t>> sym;  // kAffine: (driver DExpr id, coefficient), sorted
   std::string text;  // how the subscript reads ("i + 1", "f", "o"), for messages
   std::string why;   // kIndirect / kNonAffine: what its value depends on
+  // kIndirect: a feature index of data set `features_of` (a program data
+  // set index) as row.features gives it, unchanged; -1 otherwise. Its values
+  // are at most that data set's feature entries (analysis/memory.cc bounds
+  // the rows a table indexed so can touch by them).
+  int features_of = -1;
 
   // Affine with every coefficient zero and no driver values: a number.
   bool IsConstant() const;

@@ -1,6 +1,7 @@
 #include "analysis/memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,46 @@ ParamUses Uses(const ir::Program& prog, const Plan& plan, const MemoryInputs& in
     }
   }
   return uses;
+}
+
+// The rows a table can touch when every access of it, in every loop, is by
+// a feature index of a data set (row.features, analysis/access.h
+// Subscript::features_of): at most those data sets' feature entries, all of
+// them (`all`, what the servers create) or the share a worker holds
+// (`worker`, what its cache fetches). -1 when some access is not so bounded.
+struct TouchBound {
+  int64_t all = -1;
+  int64_t worker = -1;
+};
+
+std::vector<TouchBound> TouchBounds(const Plan& plan, const MemoryInputs& in, size_t params) {
+  std::vector<std::vector<int>> sets(params);
+  std::vector<bool> bounded(params, true), seen(params, false);
+  for (const LoopPlan& lp : plan.loops) {
+    for (const ParamAccess& a : lp.accesses.accesses) {
+      if (a.param < 0 || static_cast<size_t>(a.param) >= params) continue;
+      const size_t p = static_cast<size_t>(a.param);
+      seen[p] = true;
+      const int d = a.subs.empty() ? -1 : a.subs[0].features_of;
+      if (d < 0 || static_cast<size_t>(d) >= in.data.size()) {
+        bounded[p] = false;
+      } else if (std::find(sets[p].begin(), sets[p].end(), d) == sets[p].end()) {
+        sets[p].push_back(d);
+      }
+    }
+  }
+  std::vector<TouchBound> out(params);
+  for (size_t p = 0; p < params; ++p) {
+    if (!seen[p] || !bounded[p]) continue;
+    double all = 0, worker = 0;
+    for (int d : sets[p]) {
+      const MemoryInputs::Data& data = in.data[static_cast<size_t>(d)];
+      all += static_cast<double>(data.features);
+      worker += static_cast<double>(data.features) * std::min(1.0, data.worker_share);
+    }
+    out[p] = {static_cast<int64_t>(all), static_cast<int64_t>(std::ceil(worker))};
+  }
+  return out;
 }
 
 void Add(ProcessMemory* p, std::string what, int64_t bytes) {
@@ -118,22 +159,30 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
   AddData(in, true, &scheduler);
 
   int64_t all_params = 0;
+  const std::vector<TouchBound> touch = TouchBounds(plan, in, in.params.size());
   for (size_t p = 0; p < in.params.size(); ++p) {
     const MemoryInputs::Param& pr = in.params[p];
     const int64_t bytes = ParamBytes(pr);
     all_params += bytes;
     const bool in_part = uses.resolved.held_in_part(static_cast<int>(p));
     if (!in_part) Add(&worker, "parameter '" + pr.name + "', a copy on every worker", bytes);
+    // A partial cache fetches only the rows its worker's elements touch.
+    int64_t cache_rows = p < uses.resolved.cache_rows.size() ? uses.resolved.cache_rows[p] : 0;
+    if (uses.resolved.partial(static_cast<int>(p)) && touch[p].worker >= 0) {
+      cache_rows = std::min(cache_rows, touch[p].worker);
+    }
     if (p < uses.units.size()) {
       for (const sync::Unit* u : uses.units[p]) {
-        for (MemoryPart& part : u->WorkerMemory(pr, uses.resolved.cache_rows[p], in_part)) {
+        for (MemoryPart& part : u->WorkerMemory(pr, cache_rows, in_part)) {
           Add(&worker, std::move(part.what), part.bytes);
         }
       }
     }
+    // The servers create a row when it is first touched.
     const int64_t servers = std::max(1, in.servers);
+    const int64_t created = touch[p].all >= 0 ? std::min(pr.rows, touch[p].all) : pr.rows;
     Add(&server, "shard of parameter '" + pr.name + "'",
-        (pr.rows + servers - 1) / servers * pr.width * 4 + (pr.rows + 63) / 64 * 16);
+        (created + servers - 1) / servers * pr.width * 4 + (pr.rows + 63) / 64 * 16);
   }
   // Each loop's steps keep the element ids of every worker's blocks, and
   // the worker its own again as steps.

@@ -80,6 +80,15 @@ struct Resolved {
     return param >= 0 && static_cast<size_t>(param) < cache_rows.size() &&
            cache_rows[static_cast<size_t>(param)] > 0;
   }
+  // Some loop caches it partially (fetching only the rows its steps touch).
+  bool partial(int param) const {
+    for (const std::vector<PlanParam>& loop : loops) {
+      for (const PlanParam& p : loop) {
+        if (p.index == param && p.partial) return true;
+      }
+    }
+    return false;
+  }
   bool held_in_part(int param) const {
     return param >= 0 && static_cast<size_t>(param) < in_part.size() &&
            in_part[static_cast<size_t>(param)] != 0;

@@ -66,6 +66,37 @@ TEST(Memory, ATableCachedInPartHasNoCopyOnAWorker) {
             13'888 * (2 * 32 + 40) + 4 * 100'000);
 }
 
+// A hashed table indexed only by feature ids (row.features) touches at most
+// as many rows as the data have feature entries: the servers create no
+// more, and a partial cache fetches no more than its worker's share has.
+TEST(Memory, ATableIndexedByFeaturesTouchesAtMostTheirEntries) {
+  const ir::Program prog = Compile(R"(data s = libsvm("s.svm")
+param w: f32[s.dim, 4] = zeros()
+for ep in 0..2 {
+  parallel for (n, row) in s relax w {
+    for (f, x) in row.features { w[f] += x * w[f] }
+  }
+}
+)");
+  auto plan = MakePlan(prog, {.workers = 4});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->loops[0].accesses.accesses[0].subs[0].features_of, 0);
+  MemoryInputs in;
+  in.workers = 4;
+  in.servers = 2;
+  in.data.push_back({"s", 1'000'000, 3'000'000, 10'000, 200'000, false});
+  in.data[0].worker_share = 0.25;
+  in.params.push_back({"w", 10'000'000, 4});  // a hashed table far larger than its data
+  const MemoryEstimate m = EstimateMemory(prog, *plan, in);
+  // 200,000 entries: 100,000 rows a server at most, of 5,000,000.
+  EXPECT_EQ(Part(Role(m, "server"), "shard of parameter 'w'"),
+            100'000 * 16 + (10'000'000 + 63) / 64 * 16);
+  // Held in part (160 MB whole, above what a cache fetches whole): a
+  // worker's cache holds at most its quarter's 50,000 entries' rows.
+  EXPECT_EQ(Part(Role(m, "worker"), "row cache of 'w', which holds its rows"),
+            50'000 * (2 * 16 + 40) + 4 * 10'000'000);
+}
+
 TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
   const ir::Program prog = Compile(kProgram);
   auto plan = MakePlan(prog, {.workers = 4});
