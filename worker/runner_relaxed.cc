@@ -20,13 +20,14 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   // Hot rows are chosen for the tables the loop writes, not those it only
   // reads through their caches.
   std::vector<bool> scalable(np, false), written(np, false);
-  bool any = false;
+  bool any = false, only_reads = true;
   for (const analysis::PlanParam& pp : in.loop_params) {
     const size_t p = static_cast<size_t>(pp.index);
     written[p] = pp.cached && pp.written;
     out->touched_only[p] = pp.partial;
     scalable[p] = pp.scaled;
     any |= pp.cached;
+    only_reads = only_reads && (!pp.cached || (!pp.written && !pp.relaxed));
   }
   if (!any) return Status::Ok();
   analysis::RelaxedChoice c = analysis::ChooseRelaxed(opts_.workers, in.hot_share);
@@ -35,7 +36,10 @@ Status Runner::Relaxed(const TaskSpec& task, const analysis::StepBlocks& blocks,
   if (job.push_bound > 0) c.push_bound = job.push_bound;
   if (job.merge_every > 0) c.merge_every = job.merge_every;
   if (job.push_age > 0) c.push_age = job.push_age;
-  out->staleness = static_cast<uint32_t>(c.staleness);
+  // A loop that only reads its cached tables (a test loop over tables held
+  // in part) reads them exactly: its exchanges refresh every held row that
+  // lacks any merge, and nothing writes them meanwhile.
+  out->staleness = only_reads ? 0 : static_cast<uint32_t>(c.staleness);
   out->push_bound = static_cast<uint32_t>(std::min<int64_t>(c.push_bound, UINT32_MAX));
   out->merge_every = c.merge_every;
   out->push_age = c.push_age;

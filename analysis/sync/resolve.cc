@@ -89,9 +89,9 @@ Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<Pa
   // A table cached in part by some loop and read by rows in another (a test
   // loop) is read there through the same cache, its rows fetched as that
   // loop's steps touch them: a whole copy for the reads alone would undo
-  // what the cache saves. The reading loop leaves the table unchanged, so
-  // its reads are exact (worker/sync/cached_rows.cc refetches a cache that
-  // may lag before such a run).
+  // what the cache saves. The reading loop leaves the table unchanged, and
+  // its exchanges refresh every row that lacks a merge (staleness 0,
+  // worker/runner_relaxed.cc), so its reads are exact.
   for (std::vector<PlanParam>& params : out.loops) {
     for (PlanParam& p : params) {
       if (!partial_somewhere[static_cast<size_t>(p.index)] || p.cached ||

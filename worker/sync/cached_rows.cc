@@ -43,11 +43,13 @@ class CachedRows : public SyncStrategy {
         }
       } else if (st.cache_generation != st.generation) {
         st.cache->Reset();  // another loop wrote the parameter: the rows changed
-      } else if (ReadOnly(p) && !st.cache_exact) {
+      } else if (ReadOnly(p) && !st.cache_exact && rr.staleness > 0) {
         // A loop that only reads the table (a test loop over a table cached
         // in part, analysis/sync/resolve.h) reads exact values, not the
         // writing loop's copies, which may lack the other workers' last
-        // merges: its rows are fetched afresh as its steps touch them.
+        // merges. At staleness 0 (a loop that only reads, worker/
+        // runner_relaxed.cc) the first exchange refreshes every such row;
+        // otherwise its rows are fetched afresh as its steps touch them.
         st.cache->Reset();
       } else {
         st.cache->RestoreLocal();
