@@ -300,6 +300,9 @@ void ExplainParams(std::ostream& o, const LoopPlan& lp, const std::vector<PlanPa
       }
     }
     if (!p.is_accum && job.held_in_part(p.index)) {
+      // A loop that only reads the table reads it through the same cache,
+      // not as the copy its plan strategy names.
+      if (p.strategy == Strategy::kReplicated) o << "; not copied whole: read exactly through it";
       o << "; held in part: each worker's row cache holds at most "
         << job.cache_rows[static_cast<size_t>(p.index)] << " rows, never the whole table";
     }

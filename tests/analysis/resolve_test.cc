@@ -181,6 +181,12 @@ for ep in 0..2 {
   EXPECT_FALSE(read->relaxed);
   EXPECT_EQ(UnitOf(*read)->name(), "cache");
   EXPECT_TRUE(r.held_in_part(0));
+  // `rigel explain --memory` says so beside the plan's `replicated`.
+  const std::string report = Explain(prog, *plan, r);
+  EXPECT_NE(report.find("not copied whole: read exactly through it; held in part: each worker's "
+                        "row cache holds at most "),
+            std::string::npos)
+      << report;
   // Held whole (the default budget): the reading loop keeps its copy.
   const Resolved whole = Resolve(prog, *plan, {{"W", 1000, 8}}, {});
   EXPECT_EQ(UnitOf(*Find(whole, 1, 0))->name(), "replicated");
