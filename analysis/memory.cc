@@ -90,10 +90,12 @@ void Sort(ProcessMemory* p) {
 }
 
 // The data sets a worker (its share of those held in part) or the scheduler
-// (whole) holds, and the largest text parsed at once.
+// (whole) holds, and the largest text parsed at once. As a serial run's
+// (EstimateSerialMemory), a file's text is freed before the file's data set
+// is split: the text counts only as far as it exceeds the split parts.
 void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
   const MemoryInputs::Data* largest = nullptr;
-  int64_t largest_text = 0;
+  int64_t largest_text = 0, all = 0, read = 0;
   for (const MemoryInputs::Data& d : in.data) {
     if (scheduler && d.facts_only) {
       // Its facts came from an index, or from a scan holding one chunk.
@@ -104,8 +106,11 @@ void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
       continue;
     }
     const bool part = !scheduler && d.worker_share < 1.0;
-    Add(p, "data set '" + d.name + "'" + (part ? " (its part)" : ""),
-        part ? static_cast<int64_t>(d.worker_share * static_cast<double>(d.bytes)) : d.bytes);
+    const int64_t bytes =
+        part ? static_cast<int64_t>(d.worker_share * static_cast<double>(d.bytes)) : d.bytes;
+    Add(p, "data set '" + d.name + "'" + (part ? " (its part)" : ""), bytes);
+    all += bytes;
+    if (!d.split_part) read += bytes;
     const int64_t text = !scheduler && d.chunk_bytes > 0 ? d.chunk_bytes : d.file_bytes;
     if (text > largest_text) {
       largest = &d;
@@ -117,7 +122,7 @@ void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
     Add(p,
         (chunk ? "a chunk of the text of data set '" : "text of data set '") + largest->name +
             "' while it is parsed",
-        largest_text);
+        std::max<int64_t>(0, read + largest_text - all));
   }
 }
 
@@ -196,11 +201,13 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
     const int workers = std::max(1, in.workers);
     // Blocks cut by element count are ranges (analysis/order.h ElementList),
     // and so are a worker's steps over them (analysis/step_lists.h); others
-    // list every worker's elements, and the worker's own once more.
+    // list every worker's elements (its own only, of data held in part),
+    // which its steps share.
     const bool ranges = lp.schedule.kind == ScheduleKind::kDataParallel ||
                         lp.schedule.kind == ScheduleKind::kSerial;
+    const double listed = std::min(1.0, d.worker_share) * static_cast<double>(n);
     Add(&worker, "element lists of loop " + std::to_string(lp.id),
-        ranges ? 0 : 8 * n + 8 * n / workers);
+        ranges ? 0 : 8 * static_cast<int64_t>(listed));
     // A worker slices every worker's elements to find the rows only it
     // writes of a parameter this loop caches and writes, when it holds them
     // all; held in part, the workers exchange their own rows instead

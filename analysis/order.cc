@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "common/check.h"
+#include "data/held.h"
 
 namespace rigel::analysis {
 
@@ -39,25 +40,40 @@ std::vector<int64_t> ElementCoords(const data::Dataset& data, int64_t e) {
   }
 }
 
-Placement Place(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& x, int64_t e) {
+int PlaceWorker(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& x, int64_t e) {
   const Schedule& s = loop.schedule;
   RIGEL_CHECK_MSG(cuts.kind == s.kind, "cuts made for another schedule");
-  Placement p;
   switch (s.kind) {
     case ScheduleKind::kDataParallel:
       RIGEL_CHECK(cuts.axes.size() == 1);
-      p.worker = static_cast<int>(cuts.axes[0].Part(e));
-      break;
+      return static_cast<int>(cuts.axes[0].Part(e));
     case ScheduleKind::kModelParallel1D:
       RIGEL_CHECK(cuts.axes.size() == 1);
-      p.worker = static_cast<int>(cuts.axes[0].Part(x[s.dim]));
+      return static_cast<int>(cuts.axes[0].Part(x[s.dim]));
+    case ScheduleKind::kConflictFree2D:
+      RIGEL_CHECK(cuts.axes.size() == 2);
+      return static_cast<int>(cuts.axes[0].Part(x[s.local_dim]));
+    case ScheduleKind::kWavefront:
+      RIGEL_CHECK(cuts.axes.size() == x.size());
+      return static_cast<int>(cuts.axes[0].Part(SkewedCoord(s, x, 0)));
+    case ScheduleKind::kSerial:
+      break;
+  }
+  return 0;
+}
+
+Placement Place(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& x, int64_t e) {
+  const Schedule& s = loop.schedule;
+  Placement p;
+  p.worker = PlaceWorker(loop, cuts, x, e);
+  switch (s.kind) {
+    case ScheduleKind::kDataParallel:
+    case ScheduleKind::kModelParallel1D:
       break;
     case ScheduleKind::kConflictFree2D: {
-      RIGEL_CHECK(cuts.axes.size() == 2);
       int64_t workers = cuts.workers;
-      int64_t a = cuts.axes[0].Part(x[s.local_dim]);
+      int64_t a = p.worker;
       int64_t b = cuts.axes[1].Part(x[s.rotate_dim]);
-      p.worker = static_cast<int>(a);
       p.step = ((b - a) % workers + workers) % workers;  // b = (a + t) mod P
       p.block = {a, b};
       break;
@@ -69,7 +85,6 @@ Placement Place(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_
       for (size_t r = 0; r < x.size(); ++r) {
         p.block.push_back(cuts.axes[r].Part(SkewedCoord(s, x, r)));
       }
-      p.worker = static_cast<int>(p.block[0]);
       p.step = std::accumulate(p.block.begin(), p.block.end(), int64_t{0});
       break;
     }
@@ -91,16 +106,17 @@ StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, int workers,
   return ScheduleOrder(loop, EqualCuts(loop, workers, extent, data.count), data);
 }
 
-ElementList::ElementList(std::vector<int64_t> list) : listed_(true), list_(std::move(list)) {
+ElementList::ElementList(std::vector<int64_t> list)
+    : listed_(true), list_(std::make_shared<std::vector<int64_t>>(std::move(list))) {
   // A list of consecutive numbers is a range.
+  const std::vector<int64_t>& l = *list_;
   bool consecutive = true;
-  for (size_t k = 1; k < list_.size() && consecutive; ++k)
-    consecutive = list_[k] == list_[k - 1] + 1;
+  for (size_t k = 1; k < l.size() && consecutive; ++k) consecutive = l[k] == l[k - 1] + 1;
   if (consecutive) {
-    first_ = list_.empty() ? 0 : list_[0];
-    count_ = static_cast<int64_t>(list_.size());
+    first_ = l.empty() ? 0 : l[0];
+    count_ = static_cast<int64_t>(l.size());
     listed_ = false;
-    list_ = {};
+    list_.reset();
   }
 }
 
@@ -118,15 +134,19 @@ void ElementList::push_back(int64_t e) {
       ++count_;
       return;
     }
-    list_.reserve(static_cast<size_t>(count_) + 1);
-    for (int64_t k = 0; k < count_; ++k) list_.push_back(first_ + k);
+    auto list = std::make_shared<std::vector<int64_t>>();
+    list->reserve(static_cast<size_t>(count_) + 1);
+    for (int64_t k = 0; k < count_; ++k) list->push_back(first_ + k);
+    list_ = std::move(list);
     listed_ = true;
+  } else if (list_.use_count() > 1) {
+    list_ = std::make_shared<std::vector<int64_t>>(*list_);
   }
-  list_.push_back(e);
+  list_->push_back(e);
 }
 
 std::span<const int64_t> ElementList::Span(std::vector<int64_t>* scratch) const {
-  if (listed_) return list_;
+  if (listed_) return *list_;
   scratch->resize(static_cast<size_t>(count_));
   for (int64_t k = 0; k < count_; ++k) (*scratch)[static_cast<size_t>(k)] = first_ + k;
   return *scratch;
@@ -145,7 +165,7 @@ StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
   // coordinates to read (and allocate) per element.
   const bool by_number = !lexicographic && (loop.schedule.kind == ScheduleKind::kDataParallel ||
                                             loop.schedule.kind == ScheduleKind::kSerial);
-  for (int64_t e = 0; e < data.count; ++e) {
+  auto place = [&](int64_t e) {
     std::vector<int64_t> x = by_number ? std::vector<int64_t>() : ElementCoords(data, e);
     Placement p = Place(loop, cuts, x, e);
     if (p.step >= static_cast<int64_t>(out.blocks.size())) {
@@ -157,6 +177,14 @@ StatusOr<StepBlocks> MakeStepBlocks(const LoopPlan& loop, const Cuts& cuts,
     } else {
       out.blocks[p.step][p.worker].push_back(e);
     }
+  };
+  // Held in part and placed by coordinates, a worker holds only the
+  // elements its own blocks run (exec/hold_plan.h HeldFilter): the other
+  // workers' blocks stay empty here.
+  if (data.in_part && !by_number) {
+    data::ForEachHeld(data, [&](int64_t e, int64_t) { place(e); });
+  } else {
+    for (int64_t e = 0; e < data.count; ++e) place(e);
   }
   if (lexicographic) {
     for (size_t s = 0; s < lex.size(); ++s) {

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -52,6 +53,11 @@ std::vector<int64_t> ElementCoords(const data::Dataset& data, int64_t e);
 // schedule kind are checked here, aborting when they differ). O(axes *
 // log parts).
 Placement Place(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& coords,
+                int64_t e);
+
+// Place(...).worker alone, with no allocation: for code that only asks
+// which worker runs an element (exec/hold_plan.h HeldFilter).
+int PlaceWorker(const LoopPlan& loop, const Cuts& cuts, const std::vector<int64_t>& coords,
                 int64_t e);
 
 // The same with equal-range cuts (EqualCuts) of a space of `extent` (see
@@ -87,7 +93,8 @@ StatusOr<std::vector<int64_t>> ScheduleOrder(const LoopPlan& loop, const Cuts& c
 // loop's blocks are (each worker's block of a cut by count): every worker
 // keeps every worker's blocks, so a list would cost 8 bytes per element of
 // the data set on each (word2vec over 5.3M words: 42 MB). A number that does
-// not follow turns the block into a list. Value type.
+// not follow turns the block into a list. Value type; copies share a list
+// until one is changed.
 class ElementList {
  public:
   ElementList() = default;
@@ -96,10 +103,10 @@ class ElementList {
   static ElementList Range(int64_t first, int64_t count);
 
   void push_back(int64_t e);
-  size_t size() const { return listed_ ? list_.size() : static_cast<size_t>(count_); }
+  size_t size() const { return listed_ ? list_->size() : static_cast<size_t>(count_); }
   bool empty() const { return size() == 0; }
   int64_t operator[](size_t k) const {
-    return listed_ ? list_[k] : first_ + static_cast<int64_t>(k);
+    return listed_ ? (*list_)[k] : first_ + static_cast<int64_t>(k);
   }
   bool is_range() const { return !listed_; }
 
@@ -167,7 +174,9 @@ class ElementList {
   int64_t first_ = 0;
   int64_t count_ = 0;
   bool listed_ = false;
-  std::vector<int64_t> list_;
+  // Shared by copies (a worker's steps copy its blocks), copied on the
+  // first push_back to a shared one.
+  std::shared_ptr<std::vector<int64_t>> list_;
 };
 
 // The elements each worker runs on each step of a schedule with the blocks

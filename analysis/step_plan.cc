@@ -176,6 +176,10 @@ Status PlanParamRows(const PlanInput& in, const std::vector<int64_t>& mine, Othe
       if (in.kind != ScheduleKind::kConflictFree2D) {
         return Internal(name + " outside a conflict_free_2d schedule");
       }
+      if (in.columns != nullptr && static_cast<size_t>(pp.index) < in.columns->size()) {
+        r->columns = (*in.columns)[static_cast<size_t>(pp.index)];
+        return Status::Ok();
+      }
       RIGEL_ASSIGN_OR_RETURN(r->columns, Columns(in, pp.index, others));
       return Status::Ok();
     }
@@ -191,6 +195,47 @@ Status PlanParamRows(const PlanInput& in, const std::vector<int64_t>& mine, Othe
       break;
   }
   return Internal(name + " for a parameter");
+}
+
+// The rows every element of `steps` touches, by parameter, sorted and
+// distinct: sliced a piece of about 64k elements at a time, each piece's
+// rows merged in, so that the elements and their keys are never all listed
+// at once (a 2-D MF worker's share: 1.8M elements).
+StatusOr<std::vector<std::vector<int64_t>>> RowsOfSteps(const StepLists& steps,
+                                                        const RowsFn& rows) {
+  constexpr size_t kPiece = size_t{1} << 16;
+  std::vector<std::vector<int64_t>> out, merged(1);
+  std::vector<int64_t> piece, scratch;
+  auto add = [&]() -> Status {
+    if (piece.empty()) return Status::Ok();
+    RIGEL_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> got, rows(piece));
+    piece.clear();
+    if (got.size() > out.size()) out.resize(got.size());
+    for (size_t p = 0; p < got.size(); ++p) {
+      SortUnique(&got[p]);
+      // Every row (a parameter accessed whole) comes with every piece.
+      if (out[p].empty() || got[p] == out[p]) {
+        if (out[p].empty()) out[p].swap(got[p]);
+        continue;
+      }
+      merged[0].clear();
+      std::set_union(out[p].begin(), out[p].end(), got[p].begin(), got[p].end(),
+                     std::back_inserter(merged[0]));
+      out[p].swap(merged[0]);
+    }
+    return Status::Ok();
+  };
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const std::span<const int64_t> step = steps.Step(s, &scratch);
+    for (size_t at = 0; at < step.size(); at += kPiece) {
+      const size_t n = std::min(kPiece, step.size() - at);
+      if (piece.size() + n > kPiece) RIGEL_RETURN_IF_ERROR(add());
+      piece.insert(piece.end(), step.begin() + static_cast<std::ptrdiff_t>(at),
+                   step.begin() + static_cast<std::ptrdiff_t>(at + n));
+    }
+  }
+  RIGEL_RETURN_IF_ERROR(add());
+  return out;
 }
 
 // Parameters whose rows go through the servers or a collective every step.
@@ -396,7 +441,7 @@ StatusOr<RowPlan> PlanRows(const PlanInput& in, const analysis::StepBlocks& bloc
   if (need_mine && exchanged) {
     my_rows = *in.my_rows;
   } else if (need_mine) {
-    RIGEL_ASSIGN_OR_RETURN(my_rows, rows(steps.Concatenated()));
+    RIGEL_ASSIGN_OR_RETURN(my_rows, RowsOfSteps(steps, rows));
   }
   my_rows.resize(static_cast<size_t>(in.params));
   OtherRows others(in, blocks, rows);

@@ -72,6 +72,11 @@ struct PlanInput {
   // parameters then learn their single-writer rows from these. Null: none.
   const std::vector<std::vector<int64_t>>* my_rows = nullptr;
   const std::vector<std::vector<int64_t>>* their_rows = nullptr;
+  // A conflict_free_2d loop over data held in part (each worker holds only
+  // its own blocks): by parameter and block column q, the rows the blocks
+  // (*, q) touch, from every worker's own (worker/runner_samples.cc).
+  // Rotated parameters take their columns from here. Null: from the blocks.
+  const std::vector<std::vector<std::vector<int64_t>>>* columns = nullptr;
   int params = 0;                      // parameters of the program
   std::vector<PlanParam> loop_params;  // the loop's parameters (no accumulators)
 };

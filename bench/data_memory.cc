@@ -2,7 +2,9 @@
 // workers hold only their part of the data (the default) against the same
 // job with `--data-parts off` (every worker loads every data set whole, as
 // all did before), what a worker holds with no data (a job over 3 lines),
-// and how long a 4-worker word2vec job over the 5.3M-word corpus takes from
+// `examples/mf.rgl` on 8M generated ratings (issue 43: a worker of its 2-D
+// loop holds only its blocks' elements) against the serial process and
+// against whole loads, and how long a 4-worker word2vec job over the 5.3M-word corpus takes from
 // the scheduler's start to every worker being ready: with parts, and with
 // parts and the corpus' index (`rigel index`), each against whole loads
 // without an index. One JSON line per figure (DESIGN.md), a table on stderr.
@@ -44,6 +46,8 @@ struct Job {
   std::string program;
   std::vector<std::string> sets;
   std::vector<std::string> flags = {};  // more options of `rigel run`
+  int servers = 2;
+  int epochs = 1;
 };
 
 // `job` with every worker loading every data set whole.
@@ -58,23 +62,22 @@ struct Measured {
   bool ok = false;
 };
 
-// Runs `job` on `workers` workers and 2 servers for one epoch.
+// Runs `job` on `workers` workers and its servers for its epochs; serially
+// when `workers` is 0 (the peak is then the process's, no load time).
 Measured RunOnce(const Job& job, int workers, const fs::path& dir) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<std::string> argv = {kRigel,
                                    "run",
                                    job.program,
-                                   "--workers",
-                                   std::to_string(workers),
-                                   "--servers",
-                                   "2",
-                                   "--run-dir",
-                                   (dir / "run").string(),
                                    "--log-json",
                                    (dir / "log.json").string(),
                                    "--stop-after-epochs",
-                                   "1"};
+                                   std::to_string(job.epochs)};
+  if (workers > 0) {
+    argv.insert(argv.end(), {"--workers", std::to_string(workers), "--servers",
+                             std::to_string(job.servers), "--run-dir", (dir / "run").string()});
+  }
   for (const std::string& s : job.sets) argv.insert(argv.end(), {"--set", s});
   argv.insert(argv.end(), job.flags.begin(), job.flags.end());
   rigel::bench::ProcResult r = rigel::bench::Run(argv, dir / "out", dir / "err", 600);
@@ -86,7 +89,11 @@ Measured RunOnce(const Job& job, int workers, const fs::path& dir) {
   }
   const std::vector<nlohmann::json> epochs = rigel::bench::LaterEpochs(ReadFile(dir / "log.json"));
   if (epochs.empty()) return m;
-  m.worker_peak = epochs.back()["peak_bytes"].value("worker", 0.0);
+  m.worker_peak = epochs.back()["peak_bytes"].value(workers > 0 ? "worker" : "process", 0.0);
+  if (workers == 0) {
+    m.ok = m.worker_peak > 0;
+    return m;
+  }
   std::smatch match;
   const std::string log = ReadFile(dir / "run" / "scheduler.log");
   static const std::regex kReady("every worker is ready ([0-9.]+) s after");
@@ -175,6 +182,25 @@ int main(int argc, char** argv) {
     failed += !PartsAgainstWhole("a9a/worker_peak", job, tmp / "run", runs);
   } else {
     std::fprintf(stderr, "data_memory: %s not found: a9a skipped\n", a9a.c_str());
+  }
+  // Issue 43: examples/mf.rgl on 8M ratings (200k users, 100k items), 4
+  // workers and 1 server, 3 epochs: a worker against the serial process.
+  {
+    const fs::path ratings = tmp / "ratings.csv";
+    rigel::bench::ProcResult gen =
+        rigel::bench::Run({kRigel, "gen", "ratings", "--out", ratings.string(), "--rows", "200000",
+                           "--cols", "100000", "--count", "8000000", "--seed", "3", "--no-info"},
+                          tmp / "gen.out", tmp / "gen.err", 600);
+    Job mf{kSrc + "/examples/mf.rgl", {"ratings.path=" + ratings.string()}, {}, 1, 3};
+    const Measured serial = gen.rc == 0 ? Median3(mf, 0, tmp / "run", runs) : Measured{};
+    const auto both =
+        serial.ok ? PartsAgainstWhole("mf-8M/worker_peak", mf, tmp / "run", runs) : std::nullopt;
+    failed += !serial.ok || !both;
+    if (serial.ok && both) {
+      Print("mf-8M/worker_peak (serial)", "bytes", both->first.worker_peak, serial.worker_peak,
+            "the serial process", 0.4);
+    }
+    fs::remove(ratings);
   }
   if (fs::exists(corpus)) {
     // The corpus and its first 1M words, where an index may be written.

@@ -155,6 +155,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   PairsToWire(s.job->data, j.initData(static_cast<unsigned>(s.job->data.size())));
   PairsToWire(s.job->files, j.initFiles(static_cast<unsigned>(s.job->files.size())));
   PairsToWire(s.job->scans, j.initScans(static_cast<unsigned>(s.job->scans.size())));
+  PairsToWire(s.job->cuts, j.initCuts(static_cast<unsigned>(s.job->cuts.size())));
 }
 
 StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what) {
@@ -204,6 +205,7 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     job.data = PairsFromWire(j.getData());
     job.files = PairsFromWire(j.getFiles());
     job.scans = PairsFromWire(j.getScans());
+    job.cuts = PairsFromWire(j.getCuts());
     if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");
     s.job = std::move(job);
   }

@@ -49,6 +49,11 @@ struct JobSpec {
   // in part: the facts and chunks the scheduler's index or scan found, which
   // each worker reads its part with instead of scanning the file itself.
   std::vector<std::pair<std::string, std::string>> scans;
+  // (loop id, analysis::CutsToJson) of the loops cut by coordinates over a
+  // data set held in part (exec/hold_plan.h LoopsCutBeforeLoad): each worker
+  // keeps the elements these cuts place on it as it reads the file, and
+  // every run of such a loop is cut the same.
+  std::vector<std::pair<std::string, std::string>> cuts;
   // The servers start from a checkpoint's rows (--resume, or a recovery):
   // until a run writes a parameter, its rows are not known to be its
   // initialiser's (worker/sync/local_rows.cc relies on that when false).

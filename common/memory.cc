@@ -5,6 +5,7 @@
 #endif
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace rigel {
@@ -15,6 +16,11 @@ void KeepLargeBuffersInHeap() {
   // would otherwise move them on its own after the first large free.
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // One heap for every thread: a buffer freed in one thread's arena would
+  // otherwise stay there, unseen by the others' allocations (messages are
+  // made on the transport's threads and freed on the worker's). A 2-D MF
+  // worker peaked at 102.7 MB with an arena per thread, 96.9 MB with one.
+  mallopt(M_ARENA_MAX, 1);
 #endif
 }
 

@@ -13,7 +13,8 @@ namespace rigel {
 // each time, the page faults cost more than the work (measured in
 // bench/ps.cc: a 100k-row push of width 16 spent half its client time in page
 // faults). The price is that freed buffers stay in the process until exit.
-// Call once at the start of main, before other threads exist. Not
+// Every thread allocates from one heap, so that what one frees serves the
+// others. Call once at the start of main, before other threads exist. Not
 // thread-safe; a no-op where malloc is not glibc's.
 void KeepLargeBuffersInHeap();
 

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -128,6 +129,14 @@ Dataset EmptyLike(const Dataset& d) {
 
 int64_t Dataset::LocalSlow(int64_t e) const {
   if (!in_part) return e;
+  if (held_masked) {
+    const uint64_t w = static_cast<uint64_t>(e) >> 6;
+    if (e < 0 || w >= held_mask.size()) return -1;
+    const uint64_t bits = held_mask[w];
+    const uint64_t bit = uint64_t{1} << (e & 63);
+    if ((bits & bit) == 0) return -1;
+    return held_rank[w] + std::popcount(bits & (bit - 1));
+  }
   auto it = std::upper_bound(held.begin(), held.end(), e,
                              [](int64_t x, const HeldRange& r) { return x < r.first; });
   if (it == held.begin()) return -1;
@@ -137,6 +146,8 @@ int64_t Dataset::LocalSlow(int64_t e) const {
 
 int64_t Dataset::HeldCount() const {
   if (!in_part) return count;
+  if (held_masked)
+    return held_rank.empty() ? 0 : held_rank.back() + std::popcount(held_mask.back());
   int64_t n = 0;
   for (const HeldRange& r : held) n += r.count;
   return n;

@@ -95,6 +95,14 @@ struct Dataset {
   };
   bool in_part = false;
   std::vector<HeldRange> held;  // sorted by `first`, disjoint; only when in_part
+  // Held by a mask instead of ranges (`held` then empty): the elements a
+  // loop cut by its coordinates runs lie scattered through the file
+  // (exec/hold_plan.h HeldFilter). Bit e of held_mask says whether element
+  // e is held; held_rank[w] counts the held elements before word w, so
+  // Local is O(1) at 2 bits per element of the whole data set.
+  bool held_masked = false;
+  std::vector<uint64_t> held_mask;
+  std::vector<int64_t> held_rank;
   // The largest range of `held`, which Local checks first (whole: all).
   int64_t held_first = 0;
   int64_t held_span = INT64_MAX;

@@ -1,6 +1,7 @@
 #include "data/held.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 namespace rigel::data {
@@ -35,6 +36,39 @@ void AddRange(int64_t first, int64_t count, Dataset* p) {
   p->held.push_back({first, count, local});
 }
 
+// Reserves `n` elements in `p`'s columns, with `d`'s features per element
+// for libsvm (its average).
+void ReserveColumnsLike(const Dataset& d, int64_t n, Dataset* p) {
+  const size_t un = static_cast<size_t>(n);
+  switch (d.kind) {
+    case DataKind::kTriples:
+      p->ti.reserve(un);
+      p->tj.reserve(un);
+      p->tv.reserve(un);
+      break;
+    case DataKind::kLibsvm: {
+      const int64_t held = std::max<int64_t>(1, d.HeldCount());
+      const size_t feats = static_cast<size_t>(static_cast<double>(d.feat_index.size()) *
+                                               static_cast<double>(n) / held);
+      p->labels.reserve(un);
+      p->feat_offset.reserve(un + 1);
+      p->feat_index.reserve(feats);
+      p->feat_value.reserve(feats);
+      break;
+    }
+    case DataKind::kDenseCsv:
+      p->labels.reserve(un);
+      p->x.reserve(un * static_cast<size_t>(std::max<int64_t>(d.dim, 0)));
+      break;
+    case DataKind::kTokens:
+      p->tokens.reserve(un);
+      if (d.lines) p->token_doc.reserve(un);
+      break;
+    default:
+      break;
+  }
+}
+
 bool HasColumns(DataKind kind) { return kind != DataKind::kGrid && kind != DataKind::kRange; }
 
 }  // namespace
@@ -44,6 +78,18 @@ void SetFastRange(Dataset* p) {
   p->held_first = 0;
   p->held_span = 0;
   p->held_local = 0;
+  if (p->held_masked) {
+    // Every word of the whole data set, so that Local finds any element's.
+    p->held_mask.resize((static_cast<size_t>(std::max<int64_t>(p->count, 0)) + 63) / 64);
+    p->held_mask.shrink_to_fit();
+    p->held_rank.assign(p->held_mask.size(), 0);
+    int64_t n = 0;
+    for (size_t w = 0; w < p->held_mask.size(); ++w) {
+      p->held_rank[w] = n;
+      n += std::popcount(p->held_mask[w]);
+    }
+    return;
+  }
   for (const Dataset::HeldRange& r : p->held) {
     if (r.count > p->held_span) {
       p->held_first = r.first;
@@ -51,6 +97,22 @@ void SetFastRange(Dataset* p) {
       p->held_local = r.local;
     }
   }
+}
+
+Dataset HoldingNothing(const Dataset& d) { return EmptyHeldLike(d); }
+
+void UseMask(Dataset* d) {
+  d->held.clear();
+  d->held_masked = true;
+  d->held_mask.clear();
+  d->held_rank.clear();
+  d->held_span = 0;
+}
+
+void MarkHeld(int64_t e, Dataset* d) {
+  const size_t w = static_cast<size_t>(e) >> 6;
+  if (w >= d->held_mask.size()) d->held_mask.resize(w + 1, 0);
+  d->held_mask[w] |= uint64_t{1} << (e & 63);
 }
 
 void AppendColumnsAt(const Dataset& d, int64_t l, Dataset* p) {
@@ -166,7 +228,40 @@ StatusOr<std::pair<Dataset, Dataset>> SplitHeld(const Dataset& d, double test_fr
   test.origin.splits.push_back({1, test_fraction, seed, d.count});
   train.digest.clear();
   test.digest.clear();
-  if (d.kind == DataKind::kTokens) {
+  if (d.held_masked) {
+    // Scattered elements: each part holds its own by a mask, numbered as
+    // the whole split numbers them.
+    UseMask(&train);
+    UseMask(&test);
+    const bool tokens = d.kind == DataKind::kTokens;
+    const int64_t cut = tokens ? d.count - TokensTestCount(d.count, test_fraction) : 0;
+    // Each part's columns reserved exactly: grown, they would leave freed
+    // copies behind while the parent is still held.
+    int64_t held_tests = 0;
+    ForEachHeld(d, [&](int64_t e, int64_t) {
+      held_tests += tokens ? e >= cut : InTestPart(seed, e, test_fraction);
+    });
+    ReserveColumnsLike(d, d.HeldCount() - held_tests, &train);
+    ReserveColumnsLike(d, held_tests, &test);
+    int64_t tests = 0;  // test elements before the next
+    int64_t next = 0;   // the next element whose part is not yet counted
+    ForEachHeld(d, [&](int64_t e, int64_t local) {
+      if (!tokens) {
+        for (; next < e; ++next) tests += InTestPart(seed, next, test_fraction);
+        next = e + 1;
+      }
+      const bool in_test = tokens ? e >= cut : InTestPart(seed, e, test_fraction);
+      Dataset* part = in_test ? &test : &train;
+      AppendColumnsAt(d, local, part);
+      MarkHeld(tokens ? (in_test ? e - cut : e) : (in_test ? tests : e - tests), part);
+      tests += !tokens && in_test;
+    });
+    if (!tokens) {
+      for (; next < d.count; ++next) tests += InTestPart(seed, next, test_fraction);
+    }
+    train.count = tokens ? cut : d.count - tests;
+    test.count = tokens ? d.count - cut : tests;
+  } else if (d.kind == DataKind::kTokens) {
     // The test part is the stream's tail (SplitDataset).
     const int64_t cut = d.count - TokensTestCount(d.count, test_fraction);
     for (const Dataset::HeldRange& h : d.held) {

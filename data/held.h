@@ -12,6 +12,7 @@
 #ifndef RIGEL_DATA_HELD_H_
 #define RIGEL_DATA_HELD_H_
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -38,8 +39,42 @@ std::vector<ElementRange> NormalizeRanges(std::vector<ElementRange> ranges, int6
 void AppendColumnsAt(const Dataset& d, int64_t l, Dataset* p);
 
 // Sets the fast path Dataset::Local checks first (held_first, held_span,
-// held_local) to `d`'s largest held range; after `d->held` changed.
+// held_local) to `d`'s largest held range; after `d->held` changed. Of a
+// data set held by a mask: counts its held_rank (no fast range).
 void SetFastRange(Dataset* d);
+
+// A data set of `d`'s kind, file, count and shape attributes held in part
+// with no element: what is left of one whose elements are no longer needed.
+Dataset HoldingNothing(const Dataset& d);
+
+// Makes `d` (held in part, nothing held yet) one held by a mask
+// (Dataset::held_masked).
+void UseMask(Dataset* d);
+
+// Marks element `e` of `d`, held by a mask, as held; its columns are the
+// caller's to append (AppendColumnsAt), in the same order. Elements are
+// marked in increasing order; SetFastRange after the last.
+void MarkHeld(int64_t e, Dataset* d);
+
+// Calls f(e, local) for every element `d` holds (every one of a whole data
+// set), in increasing e: its global number and its column position.
+template <typename F>
+void ForEachHeld(const Dataset& d, F f) {
+  if (!d.in_part) {
+    for (int64_t e = 0; e < d.count; ++e) f(e, e);
+  } else if (d.held_masked) {
+    for (size_t w = 0; w < d.held_mask.size(); ++w) {
+      int64_t local = d.held_rank[w];
+      for (uint64_t bits = d.held_mask[w]; bits != 0; bits &= bits - 1) {
+        f(static_cast<int64_t>(w * 64) + std::countr_zero(bits), local++);
+      }
+    }
+  } else {
+    for (const Dataset::HeldRange& r : d.held) {
+      for (int64_t k = 0; k < r.count; ++k) f(r.first + k, r.local + k);
+    }
+  }
+}
 
 // Elements in `ranges` (NormalizeRanges applies) and their count.
 int64_t RangesCount(const std::vector<ElementRange>& ranges);

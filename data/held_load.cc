@@ -29,6 +29,24 @@ void AsHeldPart(int64_t first, int64_t total, Dataset* d) {
   d->count = total;
 }
 
+// Appends to `held` (held by a mask) the elements of `part`, a finished
+// chunk whose first element is `first`, that `wanted` (sorted ranges within
+// the chunk) holds or `keep` keeps.
+void KeepElements(const Dataset& part, int64_t first, const std::vector<ElementRange>& wanted,
+                  ElementFilter* keep, Dataset* held) {
+  size_t r = 0;
+  for (int64_t l = 0; l < part.count; ++l) {
+    const int64_t e = first + l;
+    while (r < wanted.size() && wanted[r].end <= e) ++r;
+    const bool in_range = r < wanted.size() && wanted[r].first <= e;
+    // Every element is shown to the filter, which may count them.
+    if (keep->Keep(part, l, e) || in_range) {
+      AppendColumnsAt(part, l, held);
+      MarkHeld(e, held);
+    }
+  }
+}
+
 }  // namespace
 
 int ChunksFor(int64_t bytes, int workers) {
@@ -151,7 +169,7 @@ Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const Scanned
 }
 
 StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
-                           std::vector<ElementRange> ranges) {
+                           std::vector<ElementRange> ranges, ElementFilter* keep) {
   // From an index, a tokens chunk's ids are found by word: the vocabulary's
   // ids, -1 for a word rarer than min_count.
   const bool by_word = spec.kind == DataKind::kTokens && scan.facts.token_ids.empty();
@@ -177,7 +195,10 @@ StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const 
   shell.warnings.clear();
   std::array<const Dataset*, 1> only = {&shell};
   RIGEL_ASSIGN_OR_RETURN(Dataset held, HoldOnly(only, {}, scan.facts.count));
-  const size_t n = static_cast<size_t>(RangesCount(ranges));
+  if (keep != nullptr) UseMask(&held);
+  // Kept by value, the count is known only at the end: the filter's guess.
+  const size_t n =
+      static_cast<size_t>(keep != nullptr ? keep->Expected(scan.facts.count) : RangesCount(ranges));
   held.tokens.reserve(spec.kind == DataKind::kTokens ? n : 0);
   if (spec.kind == DataKind::kTokens && spec.tokens.lines) held.token_doc.reserve(n);
   if (spec.kind == DataKind::kLibsvm || spec.kind == DataKind::kDenseCsv) held.labels.reserve(n);
@@ -193,7 +214,7 @@ StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const 
       const ElementRange c{std::max(r.first, in_chunk.first), std::min(r.end, in_chunk.end)};
       if (c.first < c.end) wanted.push_back(c);
     }
-    if (wanted.empty()) continue;
+    if (wanted.empty() && keep == nullptr) continue;
     const FileChunk& chunk = scan.chunks[k];
     RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileRange(path, chunk.bytes));
     StatusOr<ParsedPart> p = ParsePart(text, path, spec, chunk.place);
@@ -224,10 +245,15 @@ StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const 
                                 std::to_string(part.count) + " elements, not " +
                                 std::to_string(in_chunk.end - in_chunk.first));
     }
+    if (keep != nullptr) {
+      KeepElements(part, in_chunk.first, wanted, keep, &held);
+      continue;
+    }
     AsHeldPart(in_chunk.first, scan.facts.count, &part);
     std::array<const Dataset*, 1> source = {&part};
     RIGEL_RETURN_IF_ERROR(AppendHeld(source, wanted, &held));
   }
+  if (keep != nullptr) SetFastRange(&held);
   return held;
 }
 

@@ -69,12 +69,27 @@ IndexEntry EntryOfScan(const LoadSpec& spec, const ScannedFile& scan);
 // columns.
 Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan);
 
+// Elements a reader keeps by their values, beside its ranges: Keep is
+// called once for every element of the file, in order, with the finished
+// chunk (global ids, the file's shape) and the element's position in it.
+// Not thread-safe: a filter may count what it has seen.
+class ElementFilter {
+ public:
+  virtual ~ElementFilter() = default;
+  virtual bool Keep(const Dataset& chunk, int64_t local, int64_t e) = 0;
+  // About how many of a file's `count` elements it will keep (the columns
+  // are reserved for them; 0: no guess).
+  virtual int64_t Expected(int64_t count) const { return 0; }
+};
+
 // The elements `ranges` of the scanned file as a data set held in part (its
 // count and shape the whole file's), reading and parsing only the chunks
-// that hold them, one at a time. FailedPrecondition when the file's
-// fingerprint is no longer the scan's, or a chunk no longer parses as it did.
+// that hold them, one at a time. With `keep` (not owned), every chunk is
+// read and the elements it keeps are held too, by a mask
+// (Dataset::held_masked). FailedPrecondition when the file's fingerprint is
+// no longer the scan's, or a chunk no longer parses as it did.
 StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
-                           std::vector<ElementRange> ranges);
+                           std::vector<ElementRange> ranges, ElementFilter* keep = nullptr);
 
 }  // namespace rigel::data
 

@@ -14,6 +14,7 @@
 #include "analysis/memory.h"
 #include "common/int_math.h"
 #include "data/held_load.h"
+#include "exec/hold_plan.h"
 #include "ir/param_init.h"
 #include "kernel/float_ops.h"
 
@@ -152,42 +153,9 @@ Status SerialExecutor::LoadData() {
       case data::DataKind::kTriples:
       case data::DataKind::kLibsvm:
       case data::DataKind::kTokens:
-      case data::DataKind::kDenseCsv: {
-        const data::LoadSpec spec = LoadSpecOf(d);
-        // A process that needs only the facts takes them from a current
-        // index instead of loading the file (data/data_index.h).
-        if (opts_.facts_only && opts_.facts_only(static_cast<int>(k))) {
-          RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
-                                 data::ReadCurrentIndexEntry(d.path, spec));
-          const bool scan = opts_.scan_facts && opts_.scan_facts(static_cast<int>(k));
-          if (index) {
-            loaded = data::ShapeOnly(*index, d.path);
-            if (scan) facts_entries_[static_cast<int>(k)] = std::move(*index);
-            break;
-          }
-          // Those that hold it in part read only the chunks they need: a
-          // scan gives the facts and the chunks, holding one at a time.
-          if (scan) {
-            // Cut as an index cuts it: the workers read whichever chunks
-            // hold their parts.
-            StatusOr<data::ScannedFile> scanned =
-                data::ScanFileFor(d.path, spec, data::kIndexChunks / 2);
-            if (scanned.ok()) {
-              loaded = data::ShapeOfScan(d.path, spec, *scanned);
-              facts_entries_[static_cast<int>(k)] = data::EntryOfScan(spec, *scanned);
-            } else {
-              loaded = scanned.status();
-            }
-            break;
-          }
-        }
-        if (opts_.hold_part && opts_.hold_part(static_cast<int>(k))) {
-          loaded = LoadInPart(static_cast<int>(k), spec);
-          break;
-        }
-        loaded = data::LoadFile(d.path, spec);
+      case data::DataKind::kDenseCsv:
+        loaded = LoadFromFile(static_cast<int>(k));
         break;
-      }
       case data::DataKind::kGrid:
       case data::DataKind::kRange: {
         if (d.sized_at_launch) {
@@ -208,24 +176,7 @@ Status SerialExecutor::LoadData() {
         break;
       }
     }
-    if (!loaded.ok()) {
-      const bool missing = loaded.status().code() == StatusCode::kNotFound;
-      const std::string what =
-          "cannot load data set '" + d.name + "': " + loaded.status().message();
-      // A path from the command line is the command line's error: no caret
-      // under the program's own (overridden) path.
-      if (d.path_from_set) {
-        return InvalidArgument(
-            "--set " + d.name + ".path=" + d.path + ": " + what +
-            (missing ? " (a relative path given with --set is taken from the current directory)"
-                     : ""));
-      }
-      const bool example = d.path.find("examples/data/") != std::string::npos;
-      return ErrorAt(
-          d.loc, what + (missing && example ? " (the examples' data are made by the build, or by "
-                                              "`rigel gen`; see examples/README.md)"
-                                            : ""));
-    }
+    if (!loaded.ok()) return LoadError(d, loaded.status());
     data_[k] = std::make_shared<data::Dataset>(std::move(loaded).value());
     if (opts_.warnings) {
       for (const std::string& w : data_[k]->warnings) *opts_.warnings << w << "\n";
@@ -242,7 +193,84 @@ Status SerialExecutor::LoadData() {
       *opts_.log << got.count << " elements in " << secs << " s\n";
     }
   }
+  // Held in part, a data set only its split parts are read from is not
+  // needed once they are made: its elements would double what the worker
+  // holds (a parent and its parts hold the same elements).
+  for (size_t k = 0; k < data_.size(); ++k) {
+    if (data_[k] && data_[k]->in_part && ReadThroughPartsOnly(prog_, static_cast<int>(k))) {
+      data_[k] = std::make_shared<data::Dataset>(data::HoldingNothing(*data_[k]));
+    }
+  }
   for (const auto& d : data_) data_ptrs_.push_back(d.get());
+  return Status::Ok();
+}
+
+// A data set read from a file: its facts only (from a current index, or a
+// scan in chunks) where this process needs no more, its part where it holds
+// one, or the whole file.
+StatusOr<data::Dataset> SerialExecutor::LoadFromFile(int k) {
+  const ir::DataDecl& d = prog_.data[static_cast<size_t>(k)];
+  const data::LoadSpec spec = LoadSpecOf(d);
+  const bool scan = opts_.scan_facts && opts_.scan_facts(k);
+  // A process that needs only the facts takes them from a current index
+  // instead of loading the file (data/data_index.h).
+  if (opts_.facts_only && opts_.facts_only(k)) {
+    RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
+                           data::ReadCurrentIndexEntry(d.path, spec));
+    if (index) {
+      StatusOr<data::Dataset> shape = data::ShapeOnly(*index, d.path);
+      if (scan) facts_entries_[k] = std::move(*index);
+      return shape;
+    }
+    // Those that hold it in part read only the chunks they need: a scan
+    // gives the facts and the chunks, holding one at a time. Cut as an
+    // index cuts it: the workers read whichever chunks hold their parts.
+    if (scan) {
+      RIGEL_ASSIGN_OR_RETURN(data::ScannedFile scanned,
+                             data::ScanFileFor(d.path, spec, data::kIndexChunks / 2));
+      facts_entries_[k] = data::EntryOfScan(spec, scanned);
+      return data::ShapeOfScan(d.path, spec, scanned);
+    }
+  }
+  if (opts_.hold_part && opts_.hold_part(k)) return LoadInPart(k, spec);
+  StatusOr<data::Dataset> loaded = data::LoadFile(d.path, spec);
+  if (loaded.ok() && scan) RIGEL_RETURN_IF_ERROR(KeepChunks(k, spec));
+  return loaded;
+}
+
+// The error of a data set that could not be loaded, placed where its path
+// came from.
+Status SerialExecutor::LoadError(const ir::DataDecl& d, const Status& st) const {
+  const bool missing = st.code() == StatusCode::kNotFound;
+  const std::string what = "cannot load data set '" + d.name + "': " + st.message();
+  // A path from the command line is the command line's error: no caret
+  // under the program's own (overridden) path.
+  if (d.path_from_set) {
+    return InvalidArgument(
+        "--set " + d.name + ".path=" + d.path + ": " + what +
+        (missing ? " (a relative path given with --set is taken from the current directory)" : ""));
+  }
+  const bool example = d.path.find("examples/data/") != std::string::npos;
+  return ErrorAt(d.loc,
+                 what + (missing && example ? " (the examples' data are made by the build, or by "
+                                              "`rigel gen`; see examples/README.md)"
+                                            : ""));
+}
+
+// A data set this process loads whole (its loops are cut by coordinates)
+// that the workers hold in part: they read it in the chunks of a current
+// index or of a scan, which the job sends.
+Status SerialExecutor::KeepChunks(int k, const data::LoadSpec& spec) {
+  const std::string& path = prog_.data[static_cast<size_t>(k)].path;
+  RIGEL_ASSIGN_OR_RETURN(std::optional<data::IndexEntry> index,
+                         data::ReadCurrentIndexEntry(path, spec));
+  if (index && !index->chunks.empty()) {
+    facts_entries_[k] = std::move(*index);
+    return Status::Ok();
+  }
+  RIGEL_ASSIGN_OR_RETURN(data::ScannedFile scanned,
+                         data::ScanFileFor(path, spec, data::kIndexChunks / 2));
+  facts_entries_[k] = data::EntryOfScan(spec, scanned);
   return Status::Ok();
 }
 
@@ -265,8 +293,13 @@ StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& 
   } else {
     RIGEL_ASSIGN_OR_RETURN(scan, data::ScanFileFor(path, spec, opts_.hold_workers));
   }
-  RIGEL_ASSIGN_OR_RETURN(std::vector<data::ElementRange> ranges,
-                         opts_.hold_ranges(k, data::ShapeOfScan(path, spec, scan)));
+  const data::Dataset shape = data::ShapeOfScan(path, spec, scan);
+  std::unique_ptr<data::ElementFilter> keep;
+  if (opts_.hold_filter) {
+    RIGEL_ASSIGN_OR_RETURN(keep, opts_.hold_filter(k, shape));
+  }
+  if (keep) return data::LoadHeld(path, spec, scan, {}, keep.get());
+  RIGEL_ASSIGN_OR_RETURN(std::vector<data::ElementRange> ranges, opts_.hold_ranges(k, shape));
   return data::LoadHeld(path, spec, scan, std::move(ranges));
 }
 

@@ -27,6 +27,7 @@
 #include "data/data_index.h"
 #include "data/dataset.h"
 #include "data/held.h"
+#include "data/held_load.h"
 #include "data/part_load.h"
 #include "exec/divergence.h"
 #include "ir/ir.h"
@@ -110,10 +111,12 @@ struct ExecutorOptions {
   // its file's current index (data/data_index.h) when there is one, and
   // loaded otherwise. Unset: every data set is loaded.
   std::function<bool(int data)> facts_only;
-  // With facts_only, for data sets that other processes hold in part: data
+  // For data sets that other processes hold in part: with facts_only, data
   // set `data` with no current index is scanned (data/held_load.h ScanFile)
-  // instead of loaded, and the facts an index or the scan gave are kept as
-  // an index entry (facts_entries()) to send to those processes.
+  // instead of loaded; loaded whole (its loops are cut by coordinates), it is
+  // scanned too unless a current index has its chunks. The facts and chunks
+  // an index or the scan gave are kept as an index entry (facts_entries())
+  // to send to those processes.
   std::function<bool(int data)> scan_facts;
   // For a worker that holds data in part (exec/hold_plan.h): data set
   // `data` (a file's) is held in part when hold_part says so, with the
@@ -127,6 +130,16 @@ struct ExecutorOptions {
   std::map<int, std::string> entries;
   std::function<StatusOr<std::vector<data::ElementRange>>(int data, const data::Dataset& shape)>
       hold_ranges;
+  // Instead of hold_ranges, where it gives a filter: the elements a worker
+  // keeps by their values (loops cut by coordinates: exec/hold_plan.h
+  // HeldFilter, which keeps hold_ranges' elements too). Unset, or a null
+  // filter: hold_ranges alone.
+  // A data set held in part that only its split parts are read from keeps
+  // only its facts once the parts are made (exec/hold_plan.h
+  // ReadThroughPartsOnly).
+  std::function<StatusOr<std::unique_ptr<data::ElementFilter>>(int data,
+                                                               const data::Dataset& shape)>
+      hold_filter;
   int hold_workers = 1;
   // Called after each iteration `i` of a top-level driver `for lo..hi` (an
   // epoch), for progress lines and per-epoch logs. Its error (a log that
@@ -236,6 +249,12 @@ class SerialExecutor {
   Status LoadData();
   // Data set `k`'s elements that ExecutorOptions::hold_ranges gives.
   StatusOr<data::Dataset> LoadInPart(int k, const data::LoadSpec& spec) const;
+  // Data set `k`, read from a file (its facts, its part or the whole).
+  StatusOr<data::Dataset> LoadFromFile(int k);
+  Status LoadError(const ir::DataDecl& d, const Status& st) const;
+  // Keeps the index entry the workers read data set `k` in part with
+  // (ExecutorOptions::scan_facts), for one this process loaded whole.
+  Status KeepChunks(int k, const data::LoadSpec& spec);
   Status InitParams();
   StatusOr<Value> Eval(int expr) const;
   StatusOr<Value> EvalUnary(const ir::DExpr& e) const;

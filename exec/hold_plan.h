@@ -23,12 +23,16 @@
 #ifndef RIGEL_EXEC_HOLD_PLAN_H_
 #define RIGEL_EXEC_HOLD_PLAN_H_
 
+#include <map>
+#include <memory>
 #include <vector>
 
+#include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "common/status.h"
 #include "data/dataset.h"
 #include "data/held.h"
+#include "data/held_load.h"
 #include "ir/ir.h"
 
 namespace rigel::exec {
@@ -52,6 +56,30 @@ StatusOr<std::vector<data::ElementRange>> HeldRanges(const ir::Program& prog,
                                                      const analysis::Plan& plan, int rank,
                                                      int workers, int data,
                                                      const data::Dataset& shape, bool samples);
+
+// Which elements of data set `data` (a file's, HoldsInPart) worker `rank`
+// keeps by their coordinates as the file is read (data/held_load.h
+// LoadHeld): those that loops cut by coordinates (model_parallel_1d,
+// conflict_free_2d) over it or over its split parts place on this worker
+// under `cuts` (by loop id: the scheduler's, sent with the job, which cut
+// the blocks of every run of such a loop). Null when no such loop runs over
+// it. InvalidArgument when such a loop has no cuts in `cuts`, or cuts for
+// another schedule. The filter keeps the elements HeldRanges gives too (by
+// each one's number in its own split part), given the same `shape` and
+// `samples`: the loader then needs no ranges.
+StatusOr<std::unique_ptr<data::ElementFilter>> HeldFilter(
+    const ir::Program& prog, const analysis::Plan& plan, int rank, int workers,
+    const std::map<int, analysis::Cuts>& cuts, int data, const data::Dataset& shape, bool samples);
+
+// No loop runs over data set `data` nor reads its elements: only its split
+// parts are read (its count and shape attributes still are).
+bool ReadThroughPartsOnly(const ir::Program& prog, int data);
+
+// The loops whose cuts the workers need before they load their data: those
+// cut by coordinates over a data set held in part (HoldsInPart with
+// `exchange`), by loop id.
+std::vector<int> LoopsCutBeforeLoad(const ir::Program& prog, const analysis::Plan& plan,
+                                    bool exchange);
 
 }  // namespace rigel::exec
 

@@ -254,6 +254,17 @@ Status Driver::MakeSetup() {
   for (const auto& [k, entry] : ex_->facts_entries()) {
     job.scans.emplace_back(prog_->data[static_cast<size_t>(k)].name, data::IndexEntryText(entry));
   }
+  // Loops cut by coordinates over data the workers hold in part: each
+  // worker keeps the elements these cuts place on it as it reads the file,
+  // so they are cut now, once, and every run uses them (RunRemote).
+  if (o.job.data_parts && o.workers > 1) {
+    for (int l : exec::LoopsCutBeforeLoad(*prog_, plan_, /*exchange=*/true)) {
+      const data::Dataset& space = ex_->data(prog_->loops[static_cast<size_t>(l)].data);
+      RIGEL_ASSIGN_OR_RETURN(
+          cuts_[l], analysis::MakeCuts(plan_.loops[static_cast<size_t>(l)], o.workers, space));
+      job.cuts.emplace_back(std::to_string(l), analysis::CutsToJson(cuts_[l]));
+    }
+  }
   s.job = std::move(job);
   return Status::Ok();
 }

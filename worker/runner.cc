@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <numeric>
 
 #include "analysis/batch.h"
@@ -113,6 +114,12 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
     return exec::HeldRanges(self->prog_, self->plan_, self->opts_.rank, self->opts_.workers, data,
                             shape, /*samples=*/!self->CanExchangeSamples());
   };
+  RIGEL_RETURN_IF_ERROR(r->ReadHeldCuts());
+  eo.hold_filter = [self](int data, const data::Dataset& shape) {
+    return exec::HeldFilter(self->prog_, self->plan_, self->opts_.rank, self->opts_.workers,
+                            self->held_cuts_, data, shape,
+                            /*samples=*/!self->CanExchangeSamples());
+  };
   eo.hold_workers = options.workers;
   for (const auto& [name, entry] : job.scans) {
     for (size_t k = 0; k < r->prog_.data.size(); ++k) {
@@ -160,6 +167,20 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   return r;
 }
 
+Status Runner::ReadHeldCuts() {
+  for (const auto& [loop, text] : job_.cuts) {
+    const std::string what = "the job's cuts of loop " + loop;
+    char* end = nullptr;
+    const long l = std::strtol(loop.c_str(), &end, 10);
+    if (loop.empty() || *end != '\0' || l < 0 || l >= static_cast<long>(prog_.loops.size())) {
+      return InvalidArgument(what + ": no such loop; the program has " +
+                             std::to_string(prog_.loops.size()));
+    }
+    RIGEL_ASSIGN_OR_RETURN(held_cuts_[static_cast<int>(l)], analysis::CutsFromJson(text, what));
+  }
+  return Status::Ok();
+}
+
 bool Runner::Handle(const transport::InMessage& msg) { return handoffs_->Put(msg); }
 
 void Runner::Abort(const Status& why) { handoffs_->Abort(why); }
@@ -200,6 +221,12 @@ StatusOr<const analysis::StepBlocks*> Runner::Blocks(const TaskSpec& task,
   if (it != blocks_.end() && !prog_.data[prog_.loops[loop].data].sized_at_launch) {
     return it->second.get();
   }
+  // Held by these cuts, this worker has only the elements they place on it.
+  const auto held = held_cuts_.find(loop);
+  if (data.in_part && held != held_cuts_.end() && !(held->second == task.cuts)) {
+    return FailedPrecondition("task: loop " + std::to_string(loop) +
+                              " is cut otherwise than the job's cuts this worker read its data by");
+  }
   auto b = analysis::MakeStepBlocks(plan_.loops[loop], task.cuts, data);
   if (!b.ok()) return Status(b.status().code(), "task: " + b.status().message());
   auto stored = std::make_unique<analysis::StepBlocks>(std::move(b).value());
@@ -231,16 +258,37 @@ StatusOr<RowLists> Runner::Keys(int loop, const kernel::RunContext& ctx,
   // workers) must not hold every row of it as its own.
   if (elements.empty()) return keys;
   const kernel::KeySlice& slice = slices_[loop];
-  RIGEL_RETURN_IF_ERROR(slice.Run(ctx, elements, &keys));
+  // Sliced in pieces, each piece's rows merged into the sorted distinct rows
+  // so far: a worker's whole share of a loop (every element of its blocks)
+  // would otherwise list one row per element and access at once (a 2-D MF
+  // worker's 1.8M elements: 29 MB of keys and as much again to sort them).
+  constexpr size_t kPiece = size_t{1} << 16;
+  RowLists piece(keys.size());
+  std::vector<int64_t> tmp, merged;
+  for (size_t at = 0; at < elements.size(); at += kPiece) {
+    for (auto& k : piece) k.clear();
+    RIGEL_RETURN_IF_ERROR(
+        slice.Run(ctx, elements.subspan(at, std::min(kPiece, elements.size() - at)), &piece));
+    for (size_t p = 0; p < keys.size(); ++p) {
+      const int q = static_cast<int>(p);
+      if (!slice.touches(q) || slice.whole(q) || !slice.exact(q)) continue;
+      SortKeys(&piece[p], &tmp);
+      piece[p].erase(std::unique(piece[p].begin(), piece[p].end()), piece[p].end());
+      if (at == 0) {
+        keys[p].swap(piece[p]);
+        continue;
+      }
+      merged.clear();
+      std::set_union(keys[p].begin(), keys[p].end(), piece[p].begin(), piece[p].end(),
+                     std::back_inserter(merged));
+      keys[p].swap(merged);
+    }
+  }
   for (size_t p = 0; p < keys.size(); ++p) {
-    if (!slice.touches(static_cast<int>(p))) continue;
-    if (slice.whole(static_cast<int>(p)) || !slice.exact(static_cast<int>(p))) {
+    const int q = static_cast<int>(p);
+    if (slice.touches(q) && (slice.whole(q) || !slice.exact(q))) {
       keys[p].resize(static_cast<size_t>(ex_->bindings()[p].rows));
       std::iota(keys[p].begin(), keys[p].end(), 0);
-    } else {
-      std::vector<int64_t> tmp;
-      SortKeys(&keys[p], &tmp);
-      keys[p].erase(std::unique(keys[p].begin(), keys[p].end()), keys[p].end());
     }
   }
   return keys;
@@ -356,6 +404,11 @@ StatusOr<std::shared_ptr<const analysis::RowPlan>> Runner::Rows(const TaskSpec& 
     RIGEL_RETURN_IF_ERROR(ExchangeRows(task, ctx, in, steps, &mine, &theirs));
     with.my_rows = &mine;
     with.their_rows = &theirs;
+  }
+  std::vector<RowLists> columns;  // [p][q]
+  if (!in.holds_all && in.kind == analysis::ScheduleKind::kConflictFree2D) {
+    RIGEL_RETURN_IF_ERROR(ExchangeColumns(task, ctx, in, blocks, &columns));
+    with.columns = &columns;
   }
   RIGEL_ASSIGN_OR_RETURN(analysis::RowPlan plan, analysis::PlanRows(with, blocks, steps, rows));
   auto out = std::make_shared<const analysis::RowPlan>(std::move(plan));

@@ -216,7 +216,19 @@ class Runner {
   // (a data-dependent subscript, a whole access) is held whole after all.
   void HoldWholeWhereRowsAreUnknown();
 
+  // The job's cuts of the loops whose data this worker holds by them
+  // (cluster::JobSpec::cuts), by loop.
+  Status ReadHeldCuts();
+  // For data held in part by loops cut by coordinates: the rows each block
+  // column touches of each rotated parameter ([p][q]), from what every
+  // worker's own blocks touch, exchanged through the store. Every worker of
+  // the run must call it. Errors: the loop body's; the store's.
+  Status ExchangeColumns(const TaskSpec& task, const kernel::RunContext& ctx,
+                         const analysis::PlanInput& in, const analysis::StepBlocks& blocks,
+                         std::vector<std::vector<std::vector<int64_t>>>* columns);
+
   cluster::JobSpec job_;
+  std::map<int, analysis::Cuts> held_cuts_;
   transport::Transport* transport_;
   RunnerOptions opts_;
   ir::Program prog_;

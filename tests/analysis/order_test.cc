@@ -11,6 +11,7 @@
 
 #include "analysis/partition.h"
 #include "analysis/plan.h"
+#include "data/held.h"
 #include "tests/analysis/run_util.h"
 
 namespace rigel::analysis {
@@ -181,6 +182,77 @@ TEST(ElementList, ConsecutiveElementsAreARangeAndAGapMakesAList) {
   EXPECT_TRUE(ElementList({3, 4, 5}).is_range());
   EXPECT_EQ(ElementList({3, 4, 5}), ElementList::Range(3, 3));
   EXPECT_TRUE(ElementList().empty());
+}
+
+// Copies share a list (a worker's steps copy its blocks); a change to one
+// copies it first, leaving the other as it was.
+TEST(ElementList, CopiesShareTheirListUntilOneChanges) {
+  ElementList a({1, 4, 9});
+  ElementList b = a;
+  std::vector<int64_t> sa, sb;
+  EXPECT_EQ(a.Span(&sa).data(), b.Span(&sb).data());
+  b.push_back(10);
+  EXPECT_EQ(a.ToVector(), (std::vector<int64_t>{1, 4, 9}));
+  EXPECT_EQ(b.ToVector(), (std::vector<int64_t>{1, 4, 9, 10}));
+  EXPECT_NE(a.Span(&sa).data(), b.Span(&sb).data());
+}
+
+// Held in part by a mask (the elements the cuts place on one worker), the
+// blocks are that worker's blocks of the whole data set, and the other
+// workers' are empty.
+TEST(ElementList, AWorkerHoldingItsElementsMakesItsOwnBlocks) {
+  auto prog = Compile(R"(data r = triples("none.csv")
+param W: f32[r.rows, 2] = zeros()
+param H: f32[r.cols, 2] = zeros()
+parallel for (i, j, v) in r {
+  W[i] += v * H[j]
+  H[j] += v * W[i]
+}
+)");
+  auto plan = MakePlan(prog, {3});
+  ASSERT_TRUE(plan.ok());
+  const LoopPlan& lp = plan->loops[0];
+  ASSERT_EQ(lp.schedule.kind, ScheduleKind::kConflictFree2D);
+  data::Dataset whole;
+  whole.kind = data::DataKind::kTriples;
+  for (int k = 0; k < 500; ++k) {
+    whole.ti.push_back((k * 7) % 23);
+    whole.tj.push_back((k * 11) % 19);
+    whole.tv.push_back(static_cast<float>(k));
+  }
+  whole.count = 500;
+  whole.rows = 23;
+  whole.cols = 19;
+  auto cuts = MakeCuts(lp, 3, whole);
+  ASSERT_TRUE(cuts.ok());
+  auto all = MakeStepBlocks(lp, *cuts, whole);
+  ASSERT_TRUE(all.ok());
+  for (int rank = 0; rank < 3; ++rank) {
+    data::Dataset held = whole;
+    held.ti.clear();
+    held.tj.clear();
+    held.tv.clear();
+    held.in_part = true;
+    data::UseMask(&held);
+    for (int64_t e = 0; e < whole.count; ++e) {
+      if (PlaceWorker(lp, *cuts, ElementCoords(whole, e), e) != rank) continue;
+      data::AppendColumnsAt(whole, e, &held);
+      data::MarkHeld(e, &held);
+    }
+    data::SetFastRange(&held);
+    auto mine = MakeStepBlocks(lp, *cuts, held);
+    ASSERT_TRUE(mine.ok()) << mine.status().message();
+    ASSERT_EQ(mine->steps(), all->steps());
+    for (size_t t = 0; t < all->blocks.size(); ++t) {
+      for (int w = 0; w < 3; ++w) {
+        if (w == rank) {
+          EXPECT_EQ(mine->blocks[t][w], all->blocks[t][w]) << "step " << t;
+        } else {
+          EXPECT_TRUE(mine->blocks[t][w].empty());
+        }
+      }
+    }
+  }
 }
 
 // A data-parallel loop's blocks are ranges (a worker keeps every worker's

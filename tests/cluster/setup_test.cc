@@ -40,6 +40,7 @@ ClusterSetup Sample() {
   job.data = {{"r", "xxh64:0123456789abcdef"}};
   job.files = {{"r", "120 bytes, head xxh64:1, tail xxh64:2"}};
   job.scans = {{"r", R"({"loader": {}, "count": 3})"}};
+  job.cuts = {{"0", R"({"kind": "conflict_free_2d"})"}};
   s.job = job;
   return s;
 }
@@ -82,6 +83,7 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_EQ(r->job->data, s.job->data);
   EXPECT_EQ(r->job->files, s.job->files);
   EXPECT_EQ(r->job->scans, s.job->scans);
+  EXPECT_EQ(r->job->cuts, s.job->cuts);
 }
 
 TEST(SetupWire, MpiCollectivesRoundTrip) {

@@ -329,24 +329,31 @@ void ExpectSameElementAt(const Dataset& whole, int64_t e, const Dataset& held) {
   }
 }
 
-// Exactly the elements of `ranges` are held, each as the whole load has it.
-void ExpectHolds(const Dataset& whole, const std::vector<ElementRange>& ranges,
-                 const Dataset& held) {
+// Exactly the elements `in` says are held, each as the whole load has it.
+void ExpectHoldsThese(const Dataset& whole, const std::vector<bool>& in, const Dataset& held) {
   ASSERT_TRUE(held.in_part);
   EXPECT_EQ(held.count, whole.count);
   ExpectSameShape(whole, held);
-  const std::vector<ElementRange> want = NormalizeRanges(ranges, whole.count);
-  EXPECT_EQ(held.HeldCount(), RangesCount(want));
-  size_t r = 0;
+  int64_t n = 0;
   for (int64_t e = -2; e < whole.count + 2; ++e) {
-    while (r < want.size() && want[r].end <= e) ++r;
-    const bool in = r < want.size() && want[r].first <= e && e < want[r].end;
-    if (in) {
+    if (e >= 0 && e < whole.count && in[static_cast<size_t>(e)]) {
+      ++n;
       ExpectSameElementAt(whole, e, held);
     } else {
       EXPECT_EQ(held.Local(e), -1) << "element " << e << " is held";
     }
   }
+  EXPECT_EQ(held.HeldCount(), n);
+}
+
+// Exactly the elements of `ranges` are held, each as the whole load has it.
+void ExpectHolds(const Dataset& whole, const std::vector<ElementRange>& ranges,
+                 const Dataset& held) {
+  std::vector<bool> in(static_cast<size_t>(whole.count));
+  for (const ElementRange& r : NormalizeRanges(ranges, whole.count)) {
+    for (int64_t e = r.first; e < r.end; ++e) in[static_cast<size_t>(e)] = true;
+  }
+  ExpectHoldsThese(whole, in, held);
 }
 
 // A worker's block and a few elements elsewhere (as the planner's samples).
@@ -386,6 +393,76 @@ TEST_F(PartLoadTest, AWorkerHoldsExactlyTheElementsItNamesReadingOnlyTheirChunks
       StatusOr<Dataset> none = LoadHeld(path, tc.spec, *scan, {});
       ASSERT_TRUE(none.ok()) << none.status().ToString();
       ExpectHolds(*whole, {}, *none);
+    }
+  }
+}
+
+// Keeps every element whose number is 2 or 3 mod 5, and (triples) every
+// one whose i is a multiple of 3: a choice by value, as a worker of a loop
+// cut by coordinates makes (exec/hold_plan.h HeldFilter). Counts what it saw.
+class SomeByValue : public ElementFilter {
+ public:
+  bool Keep(const Dataset& chunk, int64_t local, int64_t e) override {
+    EXPECT_EQ(e, seen_) << "elements shown out of order";
+    seen_ = e + 1;
+    if (chunk.kind == DataKind::kTriples && chunk.ti[static_cast<size_t>(local)] % 3 == 0) {
+      return true;
+    }
+    return e % 5 == 2 || e % 5 == 3;
+  }
+  int64_t seen() const { return seen_; }
+
+ private:
+  int64_t seen_ = 0;
+};
+
+// A filter sees every element of the file once, in order; what it keeps
+// and what the ranges name are held, by a mask. Split, each part holds the
+// elements of the whole part that were held, numbered as the whole split
+// numbers them.
+TEST_F(PartLoadTest, AFilterKeepsTheElementsItChoosesByValueAndTheirSplitPartsFollow) {
+  const std::vector<Case> cases = Cases();
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& tc = cases[c];
+    const std::string path = (dir_ / ("kept" + std::to_string(c) + ".txt")).string();
+    ASSERT_TRUE(WriteFileAtomically(path, tc.text).ok());
+    StatusOr<Dataset> whole = LoadInParts(tc.text, path, tc.spec, 1);
+    ASSERT_TRUE(whole.ok()) << tc.name;
+    for (int chunks : {1, 3}) {
+      SCOPED_TRACE(tc.name + ", " + std::to_string(chunks) + " chunks");
+      StatusOr<ScannedFile> scan = ScanFile(path, tc.spec, chunks);
+      ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+      const std::vector<ElementRange> ranges = {{0, 2}};
+      SomeByValue keep;
+      StatusOr<Dataset> held = LoadHeld(path, tc.spec, *scan, ranges, &keep);
+      ASSERT_TRUE(held.ok()) << held.status().ToString();
+      EXPECT_EQ(keep.seen(), whole->count);
+      EXPECT_TRUE(held->held_masked);
+      std::vector<bool> in(static_cast<size_t>(whole->count));
+      for (int64_t e = 0; e < whole->count; ++e) {
+        const bool by_value =
+            whole->kind == DataKind::kTriples && whole->ti[static_cast<size_t>(e)] % 3 == 0;
+        in[static_cast<size_t>(e)] = e < 2 || e % 5 == 2 || e % 5 == 3 || by_value;
+      }
+      ExpectHoldsThese(*whole, in, *held);
+      StatusOr<std::pair<Dataset, Dataset>> whole_parts = SplitDataset(*whole, 0.3, 11);
+      StatusOr<std::pair<Dataset, Dataset>> held_parts = SplitDataset(*held, 0.3, 11);
+      ASSERT_TRUE(whole_parts.ok() && held_parts.ok());
+      for (int part = 0; part < 2; ++part) {
+        const Dataset& w = part == 0 ? whole_parts->first : whole_parts->second;
+        const Dataset& h = part == 0 ? held_parts->first : held_parts->second;
+        EXPECT_TRUE(h.held_masked);
+        // Element n of the part is the parent's element at its position.
+        std::vector<bool> part_in;
+        for (int64_t e = 0; e < whole->count; ++e) {
+          const bool in_test = whole->kind == DataKind::kTokens
+                                   ? e >= whole->count - TokensTestCount(whole->count, 0.3)
+                                   : InTestPart(11, e, 0.3);
+          if (in_test == (part == 1)) part_in.push_back(in[static_cast<size_t>(e)]);
+        }
+        ASSERT_EQ(static_cast<int64_t>(part_in.size()), w.count);
+        ExpectHoldsThese(w, part_in, h);
+      }
     }
   }
 }

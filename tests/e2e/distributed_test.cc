@@ -724,5 +724,62 @@ for ep in 0..2 {
   std::filesystem::remove_all(dir);
 }
 
+// Matrix factorisation, 2-D over the training part and data-parallel over
+// the test part: each worker keeps, as it reads the file, the training
+// elements the scheduler's cuts place on it and its block of the test part
+// (about a third of the file on 3 workers), and the job prints exactly what
+// it prints with every worker loading the file whole.
+TEST(Distributed, WorkersOfA2DLoopHoldOnlyTheElementsOfTheirBlocks) {
+  const std::string dir = TempDir();
+  {
+    std::ofstream out(dir + "/r.csv");
+    for (int64_t k = 0; k < 30000; ++k) {
+      out << (k * 7919) % 997 << "," << (k * 104729) % 613 << "," << (k % 11) * 0.25 << "\n";
+    }
+  }
+  std::ofstream(dir + "/mf.rgl") << R"(data r = triples("r.csv")
+data train, test = split(r, test=0.1, seed=7)
+param W: f32[r.rows, 4] = normal(0, 0.1, seed=1)
+param H: f32[r.cols, 4] = normal(0, 0.1, seed=2)
+accum sq: f32
+for ep in 0..3 {
+  parallel for (i, j, v) in train {
+    let e = v - dot(W[i], H[j])
+    let wi = W[i]
+    W[i] = wi + 0.02 * (e * H[j] - 0.05 * wi)
+    H[j] = H[j] + 0.02 * (e * wi - 0.05 * H[j])
+  }
+  sq = 0
+  parallel for (i, j, v) in test {
+    let e = v - dot(W[i], H[j])
+    sq += e * e
+  }
+  print("ep", ep, "rmse", sqrt(sq / test.count))
+}
+)";
+  auto run = [&](const std::string& tag, std::vector<std::string> more) {
+    std::vector<std::string> args = {"run", dir + "/mf.rgl", "--workers",    "3", "--servers",
+                                     "1",   "--run-dir",     dir + "/" + tag};
+    args.insert(args.end(), more.begin(), more.end());
+    Result r = Rigel(args, dir);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return std::make_pair(r.out, Slurp(dir + "/" + tag + "/worker-1.log"));
+  };
+  const auto [parts, parts_log] = run("parts", {});
+  const auto [whole, whole_log] = run("whole", {"--data-parts", "off"});
+  EXPECT_EQ(parts, whole);
+  EXPECT_NE(parts.find("ep 2 rmse"), std::string::npos) << parts;
+  const std::string loaded = "loaded r (" + dir + "/r.csv): ";
+  const size_t at = parts_log.find(loaded);
+  ASSERT_NE(at, std::string::npos) << parts_log;
+  const std::string held = parts_log.substr(at + loaded.size());
+  EXPECT_NE(held.find(" of 30000 elements"), std::string::npos) << parts_log;
+  EXPECT_GE(std::stoll(held), 8000) << parts_log;
+  EXPECT_LE(std::stoll(held), 12000) << parts_log;
+  EXPECT_NE(whole_log.find("loaded r (" + dir + "/r.csv): 30000 elements"), std::string::npos)
+      << whole_log;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace rigel

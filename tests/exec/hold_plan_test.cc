@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "analysis/batch.h"
+#include "analysis/order.h"
+#include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "analysis/relaxed.h"
 #include "frontend/compile.h"
@@ -123,6 +126,92 @@ for ep in 0..1 {
   ASSERT_EQ(held->size(), 1u);
   EXPECT_EQ((*held)[0].first, 500 - 3);
   EXPECT_EQ((*held)[0].end, 1000);
+}
+
+// Matrix factorisation: a 2-D loop over the training part and a
+// data-parallel test loop. Each worker keeps, as it reads the file, the
+// training elements the cuts place on it (every step's block of its row of
+// blocks) and its block of the test part, and nothing else.
+TEST(HoldPlan, AWorkerOfACutByCoordinatesKeepsTheElementsTheCutsPlaceOnIt) {
+  const std::string path = testing::TempDir() + "/hold_mf.csv";
+  {
+    std::ofstream out(path);
+    for (int k = 0; k < 3000; ++k) out << (k * 37) % 101 << "," << (k * 53) % 89 << ",1.5\n";
+  }
+  Compiled c = Compile(R"(
+data r = triples(")" + path +
+                           R"(", sep=",")
+data train, test = split(r, test=0.2, seed=5)
+param W: f32[r.rows, 4] = uniform(-0.1, 0.1)
+param H: f32[r.cols, 4] = uniform(-0.1, 0.1)
+accum sq: f32
+for ep in 0..1 {
+  parallel for (i, j, v) in train {
+    let e = v - dot(W[i], H[j])
+    let wi = W[i]
+    W[i] = wi + 0.01 * e * H[j]
+    H[j] = H[j] + 0.01 * e * wi
+  }
+  parallel for (i, j, v) in test {
+    let e = v - dot(W[i], H[j])
+    sq += e * e
+  }
+}
+)",
+                       3);
+  ASSERT_EQ(c.plan.loops[0].schedule.kind, analysis::ScheduleKind::kConflictFree2D);
+  EXPECT_TRUE(HoldsInPart(c.prog, c.plan, 0, true));
+  // Its blocks' rows are exchanged through the store.
+  EXPECT_FALSE(HoldsInPart(c.prog, c.plan, 0, false));
+  EXPECT_EQ(LoopsCutBeforeLoad(c.prog, c.plan, true), std::vector<int>{0});
+  EXPECT_TRUE(LoopsCutBeforeLoad(c.prog, c.plan, false).empty());
+  EXPECT_TRUE(ReadThroughPartsOnly(c.prog, 0));
+  EXPECT_FALSE(ReadThroughPartsOnly(c.prog, 1));
+
+  auto whole = data::LoadTriples(path, data::TriplesOptions{});
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  auto parts = data::SplitDataset(*whole, 0.2, 5);
+  ASSERT_TRUE(parts.ok());
+  const data::Dataset& train = parts->first;
+  auto cuts = analysis::MakeCuts(c.plan.loops[0], 3, train);
+  ASSERT_TRUE(cuts.ok());
+  auto blocks = analysis::MakeStepBlocks(c.plan.loops[0], *cuts, train);
+  ASSERT_TRUE(blocks.ok());
+  data::Dataset shape = *whole;
+  shape.shape_only = true;
+  EXPECT_FALSE(HeldFilter(c.prog, c.plan, 0, 3, {}, 0, shape, false).ok())
+      << "no cuts for the 2-D loop";
+  std::vector<int> holders(static_cast<size_t>(whole->count));
+  for (int rank = 0; rank < 3; ++rank) {
+    auto keep = HeldFilter(c.prog, c.plan, rank, 3, {{0, *cuts}}, 0, shape, false);
+    ASSERT_TRUE(keep.ok()) << keep.status().message();
+    ASSERT_NE(keep->get(), nullptr);
+    std::vector<bool> kept;
+    for (int64_t e = 0; e < whole->count; ++e) kept.push_back((*keep)->Keep(*whole, e, e));
+    // The training elements of its blocks, by their numbers in the part.
+    std::vector<bool> mine(static_cast<size_t>(train.count));
+    for (const auto& step : blocks->blocks) {
+      for (int64_t n : step[static_cast<size_t>(rank)]) mine[static_cast<size_t>(n)] = true;
+    }
+    const int64_t tests = parts->second.count;
+    int64_t n_train = 0, n_test = 0;
+    for (int64_t e = 0; e < whole->count; ++e) {
+      if (data::InTestPart(5, e, 0.2)) {
+        // Test elements: its third of the test part, by number.
+        const analysis::AxisCuts thirds = analysis::EqualAxisCuts(tests, 3);
+        const bool block = thirds.Part(n_test) == rank;
+        EXPECT_EQ(kept[static_cast<size_t>(e)], block) << "test element " << n_test;
+        ++n_test;
+      } else {
+        EXPECT_EQ(kept[static_cast<size_t>(e)], mine[static_cast<size_t>(n_train)])
+            << "training element " << n_train;
+        ++n_train;
+      }
+      holders[static_cast<size_t>(e)] += kept[static_cast<size_t>(e)];
+    }
+  }
+  // Each element is held by exactly one worker.
+  for (int64_t e = 0; e < whole->count; ++e) EXPECT_EQ(holders[static_cast<size_t>(e)], 1) << e;
 }
 
 }  // namespace

@@ -166,6 +166,7 @@ struct Job {
   restored @5 :Bool;
   files @6 :List(NamedText);  # (data set, file fingerprint) per data file
   scans @7 :List(NamedText);  # (data set, index entry JSON) per data set held in part
+  cuts @8 :List(NamedText);   # (loop id, cuts JSON) per loop whose cuts decide what is held
 }
 
 # worker -> server: read rows `keys` of parameter `param`.

@@ -1,5 +1,6 @@
 #include "worker/sync/row_io.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -24,14 +25,34 @@ void RowIo::Scatter(int p, const std::vector<int64_t>& keys, const float* rows) 
   }
 }
 
+namespace {
+constexpr size_t kPullPieceBytes = size_t{1} << 20;
+}  // namespace
+
 Status RowIo::Pull(int p, const std::vector<int64_t>& keys, bool synchronous,
                    std::vector<float>* pulled, SyncMetrics* m, const char* strategy) {
   if (keys.empty()) {
     if (pulled) pulled->clear();
     return Status::Ok();
   }
-  return Take(p, keys, synchronous ? client_->PullSynchronous(p, keys) : client_->Pull(p, keys),
-              pulled, m, strategy);
+  auto pull = [&](const std::vector<int64_t>& k) {
+    return synchronous ? client_->PullSynchronous(p, k) : client_->Pull(p, k);
+  };
+  // Rows nobody keeps in a list come in pieces of about kPullPieceBytes:
+  // a run that reads many rows once (a test loop's every row) would
+  // otherwise hold the whole answer twice, as a message and as floats.
+  const size_t piece = std::max<size_t>(
+      1024, kPullPieceBytes / (sizeof(float) * static_cast<size_t>(param(p).width)));
+  if (pulled != nullptr || keys.size() <= piece) {
+    return Take(p, keys, pull(keys), pulled, m, strategy);
+  }
+  std::vector<int64_t> part;
+  for (size_t at = 0; at < keys.size(); at += piece) {
+    part.assign(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                keys.begin() + static_cast<std::ptrdiff_t>(std::min(keys.size(), at + piece)));
+    RIGEL_RETURN_IF_ERROR(Take(p, part, pull(part), nullptr, m, strategy));
+  }
+  return Status::Ok();
 }
 
 Status RowIo::PullInto(int p, const kernel::ParamBinding& b, const std::vector<int64_t>& keys,

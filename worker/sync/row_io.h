@@ -46,7 +46,8 @@ class RowIo {
 
   // Pulls `keys` of p into the local copy (synchronous: every clock before
   // this worker's seen; else within the staleness bound); the rows also go
-  // to *pulled when not null. Bytes are counted under `strategy`.
+  // to *pulled when not null (otherwise they come in pieces of about 1 MiB,
+  // one request after another). Bytes are counted under `strategy`.
   Status Pull(int p, const std::vector<int64_t>& keys, bool synchronous, std::vector<float>* pulled,
               SyncMetrics* m, const char* strategy);
   // Pulls `keys` of p (synchronous) into `b`, a run's binding of p whose
