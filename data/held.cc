@@ -101,6 +101,22 @@ void SetFastRange(Dataset* p) {
 
 Dataset HoldingNothing(const Dataset& d) { return EmptyHeldLike(d); }
 
+Dataset HoldingNothing(Dataset&& d) {
+  Dataset p = std::move(d);
+  p.shape_only = false;
+  p.warnings.clear();
+  p.in_part = true;
+  p.held.clear();
+  p.held_masked = false;
+  p.held_mask.clear();
+  p.held_rank.clear();
+  p.held_first = 0;
+  p.held_span = 0;  // nothing held until SetFastRange
+  p.held_local = 0;
+  if (p.kind == DataKind::kLibsvm && p.feat_offset.empty()) p.feat_offset.push_back(0);
+  return p;
+}
+
 void UseMask(Dataset* d) {
   d->held.clear();
   d->held_masked = true;

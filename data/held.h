@@ -46,6 +46,9 @@ void SetFastRange(Dataset* d);
 // A data set of `d`'s kind, file, count and shape attributes held in part
 // with no element: what is left of one whose elements are no longer needed.
 Dataset HoldingNothing(const Dataset& d);
+// The same from a data set with no element columns (a shape-only one),
+// whose vocabulary is moved, not copied; its warnings are dropped.
+Dataset HoldingNothing(Dataset&& d);
 
 // Makes `d` (held in part, nothing held yet) one held by a mask
 // (Dataset::held_masked).

@@ -119,7 +119,7 @@ IndexEntry EntryOfScan(const LoadSpec& spec, const ScannedFile& scan) {
   return e;
 }
 
-ScannedFile ScanOfIndex(const IndexEntry& entry) {
+ScannedFile ScanOfIndex(IndexEntry entry) {
   ScannedFile scan;
   DataFacts& f = scan.facts;
   f.kind = entry.spec.kind;
@@ -129,9 +129,9 @@ ScannedFile ScanOfIndex(const IndexEntry& entry) {
   f.dim = entry.shape.dim;
   f.docs = entry.shape.docs;
   f.pm1 = entry.pm1;
-  f.words = entry.shape.words;
-  f.word_counts = entry.shape.word_counts;
-  f.warnings = entry.warnings;
+  f.words = std::move(entry.shape.words);
+  f.word_counts = std::move(entry.shape.word_counts);
+  f.warnings = std::move(entry.warnings);
   for (const IndexEntry::Chunk& c : entry.chunks) {
     scan.chunks.push_back({c.bytes, c.place});
     f.first_element.push_back(c.first_element);
@@ -142,7 +142,8 @@ ScannedFile ScanOfIndex(const IndexEntry& entry) {
   return scan;
 }
 
-Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan) {
+Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
+                    bool vocabulary) {
   const DataFacts& f = scan.facts;
   Dataset d;
   d.kind = spec.kind;
@@ -160,10 +161,12 @@ Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const Scanned
                     (spec.kind == DataKind::kDenseCsv && spec.dense_csv.skip_header);
   if (spec.kind == DataKind::kTokens) {
     d.lines = spec.tokens.lines;
-    d.words = f.words;
-    d.word_counts = f.word_counts;
     d.vocab = static_cast<int64_t>(f.words.size());
-    d.negatives = NegativeSampler(d.word_counts);
+    if (vocabulary) {
+      d.words = f.words;
+      d.word_counts = f.word_counts;
+      d.negatives = NegativeSampler(d.word_counts);
+    }
   }
   return d;
 }
@@ -176,10 +179,20 @@ StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const 
   DataFacts facts;
   std::unordered_map<std::string_view, int32_t> ids;
   if (by_word) {
-    facts = scan.facts;
+    // Every fact FinishPart reads but the vocabulary (with vocabulary=false
+    // it reads only its size, which the held set takes from its shell): a
+    // copy of the words would be one more of the corpus' vocabulary.
+    const DataFacts& f = scan.facts;
+    facts.kind = f.kind;
+    facts.count = f.count;
+    facts.rows = f.rows;
+    facts.cols = f.cols;
+    facts.dim = f.dim;
+    facts.docs = f.docs;
+    facts.pm1 = f.pm1;
+    facts.first_element = f.first_element;
     facts.token_ids.resize(scan.chunks.size());
-    for (size_t w = 0; w < facts.words.size(); ++w)
-      ids.emplace(facts.words[w], static_cast<int32_t>(w));
+    for (size_t w = 0; w < f.words.size(); ++w) ids.emplace(f.words[w], static_cast<int32_t>(w));
   }
   const DataFacts& use = by_word ? facts : scan.facts;
   ranges = NormalizeRanges(std::move(ranges), scan.facts.count);
@@ -190,11 +203,7 @@ StatusOr<Dataset> LoadHeld(const std::string& path, const LoadSpec& spec, const 
                               FingerprintText(now));
   }
   // Nothing held yet: an empty data set of the file's shape.
-  Dataset shell = ShapeOfScan(path, spec, scan);
-  shell.shape_only = false;
-  shell.warnings.clear();
-  std::array<const Dataset*, 1> only = {&shell};
-  RIGEL_ASSIGN_OR_RETURN(Dataset held, HoldOnly(only, {}, scan.facts.count));
+  Dataset held = HoldingNothing(ShapeOfScan(path, spec, scan));
   if (keep != nullptr) UseMask(&held);
   // Kept by value, the count is known only at the end: the filter's guess.
   const size_t n =

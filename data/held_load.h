@@ -57,7 +57,9 @@ StatusOr<ScannedFile> ScanFileFor(const std::string& path, const LoadSpec& spec,
 // What a scan would learn, from a current index entry with chunks
 // (data_index.h): the facts without the chunks' token ids, which LoadHeld
 // then finds by word.
-ScannedFile ScanOfIndex(const IndexEntry& entry);
+// The entry is taken by value: a caller done with it moves it in, and its
+// vocabulary is not copied.
+ScannedFile ScanOfIndex(IndexEntry entry);
 
 // The index entry (data_index.h) a scan gives, without the whole load's
 // digest: what a process that scanned the file sends to those that read
@@ -67,7 +69,11 @@ IndexEntry EntryOfScan(const LoadSpec& spec, const ScannedFile& scan);
 // A shape-only data set (dataset.h) of the scanned file: count, shape
 // attributes, column bytes and vocabulary (with its negative sampler), no
 // columns.
-Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan);
+// Without `vocabulary`, a tokens corpus' words, counts and negative sampler
+// are left out (the vocab size stays): for code that needs only the count
+// and shape attributes.
+Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const ScannedFile& scan,
+                    bool vocabulary = true);
 
 // Elements a reader keeps by their values, beside its ranges: Keep is
 // called once for every element of the file, in order, with the finished

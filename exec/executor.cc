@@ -289,11 +289,12 @@ StatusOr<data::Dataset> SerialExecutor::LoadInPart(int k, const data::LoadSpec& 
   }
   data::ScannedFile scan;
   if (index && !index->chunks.empty()) {
-    scan = data::ScanOfIndex(*index);
+    scan = data::ScanOfIndex(std::move(*index));
   } else {
     RIGEL_ASSIGN_OR_RETURN(scan, data::ScanFileFor(path, spec, opts_.hold_workers));
   }
-  const data::Dataset shape = data::ShapeOfScan(path, spec, scan);
+  // Only the count and shape attributes decide what is held.
+  const data::Dataset shape = data::ShapeOfScan(path, spec, scan, /*vocabulary=*/false);
   std::unique_ptr<data::ElementFilter> keep;
   if (opts_.hold_filter) {
     RIGEL_ASSIGN_OR_RETURN(keep, opts_.hold_filter(k, shape));
