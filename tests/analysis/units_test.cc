@@ -62,7 +62,9 @@ TEST(Units, ExactlyOneKeepsEachParameterOfEveryExampleAtEveryStaleness) {
             EXPECT_EQ(keepers, 1) << prog.path << " " << prog.params[p.index].name;
             const Unit* u = UnitOf(p);
             ASSERT_NE(u, nullptr);
-            if (staleness == 0) EXPECT_NE(u, &Cache()) << prog.path;
+            if (staleness == 0) {
+              EXPECT_NE(u, &Cache()) << prog.path;
+            }
             seen.insert(std::string(u->name()));
           }
         }
