@@ -118,20 +118,21 @@ StatusOr<std::string> GetLarge(collectives::Store* store, const std::string& key
 }
 
 // Puts this worker's `mine` under `prefix` + its rank and takes every other
-// worker's (theirs[w], empty for this one); Unavailable naming the worker
-// that did not share `what` within the timeout.
+// worker's (theirs[w], empty for this one); Unavailable naming loop `loop`
+// and the worker that did not share `what` within the timeout.
 StatusOr<std::vector<std::string>> ShareWithAll(collectives::Store* store,
                                                 const std::string& prefix, int rank, int workers,
                                                 std::chrono::milliseconds timeout,
-                                                const std::string& mine, const std::string& what) {
+                                                const std::string& mine, int loop,
+                                                const std::string& what) {
   RIGEL_RETURN_IF_ERROR(SetLarge(store, prefix + std::to_string(rank), mine));
   std::vector<std::string> theirs(static_cast<size_t>(workers));
   for (int w = 0; w < workers; ++w) {
     if (w == rank) continue;
     StatusOr<std::string> got = GetLarge(store, prefix + std::to_string(w), timeout);
     if (!got.ok()) {
-      return Unavailable(what + ": worker " + std::to_string(w) + " did not share " +
-                         got.status().message());
+      return Unavailable("loop " + std::to_string(loop) + ": worker " + std::to_string(w) +
+                         " did not share " + what + ": " + got.status().message());
     }
     theirs[static_cast<size_t>(w)] = std::move(got).value();
   }
@@ -213,8 +214,7 @@ Status Runner::ExchangeColumns(const TaskSpec& task, const kernel::RunContext& c
   RIGEL_ASSIGN_OR_RETURN(
       std::vector<std::string> theirs,
       ShareWithAll(opts_.store, prefix, opts_.rank, opts_.workers, opts_.collectives_timeout,
-                   EncodeColumns(*columns),
-                   "loop " + std::to_string(task.loop) + " (the rows its blocks touch)"));
+                   EncodeColumns(*columns), task.loop, "the rows its blocks touch"));
   for (int w = 0; w < opts_.workers; ++w) {
     if (w != opts_.rank) RIGEL_RETURN_IF_ERROR(DecodeColumnsInto(theirs[w], w, columns));
   }
@@ -262,21 +262,18 @@ StatusOr<analysis::RowSample> Runner::SampleLoopRows(const TaskSpec& task,
   // its elements samples again, and those of other runs never mix in.
   const std::string prefix = "rigel/samples/loop" + std::to_string(task.loop) + "/run" +
                              std::to_string(task.launch) + "/n" + std::to_string(limit) + "/w";
-  RIGEL_RETURN_IF_ERROR(SetLarge(opts_.store, prefix + std::to_string(opts_.rank), Encode(mine)));
+  RIGEL_ASSIGN_OR_RETURN(
+      std::vector<std::string> theirs,
+      ShareWithAll(opts_.store, prefix, opts_.rank, opts_.workers, opts_.collectives_timeout,
+                   Encode(mine), task.loop, "the rows its sampled elements touch"));
   std::vector<analysis::RowSample> parts;
   for (int w = 0; w < opts_.workers; ++w) {
     if (w == opts_.rank) {
       parts.push_back(std::move(mine));
       continue;
     }
-    StatusOr<std::string> theirs =
-        GetLarge(opts_.store, prefix + std::to_string(w), opts_.collectives_timeout);
-    if (!theirs.ok()) {
-      return Unavailable(
-          "loop " + std::to_string(task.loop) + ": worker " + std::to_string(w) +
-          " did not share the rows its sampled elements touch: " + theirs.status().message());
-    }
-    RIGEL_ASSIGN_OR_RETURN(analysis::RowSample s, Decode(*theirs, in.params, w));
+    RIGEL_ASSIGN_OR_RETURN(analysis::RowSample s,
+                           Decode(theirs[static_cast<size_t>(w)], in.params, w));
     parts.push_back(std::move(s));
   }
   return analysis::MergeRowSamples(in, want, parts);
@@ -302,8 +299,7 @@ Status Runner::ExchangeRows(const TaskSpec& task, const kernel::RunContext& ctx,
   RIGEL_ASSIGN_OR_RETURN(
       std::vector<std::string> shared_by,
       ShareWithAll(opts_.store, prefix, opts_.rank, opts_.workers, opts_.collectives_timeout,
-                   Encode(shared),
-                   "loop " + std::to_string(task.loop) + " (the rows its elements touch)"));
+                   Encode(shared), task.loop, "the rows its elements touch"));
   theirs->assign(prog_.params.size(), {});
   for (int w = 0; w < opts_.workers; ++w) {
     if (w == opts_.rank) continue;
