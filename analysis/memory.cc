@@ -1,6 +1,7 @@
 #include "analysis/memory.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "analysis/sync/resolve.h"
 #include "analysis/sync/units.h"
+#include "data/feature_sketch.h"
 
 namespace rigel::analysis {
 namespace {
@@ -69,9 +71,16 @@ std::vector<TouchBound> TouchBounds(const Plan& plan, const MemoryInputs& in, si
     if (!seen[p] || !bounded[p]) continue;
     double all = 0, worker = 0;
     for (int d : sets[p]) {
+      // Each id names one row: at most the distinct ids, where counted.
       const MemoryInputs::Data& data = in.data[static_cast<size_t>(d)];
-      all += static_cast<double>(data.features);
-      worker += static_cast<double>(data.features) * std::min(1.0, data.worker_share);
+      const double share = std::min(1.0, data.worker_share);
+      const data::DistinctCounts ids{data.distinct_features, data.distinct_features_half};
+      const int64_t distinct = data::DistinctInShare(ids, 1.0);
+      const int64_t distinct_share = data::DistinctInShare(ids, share);
+      const double entries = static_cast<double>(data.features);
+      all += distinct >= 0 ? std::min(entries, static_cast<double>(distinct)) : entries;
+      worker += distinct_share >= 0 ? std::min(entries * share, static_cast<double>(distinct_share))
+                                    : entries * share;
     }
     out[p] = {static_cast<int64_t>(all), static_cast<int64_t>(std::ceil(worker))};
   }
@@ -82,6 +91,23 @@ void Add(ProcessMemory* p, std::string what, int64_t bytes) {
   if (bytes <= 0) return;
   p->parts.push_back({std::move(what), bytes});
   p->total += bytes;
+}
+
+// A scan of a tokens corpus in chunks (data/held_load.h ScanFile) keeps each
+// chunk's words, in order of first appearance with their counts, until it
+// merges them into the vocabulary (data/part_load.cc MergeVocabulary), whose
+// map, lists and kept words cost more per word. Each chunk's distinct words
+// follow from how the words grew from the first half to all (Heaps' law,
+// data/feature_sketch.h DistinctInShare). Bytes measured per word on the
+// Gutenberg corpus (docs/planner.md, "Memory").
+int64_t ScanWordsBytes(const MemoryInputs::Data& d) {
+  constexpr int64_t kChunkWordBytes = 46, kMergedWordBytes = 140;
+  if (d.scan_chunk_bytes <= 0 || d.distinct_words <= 0 || d.file_bytes <= 0) return 0;
+  const int64_t chunks = (d.file_bytes + d.scan_chunk_bytes - 1) / d.scan_chunk_bytes;
+  const int64_t per_chunk = data::DistinctInShare({d.distinct_words, d.distinct_words_half},
+                                                  1.0 / static_cast<double>(chunks));
+  return chunks * std::max<int64_t>(per_chunk, 0) * kChunkWordBytes +
+         d.distinct_words * kMergedWordBytes;
 }
 
 void Sort(ProcessMemory* p) {
@@ -103,6 +129,8 @@ void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
         largest = &d;
         largest_text = d.scan_chunk_bytes;
       }
+      Add(p, "the words of data set '" + d.name + "' counted while it is scanned",
+          ScanWordsBytes(d));
       continue;
     }
     const bool part = !scheduler && d.worker_share < 1.0;
@@ -126,6 +154,40 @@ void AddData(const MemoryInputs& in, bool scheduler, ProcessMemory* p) {
   }
 }
 
+// The bytes of a hash store's `rows` rows of width `width`
+// (ps/row_store.cc HashStore): per lock stripe, rows in chunks of 256 and
+// a table of 16-byte slots, a power of two at most 3/4 full.
+int64_t HashStoreBytes(int64_t rows, int64_t width) {
+  constexpr int64_t kStripes = 16, kChunkRows = 256;
+  const int64_t per = (rows + kStripes - 1) / kStripes;
+  const int64_t chunks = (per + kChunkRows - 1) / kChunkRows;
+  const auto table = std::max<uint64_t>(16, std::bit_ceil(static_cast<uint64_t>(per * 4 / 3 + 1)));
+  return kStripes * (chunks * kChunkRows * width * 4 + static_cast<int64_t>(table) * 16);
+}
+
+// What one server holds of parameter `p`: its shard (a range store makes
+// every row of its range at the start; a hash store the rows first touched),
+// the changed and dirty marks the service keeps per row of the whole table
+// (ps/service.h), and what the units keeping it hold there.
+void AddServerShare(const Plan& plan, const MemoryInputs& in, int p, const TouchBound& touch,
+                    int64_t cache_rows, const std::vector<const sync::Unit*>& units,
+                    ProcessMemory* server) {
+  const MemoryInputs::Param& pr = in.params[static_cast<size_t>(p)];
+  const int64_t servers = std::max(1, in.servers);
+  const int64_t touched = touch.all >= 0 ? std::min(pr.rows, touch.all) : pr.rows;
+  const int64_t created = (touched + servers - 1) / servers;
+  const bool hashed = sync::ShardedByHash(plan, p);
+  Add(server, "shard of parameter '" + pr.name + "'",
+      hashed ? HashStoreBytes(created, pr.width)
+             : (pr.rows + servers - 1) / servers * pr.width * 4);
+  Add(server, "changed and dirty marks of '" + pr.name + "'", (pr.rows + 63) / 64 * 16);
+  const sync::ServerShare share{&pr, created, cache_rows, std::max(1, in.workers),
+                                static_cast<int>(servers)};
+  for (const sync::Unit* u : units) {
+    for (MemoryPart& part : u->ServerMemory(share)) Add(server, std::move(part.what), part.bytes);
+  }
+}
+
 }  // namespace
 
 MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const data::Dataset*>& data,
@@ -138,6 +200,11 @@ MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const dat
     d.bytes = data::ColumnBytes(*data[k]);
     d.elements = data[k]->count;
     d.features = data::FeatureEntries(*data[k]);
+    const data::DistinctCounts distinct = data::DistinctFeatures(*data[k]);
+    d.distinct_features = distinct.distinct;
+    d.distinct_features_half = distinct.first_half;
+    d.distinct_words = data[k]->distinct_words;
+    d.distinct_words_half = data[k]->distinct_words_half;
     d.facts_only = data[k]->shape_only;
     d.split_part = decl.split_parent >= 0;
     // A split part's path is its parent's: the parent read the file.
@@ -183,11 +250,9 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
         }
       }
     }
-    // The servers create a row when it is first touched.
-    const int64_t servers = std::max(1, in.servers);
-    const int64_t created = touch[p].all >= 0 ? std::min(pr.rows, touch[p].all) : pr.rows;
-    Add(&server, "shard of parameter '" + pr.name + "'",
-        (created + servers - 1) / servers * pr.width * 4 + (pr.rows + 63) / 64 * 16);
+    AddServerShare(plan, in, static_cast<int>(p), touch[p], cache_rows,
+                   p < uses.units.size() ? uses.units[p] : std::vector<const sync::Unit*>{},
+                   &server);
   }
   // Each loop's steps keep the element ids of every worker's blocks, and
   // the worker its own again as steps.
@@ -218,6 +283,20 @@ MemoryEstimate EstimateMemory(const ir::Program& prog, const Plan& plan, const M
     const bool all = one_writer && d.worker_share >= 1.0;
     Add(&worker, "row keys of loop " + std::to_string(lp.id) + " while its rows are planned",
         24 * (all ? d.features : d.features / workers));
+    if (one_writer && !all) {
+      // Those rows go through the scheduler's rendezvous store, which keeps
+      // every worker's list and the message it came in.
+      int64_t rows = 0;
+      for (const PlanParam& p : resolved) {
+        if (!p.cached || !p.written || static_cast<size_t>(p.index) >= in.params.size()) continue;
+        const int64_t whole = in.params[static_cast<size_t>(p.index)].rows;
+        const int64_t bound = touch[static_cast<size_t>(p.index)].worker;
+        rows += std::min(whole, bound >= 0 ? bound : d.features / workers);
+      }
+      Add(&scheduler,
+          "the rows the workers of loop " + std::to_string(lp.id) + " share through its store",
+          16 * workers * rows);
+    }
   }
   if (in.save_params) Add(&scheduler, "parameters gathered to be saved", 2 * all_params);
   MemoryEstimate m;

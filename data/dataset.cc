@@ -16,6 +16,7 @@
 
 #include "common/check.h"
 #include "common/hash.h"
+#include "data/feature_sketch.h"
 #include "data/held.h"
 
 namespace rigel::data {
@@ -119,6 +120,8 @@ Dataset EmptyLike(const Dataset& d) {
   p.cols = d.cols;
   p.dim = d.dim;
   p.vocab = d.vocab;
+  p.distinct_words = d.distinct_words;
+  p.distinct_words_half = d.distinct_words_half;
   p.lines = d.lines;
   p.docs = d.docs;
   p.words = d.words;
@@ -290,6 +293,7 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
     }
     train.count = d.count - n_test;
     test.count = n_test;
+    const DistinctCounts distinct = DistinctFeatures(d);
     for (Dataset* p : {&train, &test}) {
       p->shape_only = true;
       p->digest.clear();
@@ -297,6 +301,8 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
       const double share = d.count > 0 ? static_cast<double>(p->count) / d.count : 0;
       p->column_bytes = static_cast<int64_t>(share * static_cast<double>(d.column_bytes));
       p->feature_entries = static_cast<int64_t>(share * static_cast<double>(d.feature_entries));
+      p->distinct_features = DistinctInShare(distinct, share);
+      p->distinct_features_half = DistinctInShare(distinct, share / 2);
     }
     return std::make_pair(std::move(train), std::move(test));
   }

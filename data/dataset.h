@@ -79,9 +79,13 @@ struct Dataset {
   bool shape_only = false;
   std::string digest;
   // Of a shape-only data set: what a whole load's columns would take
-  // (ColumnBytes) and its libsvm feature entries.
+  // (ColumnBytes), its libsvm feature entries and the distinct ids they name
+  // over all elements and over the first half (data/feature_sketch.h; -1
+  // unknown).
   int64_t column_bytes = 0;
   int64_t feature_entries = 0;
+  int64_t distinct_features = -1;
+  int64_t distinct_features_half = -1;
   DataOrigin origin;  // for messages that name an element's line
   // Held in part (data/held.h): a worker of data-parallel loops holds only
   // the elements its blocks read (exec/hold_plan.h). `count` and the
@@ -152,6 +156,10 @@ struct Dataset {
   std::vector<std::string> words;    // words[id]
   std::vector<int64_t> word_counts;  // word_counts[id]
   int64_t vocab = 0;
+  // The distinct words before rare ones were removed, in the whole file and
+  // in its first half (data/feature_sketch.h DistinctInShare; -1 unknown).
+  int64_t distinct_words = -1;
+  int64_t distinct_words_half = -1;
   NegativeSampler negatives;
 };
 

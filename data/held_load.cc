@@ -61,6 +61,8 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
   std::vector<PartFacts> facts;
   facts.reserve(static_cast<size_t>(chunks));
   std::vector<PartShape> shapes;
+  DistinctSketch first_half, second_half;
+  bool any_features = false;
   // Parsed in file order, one chunk held at a time, so that the first error
   // is the file's first (as LoadInParts).
   for (int k = 0; k < chunks; ++k) {
@@ -84,8 +86,18 @@ StatusOr<ScannedFile> ScanFile(const std::string& path, const LoadSpec& spec, in
     if (!p.ok()) return p.status();
     scan.column_bytes += ColumnBytes(p->data);
     scan.feature_entries += FeatureEntries(p->data);
+    if (!p->data.feat_offset.empty()) {
+      DistinctSketch& into = k < (chunks + 1) / 2 ? first_half : second_half;
+      into.AddAll(p->data.feat_index);
+      any_features = true;
+    }
     facts.push_back(std::move(p->facts));
     scan.chunks.push_back({r, place});
+  }
+  if (any_features) {
+    scan.distinct.first_half = first_half.Estimate();
+    first_half.Merge(second_half);
+    scan.distinct.distinct = first_half.Estimate();
   }
   std::vector<const PartFacts*> all;
   for (const PartFacts& f : facts) all.push_back(&f);
@@ -130,6 +142,8 @@ ScannedFile ScanOfIndex(IndexEntry entry) {
   f.docs = entry.shape.docs;
   f.pm1 = entry.pm1;
   f.words = std::move(entry.shape.words);
+  f.distinct_words = entry.shape.distinct_words;
+  f.distinct_words_half = entry.shape.distinct_words_half;
   f.word_counts = std::move(entry.shape.word_counts);
   f.warnings = std::move(entry.warnings);
   for (const IndexEntry::Chunk& c : entry.chunks) {
@@ -139,6 +153,7 @@ ScannedFile ScanOfIndex(IndexEntry entry) {
   scan.fingerprint = entry.fingerprint;
   scan.column_bytes = entry.shape.column_bytes;
   scan.feature_entries = entry.shape.feature_entries;
+  scan.distinct = {entry.shape.distinct_features, entry.shape.distinct_features_half};
   return scan;
 }
 
@@ -157,11 +172,15 @@ Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const Scanned
   d.warnings = f.warnings;
   d.column_bytes = scan.column_bytes;
   d.feature_entries = scan.feature_entries;
+  d.distinct_features = scan.distinct.distinct;
+  d.distinct_features_half = scan.distinct.first_half;
   d.origin.header = (spec.kind == DataKind::kTriples && spec.triples.skip_header) ||
                     (spec.kind == DataKind::kDenseCsv && spec.dense_csv.skip_header);
   if (spec.kind == DataKind::kTokens) {
     d.lines = spec.tokens.lines;
     d.vocab = static_cast<int64_t>(f.words.size());
+    d.distinct_words = f.distinct_words;
+    d.distinct_words_half = f.distinct_words_half;
     if (vocabulary) {
       d.words = f.words;
       d.word_counts = f.word_counts;

@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "data/data_index.h"
 #include "data/dataset.h"
+#include "data/feature_sketch.h"
 #include "data/held.h"
 #include "data/line_split.h"
 #include "data/part_load.h"
@@ -38,9 +39,12 @@ struct ScannedFile {
   std::vector<FileChunk> chunks;
   FileFingerprint fingerprint;  // the file's when the scan began
   // What a whole load's columns would take (dataset.h ColumnBytes; a tokens
-  // corpus' rare words counted) and its libsvm feature entries.
+  // corpus' rare words counted), its libsvm feature entries and the
+  // distinct ids they name (data/feature_sketch.h; the first half: the
+  // chunks before the middle one).
   int64_t column_bytes = 0;
   int64_t feature_entries = 0;
+  DistinctCounts distinct;
 };
 
 // The chunk count ScanFile uses for a file of `bytes` read by `workers`

@@ -58,11 +58,16 @@ StatusOr<ParsedPart> ParseTokensPart(std::string_view text, const std::string& p
   if (opts.lines) d.token_doc.reserve(d.tokens.capacity());
   const char* p = text.data();
   const char* end = p + text.size();
+  const char* middle = p + text.size() / 2;
+  f.words_first_half = -1;
   int64_t line = place.line_base;  // 0-based, as Dataset::token_doc
   for (;;) {
     while (p != end && IsSpace(*p)) line += *p++ == '\n';
     if (p == end) break;
     const char* w = p;
+    if (w >= middle && f.words_first_half < 0) {
+      f.words_first_half = static_cast<int64_t>(first_words.size());
+    }
     while (p != end && !IsSpace(*p)) ++p;
     std::string_view word(w, static_cast<size_t>(p - w));
     auto [it, inserted] = first_id.try_emplace(word, static_cast<int32_t>(first_words.size()));
@@ -78,6 +83,7 @@ StatusOr<ParsedPart> ParseTokensPart(std::string_view text, const std::string& p
     }
   }
   f.words.assign(first_words.begin(), first_words.end());
+  if (f.words_first_half < 0) f.words_first_half = static_cast<int64_t>(f.words.size());
   d.lines = opts.lines;
   d.count = f.count = static_cast<int64_t>(d.tokens.size());
   return out;

@@ -102,6 +102,7 @@ struct PartFacts {
   // in the part (the part's token ids index them).
   std::vector<std::string> words;
   std::vector<int64_t> word_counts;
+  int64_t words_first_half = 0;  // of them, those first seen in the first half of its text
   // dense_csv: the column count of the part's first data line and its line
   // (0 when the part has none).
   int64_t cols = -1;
@@ -185,6 +186,11 @@ struct DataFacts {
   bool pm1 = false;  // libsvm: labels -1/+1 become 0/1
   std::vector<std::string> words;
   std::vector<int64_t> word_counts;
+  // tokens: the distinct words before rare ones are removed, in the whole
+  // file and in its first half (the parts before the middle one; of a
+  // single part, the first half of its text).
+  int64_t distinct_words = 0;
+  int64_t distinct_words_half = 0;
   // Per part: its first element's global number, and (tokens) its ids'
   // global ids (-1: a word rarer than min_count, removed).
   std::vector<int64_t> first_element;

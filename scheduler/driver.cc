@@ -12,6 +12,7 @@
 
 #include "analysis/held_rows.h"
 #include "analysis/memory.h"
+#include "analysis/sync/resolve.h"
 #include "common/cpu_time.h"
 #include "common/file.h"
 #include "common/memory.h"
@@ -214,12 +215,7 @@ Status Driver::MakeSetup() {
     cluster::ParamSpec spec;
     spec.decl = prog_->params[p];
     spec.rows = ex_->bindings()[p].rows;
-    for (const analysis::LoopPlan& lp : plan_.loops) {
-      for (const analysis::ParamPlan& pp : lp.params) {
-        spec.hash |= !pp.is_accum && pp.index == static_cast<int>(p) &&
-                     analysis::Mechanism(pp) == analysis::Strategy::kPs && pp.shard == "hash";
-      }
-    }
+    spec.hash = analysis::sync::ShardedByHash(plan_, static_cast<int>(p));
     s.params.push_back(std::move(spec));
   }
   // What each process will hold, known now that the data are loaded: a job

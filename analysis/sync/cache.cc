@@ -1,6 +1,7 @@
 // cache: relaxed rows in a write-back row cache on each worker, counted
 // across the workers, whose pushes make the others' rows stale.
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 #include "analysis/sync/resolve.h"
@@ -174,8 +175,25 @@ class CacheUnit : public Unit {
   // bytes of its index per row of the parameter.
   std::vector<MemoryPart> WorkerMemory(const MemoryInputs::Param& p, int64_t cache_rows,
                                        bool in_part) const override {
-    return {{"row cache of '" + p.name + "'" + (in_part ? ", which holds its rows" : ""),
-             cache_rows * CacheRowBytes(p.width, in_part) + kCacheBytesPerParamRow * p.rows}};
+    // When a run ends the cache pushes every row it changed in one message
+    // per server: its deltas, keys and flags (ps/cache.cc PushRow).
+    return {
+        {"row cache of '" + p.name + "'" + (in_part ? ", which holds its rows" : ""),
+         cache_rows * CacheRowBytes(p.width, in_part) + kCacheBytesPerParamRow * p.rows},
+        {"the deltas of '" + p.name + "' pushed when a run ends", cache_rows * (p.width * 4 + 9)}};
+  }
+
+  // A server keeps a version per row and per worker what its copy lacks
+  // (ps/row_versions.h: vectors that double, and an index at load 0.7), and
+  // takes every worker's end-of-run pushes at once.
+  std::vector<MemoryPart> ServerMemory(const ServerShare& s) const override {
+    const MemoryInputs::Param& p = *s.param;
+    const int64_t slots = std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(s.created, 1)));
+    const int64_t index = std::bit_ceil(static_cast<uint64_t>(s.created * 10 / 7 + 1));
+    const int64_t pushed = (s.worker_rows + s.servers - 1) / s.servers;
+    return {{"row versions of '" + p.name + "'", slots * (16 + 2 * s.workers) + index * 12},
+            {"the rows of '" + p.name + "' the workers push when a run ends",
+             s.workers * pushed * (p.width * 4 + 9)}};
   }
 };
 

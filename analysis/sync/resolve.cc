@@ -118,6 +118,18 @@ Resolved Resolve(const ir::Program& prog, const Plan& plan, const std::vector<Pa
   return out;
 }
 
+bool ShardedByHash(const Plan& plan, int param) {
+  for (const LoopPlan& lp : plan.loops) {
+    for (const ParamPlan& pp : lp.params) {
+      if (!pp.is_accum && pp.index == param && Mechanism(pp) == Strategy::kPs &&
+          pp.shard == "hash") {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 Resolved Resolve(const ir::Program& prog, const Plan& plan, const MemoryInputs& in) {
   std::vector<ParamShape> shapes;
   for (const MemoryInputs::Param& p : in.params) shapes.push_back({p.name, p.rows, p.width});

@@ -95,6 +95,12 @@ struct Resolved {
   }
 };
 
+// Whether the servers keep parameter `param` in a hash store, its rows
+// created on first touch (some loop reaches it through the servers by an
+// indirect subscript: ParamPlan::shard "hash"), rather than a range of rows
+// each, all of them made at the start (ps/row_store.h).
+bool ShardedByHash(const Plan& plan, int param);
+
 // Resolves every loop of `plan` (made for or validated against `prog`) for a
 // job with options `job` over parameters of shapes `shapes` (by parameter
 // index; a missing shape counts as 0 rows).

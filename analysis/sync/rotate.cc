@@ -31,6 +31,14 @@ class RotateUnit : public Unit {
     const double pushed = Pushed(r, cols[last]);
     if (pushed > 0) Move(wc, "rotate", pushed, rb, -2);
   }
+
+  // Every worker pushes its last column when a run ends: together, the
+  // whole table, each server its share.
+  std::vector<MemoryPart> ServerMemory(const ServerShare& s) const override {
+    const MemoryInputs::Param& p = *s.param;
+    return {{"the columns of '" + p.name + "' the workers push when a run ends",
+             (p.rows + s.servers - 1) / s.servers * p.width * 4}};
+  }
 };
 
 }  // namespace

@@ -4,7 +4,8 @@
 // parameters it keeps (analysis/sync/resolve.h), its model of the bytes it
 // moves in a run (which the cost model, analysis/cost.h CountRun, calls) and
 // of what it holds on a worker beyond the parameter's copy (which the memory
-// model, analysis/memory.h, calls). Its runtime is the file of the same name
+// model, analysis/memory.h, calls) and on each server beyond the shard's
+// rows (ServerMemory). Its runtime is the file of the same name
 // in worker/sync/ (the layers keep transports out of analysis/).
 //
 // Units() lists them, as kernel/passes/pipeline.cc lists the passes; a new
@@ -72,6 +73,15 @@ struct AcrossWorkers {
   std::vector<CountState::Param*> states;
 };
 
+// One parameter on one server, as a unit's memory model sees it.
+struct ServerShare {
+  const MemoryInputs::Param* param = nullptr;
+  int64_t created = 0;      // rows this server creates of it
+  int64_t worker_rows = 0;  // rows one worker holds of it (its cache's, its blocks')
+  int workers = 1;
+  int servers = 1;
+};
+
 class Unit {
  public:
   virtual ~Unit() = default;
@@ -103,6 +113,9 @@ class Unit {
                                                int64_t /*cache_rows*/, bool /*in_part*/) const {
     return {};
   }
+  // What it holds on each server for `s.param` beyond the shard's rows (per-row
+  // versions, the rows every worker pushes at once when a run ends).
+  virtual std::vector<MemoryPart> ServerMemory(const ServerShare& /*s*/) const { return {}; }
 };
 
 // Every unit, in the order UnitOf asks them.

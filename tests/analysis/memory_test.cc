@@ -88,9 +88,24 @@ for ep in 0..2 {
   in.data[0].worker_share = 0.25;
   in.params.push_back({"w", 10'000'000, 4});  // a hashed table far larger than its data
   const MemoryEstimate m = EstimateMemory(prog, *plan, in);
-  // 200,000 entries: 100,000 rows a server at most, of 5,000,000.
+  // 200,000 entries: 100,000 rows a server at most, of 5,000,000, in a
+  // hash store: per stripe 6,250 rows in 25 chunks of 256 rows and a table
+  // of 16,384 slots of 16 bytes.
   EXPECT_EQ(Part(Role(m, "server"), "shard of parameter 'w'"),
-            100'000 * 16 + (10'000'000 + 63) / 64 * 16);
+            16 * (25 * 256 * 4 * 4 + 16'384 * 16));
+  EXPECT_EQ(Part(Role(m, "server"), "changed and dirty marks of 'w'"), (10'000'000 + 63) / 64 * 16);
+  // Counted ids bound it further: 40,000 distinct (20,000 in the first
+  // half, so a quarter of the elements names 10,000 of them).
+  in.data[0].distinct_features = 40'000;
+  in.data[0].distinct_features_half = 20'000;
+  const MemoryEstimate d = EstimateMemory(prog, *plan, in);
+  EXPECT_EQ(Part(Role(d, "server"), "shard of parameter 'w'"), 16 * (5 * 256 * 4 * 4 + 2'048 * 16));
+  EXPECT_EQ(Part(Role(d, "worker"), "row cache of 'w', which holds its rows"),
+            10'000 * (2 * 16 + 40) + 4 * 10'000'000);
+  // Every worker's end-of-run pushes reach a server at once: its half of
+  // each worker's 10,000 rows.
+  EXPECT_EQ(Part(Role(d, "server"), "the rows of 'w' the workers push when a run ends"),
+            4 * 5'000 * (16 + 9));
   // Held in part (160 MB whole, above what a cache fetches whole): a
   // worker's cache holds at most its quarter's 50,000 entries' rows.
   EXPECT_EQ(Part(Role(m, "worker"), "row cache of 'w', which holds its rows"),
@@ -114,8 +129,10 @@ TEST(Memory, EachProcessHoldsWhatItsRoleAndThePlanSay) {
   // W is relaxed and cached whole (it fits --cache-mb): its base and 40
   // bytes a row more, and the slot map's 4.
   EXPECT_EQ(Part(worker, "row cache of 'W'"), 100'000 * (32 + 40) + 4 * 100'000);
-  // A server holds its half of each parameter and two bits a row.
-  EXPECT_EQ(Part(server, "shard of parameter 'W'"), 50'000 * 32 + (100'000 + 63) / 64 * 16);
+  // A server holds its half of each parameter (a range of rows, all made at
+  // the start) and two bits a row of the whole table.
+  EXPECT_EQ(Part(server, "shard of parameter 'W'"), 50'000 * 32);
+  EXPECT_EQ(Part(server, "changed and dirty marks of 'W'"), (100'000 + 63) / 64 * 16);
   EXPECT_EQ(Part(server, "data set 'r'"), -1);
   EXPECT_EQ(Part(scheduler, "data set 'r'"), 12'000'000);
   EXPECT_EQ(Part(scheduler, "parameter 'W', a copy on every worker"), -1);

@@ -110,15 +110,40 @@ TEST(Units, TheMemoryModelAsksTheUnitsForWhatTheyHold) {
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].bytes, 2 * 1000 * 8 * 4);
   const std::vector<MemoryPart> c = Cache().WorkerMemory(w, 100, false);
-  ASSERT_EQ(c.size(), 1u);
+  ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].what, "row cache of 'W'");
   // Per cell its base and bookkeeping; per row of the table, the slot map.
   EXPECT_EQ(c[0].bytes, 100 * (8 * 4 + 40) + 4 * 1000);
   // Held in part, the cells hold the rows' values too.
   const std::vector<MemoryPart> p = Cache().WorkerMemory(w, 100, true);
-  ASSERT_EQ(p.size(), 1u);
+  ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].what, "row cache of 'W', which holds its rows");
   EXPECT_EQ(p[0].bytes, 100 * (2 * 8 * 4 + 40) + 4 * 1000);
+  // When a run ends it pushes every row it changed at once: deltas, keys
+  // and a flag each.
+  EXPECT_EQ(c[1].what, "the deltas of 'W' pushed when a run ends");
+  EXPECT_EQ(c[1].bytes, 100 * (8 * 4 + 9));
+}
+
+TEST(Units, OnAServerTheUnitsHoldWhatTheirRuntimesSendThere) {
+  const MemoryInputs::Param w{"W", 1000, 8};
+  const ServerShare s{&w, 300, 100, 4, 2};
+  EXPECT_TRUE(Local().ServerMemory(s).empty());
+  EXPECT_TRUE(Allreduce().ServerMemory(s).empty());
+  // A cache's rows: a version each and per worker what it lacks, in
+  // vectors that double (512 slots for 300 rows) and an index at most 0.7
+  // full (512 slots of 12 bytes); every worker's end-of-run pushes, of
+  // which this server gets half.
+  const std::vector<MemoryPart> c = Cache().ServerMemory(s);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0].what, "row versions of 'W'");
+  EXPECT_EQ(c[0].bytes, 512 * (16 + 2 * 4) + 512 * 12);
+  EXPECT_EQ(c[1].bytes, 4 * 50 * (8 * 4 + 9));
+  // Rotated columns: every worker pushes its last one when a run ends, the
+  // whole table among the servers.
+  const std::vector<MemoryPart> r = Rotate().ServerMemory(s);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].bytes, 500 * 8 * 4);
 }
 
 }  // namespace
