@@ -25,6 +25,13 @@
 //   mf_relaxed the same loop with `relax W, H` (data-parallel, row caches);
 //              no peer here (bench/interp_mf compares the loop with a
 //              hand-written one).
+//   ctr_fm     examples/ctr_fm.rgl (a factorization machine over hashed
+//              Criteo-layout fields, 2^20 buckets, 2 epochs) on `rigel gen
+//              ctr` data (200k training rows, 40k test; 5k and 1k with
+//              --quick): test AUC; peer: liblinear-train -s 0 on the same
+//              hashed features (the criteo loader's, written as libsvm, the
+//              integer fields scaled as the program scales them), its test
+//              AUC from liblinear-predict -b 1's probabilities.
 //
 // The cluster lines carry the ratios the issue sets goals for, against the
 // serial run of the same model in the same bench run: `epoch_ratio` (the
@@ -40,7 +47,8 @@
 // gnuplot figure of quality against time per model (--plot FILE, default
 // WORK/models.png). Peers that are not installed are reported with a null
 // reference (scripts/setup.sh installs them). --quick: 2 epochs and 10^5
-// words, a smoke run (ctest's bench.models_quick). Exit 1 if a run failed.
+// words, a smoke run (ctest's bench.models_quick). --only MODEL: that model
+// alone. Exit 1 if a run failed.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +63,8 @@
 #include <vector>
 
 #include "bench/proc.h"
+#include "data/dataset.h"
+#include "data/part_load.h"
 
 namespace rigel::bench {
 namespace {
@@ -62,12 +72,18 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
+// examples/ctr_fm.rgl's defaults: its bucket count and the scale of the
+// integer fields.
+constexpr int64_t kCtrBuckets = int64_t{1} << 20;
+constexpr float kCtrIntScale = 0.15f;
+
 struct Options {
   fs::path source = RIGEL_SOURCE_DIR, bin = RIGEL_BIN_DIR, work = "/tmp/rigel_bench_models";
   fs::path plot;
   int64_t words = 1000000;
   double timeout_s = 600;
   bool quick = false;  // 2 epochs, 10^5 words: a smoke run
+  std::string only;    // run this model alone ("": every model)
 };
 
 // One epoch of a Rigel run: its --log-json line and the quality printed.
@@ -111,7 +127,9 @@ class Models {
     fs::create_directories(o_.work);
     const fs::path data = o_.source / ".." / "shared" / "data";
     const fs::path a9a = data / "a9a", corpus = data / "gutenberg-28m.txt";
-    if (fs::exists(a9a)) {
+    if (!Wanted("sparse_lr") && !Wanted("fm")) {
+      // not asked for
+    } else if (fs::exists(a9a)) {
       RunOut lin = Liblinear(a9a);
       Model("sparse_lr", o_.source / "examples/sparse_lr.rgl", A9aSets(a9a), "test_accuracy", {lin},
             1.5);
@@ -120,7 +138,9 @@ class Models {
     } else {
       std::fprintf(stderr, "models: %s not found: sparse_lr and fm skipped\n", a9a.c_str());
     }
-    if (fs::exists(corpus)) {
+    if (!Wanted("word2vec")) {
+      // not asked for
+    } else if (fs::exists(corpus)) {
       const fs::path words = Words(corpus);
       std::vector<RunOut> peers = {Fasttext(words, 1), Fasttext(words, 2)};
       const std::string epochs = o_.quick ? "EPOCHS=2" : "EPOCHS=3";
@@ -131,12 +151,20 @@ class Models {
     }
     Model("lda", o_.source / "examples/lda.rgl", {o_.quick ? "ITERS=2" : "ITERS=30"}, "loglik", {},
           0);
-    const fs::path ratings = Ratings();
-    if (ratings.empty()) return 1;
-    const std::vector<std::string> mf_sets = {"ratings.path=" + ratings.string(),
-                                              o_.quick ? "EPOCHS=2" : "EPOCHS=10"};
-    Model("mf", o_.source / "examples/mf.rgl", mf_sets, "test_rmse", {}, 0);
-    Model("mf_relaxed", MfRelaxed(), mf_sets, "test_rmse", {}, 0);
+    if (Wanted("mf") || Wanted("mf_relaxed")) {
+      const fs::path ratings = Ratings();
+      if (ratings.empty()) return 1;
+      const std::vector<std::string> mf_sets = {"ratings.path=" + ratings.string(),
+                                                o_.quick ? "EPOCHS=2" : "EPOCHS=10"};
+      Model("mf", o_.source / "examples/mf.rgl", mf_sets, "test_rmse", {}, 0);
+      Model("mf_relaxed", MfRelaxed(), mf_sets, "test_rmse", {}, 0);
+    }
+    if (const auto ctr = Wanted("ctr_fm") ? CtrData() : std::nullopt) {
+      Model("ctr_fm", o_.source / "examples/ctr_fm.rgl",
+            {"train.path=" + ctr->first.string(), "test.path=" + ctr->second.string(),
+             "BUCKETS=" + std::to_string(kCtrBuckets)},
+            "test_auc", {LiblinearCtr(ctr->first, ctr->second)}, 0);
+    }
     Plot();
     return failed_ ? 1 : 0;
   }
@@ -264,6 +292,131 @@ class Models {
     return r;
   }
 
+  bool Wanted(const std::string& model) const { return o_.only.empty() || o_.only == model; }
+
+  // Generated Criteo-layout data, made once in the work directory; none if
+  // `rigel gen ctr` failed (said on stderr).
+  std::optional<std::pair<fs::path, fs::path>> CtrData() {
+    const int64_t rows = o_.quick ? 5000 : 200000;
+    const fs::path train = o_.work / ("ctr-" + std::to_string(rows) + ".tsv");
+    const fs::path test = o_.work / ("ctr-" + std::to_string(rows) + "-test.tsv");
+    if (fs::exists(train) && fs::exists(test)) return std::make_pair(train, test);
+    ProcResult g = Run({(o_.bin / "rigel").string(), "gen", "ctr", "--out", train.string(),
+                        "--test-out", test.string(), "--rows", std::to_string(rows), "--test-rows",
+                        std::to_string(rows / 5), "--seed", "5", "--no-info"},
+                       o_.work / "gen.out", o_.work / "gen.err", o_.timeout_s);
+    if (g.rc != 0) {
+      std::fprintf(stderr, "models: rigel gen ctr failed (exit %d):\n%s", g.rc,
+                   Tail(o_.work / "gen.err", 8).c_str());
+      failed_ = true;
+      return std::nullopt;
+    }
+    return std::make_pair(train, test);
+  }
+
+  // liblinear's L2 logistic regression on the features examples/ctr_fm.rgl
+  // sees, its test AUC the quality.
+  RunOut LiblinearCtr(const fs::path& train, const fs::path& test) {
+    RunOut r;
+    r.name = "liblinear -s 0 (hashed)";
+    const fs::path bin = "/usr/bin/liblinear-train", predict = "/usr/bin/liblinear-predict";
+    if (!fs::exists(bin) || !fs::exists(predict)) return r;
+    const fs::path train_svm = o_.work / "ctr-train.svm", test_svm = o_.work / "ctr-test.svm";
+    std::vector<float> labels;
+    if (!CtrAsLibsvm(train, train_svm, nullptr) || !CtrAsLibsvm(test, test_svm, &labels)) return r;
+    const fs::path model = o_.work / "ctr.model", pred = o_.work / "ctr.pred";
+    ProcResult t = Run({bin.string(), "-s", "0", "-q", train_svm.string(), model.string()},
+                       o_.work / "ctr-liblinear.out", o_.work / "ctr-liblinear.err", o_.timeout_s);
+    ProcResult p =
+        Run({predict.string(), "-b", "1", test_svm.string(), model.string(), pred.string()},
+            o_.work / "ctr-predict.out", o_.work / "ctr-predict.err", o_.timeout_s);
+    if (t.rc != 0 || p.rc != 0) return r;
+    // "labels 1 0" (or "labels 0 1"), then per test row its label and the
+    // probability of each, in that order.
+    std::istringstream lines(ReadFile(pred));
+    std::string header, word;
+    std::getline(lines, header);
+    std::istringstream h(header);
+    h >> word;
+    int positive_column = -1;
+    for (int k = 0; h >> word; ++k) {
+      if (word == "1") positive_column = k;
+    }
+    std::vector<double> p1;
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream in(line);
+      std::vector<double> v;
+      for (double x; in >> x;) v.push_back(x);
+      if (positive_column < 0 || v.size() < static_cast<size_t>(positive_column) + 2) return r;
+      p1.push_back(v[static_cast<size_t>(positive_column) + 1]);
+    }
+    if (p1.size() != labels.size() || p1.empty()) return r;
+    r.ok = true;
+    r.proc = t;
+    r.quality = Auc(p1, labels);
+    return r;
+  }
+
+  // Loads a Criteo-layout file as examples/ctr_fm.rgl does and writes it in
+  // libsvm's format (1-based indices; integer fields times INT_SCALE);
+  // `labels`, when given, gets each row's label.
+  bool CtrAsLibsvm(const fs::path& tsv, const fs::path& out, std::vector<float>* labels) {
+    data::LibsvmOptions o;
+    o.format = data::LibsvmFormat::kCriteo;
+    o.buckets = kCtrBuckets;
+    auto d = data::LoadFile(tsv.string(), data::LoadSpec::Of(o));
+    if (!d.ok()) {
+      std::fprintf(stderr, "models: %s\n", d.status().message().c_str());
+      failed_ = true;
+      return false;
+    }
+    std::ofstream f(out);
+    std::vector<std::pair<int32_t, float>> row;
+    for (int64_t n = 0; n < d->count; ++n) {
+      const float y = d->labels[static_cast<size_t>(n)];
+      if (labels != nullptr) labels->push_back(y);
+      row.clear();
+      for (int64_t k = d->feat_offset[static_cast<size_t>(n)];
+           k < d->feat_offset[static_cast<size_t>(n) + 1]; ++k) {
+        const int32_t i = d->feat_index[static_cast<size_t>(k)];
+        row.emplace_back(i, d->feat_value[static_cast<size_t>(k)] * (i < 13 ? kCtrIntScale : 1.0f));
+      }
+      // liblinear wants ascending indices, each once: fields hashed into
+      // one bucket add up, as the program's sums over the row do.
+      std::sort(row.begin(), row.end());
+      f << (y > 0.5f ? 1 : 0);
+      for (size_t k = 0; k < row.size();) {
+        float x = 0;
+        const int32_t i = row[k].first;
+        for (; k < row.size() && row[k].first == i; ++k) x += row[k].second;
+        f << ' ' << i + 1 << ':' << x;
+      }
+      f << '\n';
+    }
+    return static_cast<bool>(f);
+  }
+
+  // The chance that a positive scores above a negative, ties one half.
+  static double Auc(const std::vector<double>& score, const std::vector<float>& label) {
+    std::vector<size_t> order(score.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] < score[b]; });
+    double positives = 0, negatives = 0, wins = 0;
+    for (size_t k = 0; k < order.size();) {
+      size_t end = k;
+      double pos = 0, neg = 0;
+      while (end < order.size() && score[order[end]] == score[order[k]]) {
+        (label[order[end]] > 0.5f ? pos : neg) += 1;
+        ++end;
+      }
+      wins += pos * negatives + 0.5 * pos * neg;
+      positives += pos;
+      negatives += neg;
+      k = end;
+    }
+    return positives > 0 && negatives > 0 ? wins / (positives * negatives) : 0.0;
+  }
+
   RunOut Fasttext(const fs::path& words, int threads) {
     RunOut r;
     r.name = "fasttext " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
@@ -316,6 +469,7 @@ class Models {
   void Model(const std::string& model, const fs::path& program,
              const std::vector<std::string>& sets, const std::string& key,
              const std::vector<RunOut>& peers, double epoch_goal) {
+    if (!Wanted(model)) return;
     double serial_epoch = 0, serial_cpu = 0, serial_quality = 0;
     for (int workers : {0, 2, 4}) {
       RunOut r = Rigel(model + (workers ? "_w" + std::to_string(workers) : "_serial"), program,
@@ -412,6 +566,7 @@ class Models {
          << (m == "word2vec"                  ? "held-out loss"
              : m == "lda"                     ? "per-token log-likelihood"
              : m == "mf" || m == "mf_relaxed" ? "test RMSE"
+             : m == "ctr_fm"                  ? "test AUC"
                                               : "test accuracy")
          << "'\n";
       gp << "set logscale x\nplot ";
@@ -487,10 +642,12 @@ int main(int argc, char** argv) {
       o.work = value();
     } else if (a == "--timeout") {
       o.timeout_s = std::atof(value().c_str());
+    } else if (a == "--only") {
+      o.only = value();
     } else {
       std::fprintf(stderr,
                    "usage: models [--quick] [--words N (0: the whole corpus)] [--plot FILE.png] "
-                   "[--work-dir DIR] [--timeout S]\n");
+                   "[--work-dir DIR] [--timeout S] [--only MODEL]\n");
       return 2;
     }
   }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -23,6 +24,7 @@
 #include "common/memory.h"
 #include "exec/epoch_log.h"
 #include "exec/executor.h"
+#include "exec/init_params.h"
 #include "exec/output_check.h"
 #include "exec/param_file.h"
 #include "exec/vectors_file.h"
@@ -96,7 +98,7 @@ struct ProgramArgs {
   std::string plan;
   cluster::JobOptions job;
   std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
-  std::string log_json, save_params, run_dir, key_file;
+  std::string log_json, save_params, init_params, run_dir, key_file;
   std::vector<std::string> save_vectors;  // PARAM=FILE
   std::string hostfile;                   // start the ranks over ssh (scripts/rigel-ssh)
   bool insecure_plain = false;
@@ -244,6 +246,10 @@ int RunDistributed(const ProgramArgs& a) {
   if (!a.plan.empty()) pass("--plan", a.plan);
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
+  // The scheduler may start elsewhere (a host file's first host).
+  if (!a.init_params.empty()) {
+    pass("--init-params", std::filesystem::absolute(a.init_params).lexically_normal().string());
+  }
   for (const std::string& v : a.save_vectors) pass("--save-vectors", v);
   if (!a.checkpoint_every.empty()) pass("--checkpoint-every", a.checkpoint_every);
   if (a.stop_after_epochs > 0) pass("--stop-after-epochs", std::to_string(a.stop_after_epochs));
@@ -405,6 +411,10 @@ void AddRunFlags(CLI::App* cmd, ProgramArgs* args) {
   cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
   cmd->add_option("--save-params", args->save_params,
                   "write the trained parameters to this file (NumPy .npz)");
+  cmd->add_option("--init-params", args->init_params,
+                  "start the parameters this file names (NumPy .npz, as --save-params writes "
+                  "it) from its values instead of their initialisers: a warm start, or an "
+                  "evaluation of a trained model");
   cmd->add_option("--save-vectors", args->save_vectors,
                   "PARAM=FILE: write a 2-D parameter in word2vec's text format, one line per "
                   "row named by its word (CORPUS.vocab rows) or else its id; repeatable")
@@ -573,6 +583,20 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       }
       *exit_code = RunDistributed(*args);
       return;
+    }
+    if (!args->init_params.empty()) {
+      auto taken = exec::UseInitParams(args->init_params, prog.get());
+      if (!taken.ok()) {
+        std::cerr << "rigel: " << taken.status().message() << "\n";
+        *exit_code = 1;
+        return;
+      }
+      if (args->verbose) {
+        std::string names;
+        for (const std::string& n : *taken) names += (names.empty() ? "" : ", ") + n;
+        std::cerr << "parameters from " << args->init_params << ": "
+                  << (names.empty() ? "none" : names) << "\n";
+      }
     }
     *exit_code = RunSerial(*prog, *args, *vectors);
   });

@@ -23,6 +23,8 @@ wire::ParamSpec::Init InitToWire(ir::ParamDecl::Init i) {
       return wire::ParamSpec::Init::UNIFORM;
     case ir::ParamDecl::kRandInt:
       return wire::ParamSpec::Init::RANDINT;
+    case ir::ParamDecl::kFile:
+      return wire::ParamSpec::Init::FILE;
   }
   return wire::ParamSpec::Init::ZEROS;
 }
@@ -40,6 +42,9 @@ bool InitFromWire(wire::ParamSpec::Init i, ir::ParamDecl::Init* out) {
       return true;
     case wire::ParamSpec::Init::UNIFORM:
       *out = ir::ParamDecl::kUniform;
+      return true;
+    case wire::ParamSpec::Init::FILE:
+      *out = ir::ParamDecl::kFile;
       return true;
     case wire::ParamSpec::Init::RANDINT:
       *out = ir::ParamDecl::kRandInt;
@@ -143,6 +148,11 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
     w.setA(p.decl.a);
     w.setB(p.decl.b);
     w.setSeed(p.decl.seed);
+    w.setInitFile(p.decl.file);
+    w.setInitFileOffset(p.decl.file_offset);
+    w.setInitFileBytes(p.decl.file_bytes);
+    w.setInitFileRows(p.decl.file_rows);
+    w.setInitFileInt(p.decl.file_int);
   }
   out.setHasJob(s.job.has_value());
   if (!s.job) return;
@@ -156,6 +166,8 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   PairsToWire(s.job->files, j.initFiles(static_cast<unsigned>(s.job->files.size())));
   PairsToWire(s.job->scans, j.initScans(static_cast<unsigned>(s.job->scans.size())));
   PairsToWire(s.job->cuts, j.initCuts(static_cast<unsigned>(s.job->cuts.size())));
+  j.setInitParams(s.job->init_params);
+  j.setInitParamsFingerprint(s.job->init_params_fingerprint);
 }
 
 StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what) {
@@ -192,6 +204,11 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     p.decl.a = w.getA();
     p.decl.b = w.getB();
     p.decl.seed = w.getSeed();
+    p.decl.file = w.getInitFile();
+    p.decl.file_offset = w.getInitFileOffset();
+    p.decl.file_bytes = w.getInitFileBytes();
+    p.decl.file_rows = w.getInitFileRows();
+    p.decl.file_int = w.getInitFileInt();
     s.params.push_back(std::move(p));
   }
   if (in.getHasJob()) {
@@ -206,6 +223,8 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     job.files = PairsFromWire(j.getFiles());
     job.scans = PairsFromWire(j.getScans());
     job.cuts = PairsFromWire(j.getCuts());
+    job.init_params = j.getInitParams();
+    job.init_params_fingerprint = j.getInitParamsFingerprint();
     if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");
     s.job = std::move(job);
   }

@@ -58,6 +58,11 @@ struct JobSpec {
   // until a run writes a parameter, its rows are not known to be its
   // initialiser's (worker/sync/local_rows.cc relies on that when false).
   bool restored = false;
+  // --init-params: the parameter file every process reads the rows of the
+  // parameters it names from (exec/init_params.h), absolute, and its
+  // data::FingerprintText at the scheduler; empty for none.
+  std::string init_params;
+  std::string init_params_fingerprint;
 };
 
 struct ClusterSetup {

@@ -29,6 +29,7 @@ class ReadOnlyFile {
   // The size when it was opened (0 for pipes and most of /proc).
   int64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }  // owned by this object
   // Up to n bytes from where the last Read ended (the start at first).
   StatusOr<int64_t> Read(char* out, int64_t n);
   // Up to n bytes from byte `offset` (regular files).

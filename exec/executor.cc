@@ -15,6 +15,7 @@
 #include "common/int_math.h"
 #include "data/held_load.h"
 #include "exec/hold_plan.h"
+#include "exec/init_params.h"
 #include "ir/param_init.h"
 #include "kernel/float_ops.h"
 
@@ -317,6 +318,7 @@ Status SerialExecutor::InitParams() {
       return ErrorAt(p.loc, "parameter '" + p.name + "' is too large for one process (" +
                                 std::to_string(n.i) + " x " + std::to_string(width) + ")");
     }
+    RIGEL_RETURN_IF_ERROR(CheckInitRows(p, n.i));
     rows.push_back(n.i);
     widths.push_back(width);
   }

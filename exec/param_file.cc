@@ -4,10 +4,12 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string_view>
 
 #include "common/file.h"
+#include "common/mapped_file.h"
 
 namespace rigel::exec {
 namespace {
@@ -341,9 +343,10 @@ bool ParseShape(const std::string& shape, SavedParam* p) {
   return true;
 }
 
-// One NPY array (versions 1 to 3: 2 or 4 bytes of header length) as a
-// parameter named `p->name`.
-Status ParseNpy(std::string_view npy, SavedParam* p, const Bad& bad) {
+// The header of one NPY array (versions 1 to 3: 2 or 4 bytes of header
+// length) of a parameter named `p->name`: its dtype and shape into `*p` (no
+// values), and where its values begin in `npy`, checked to hold them all.
+StatusOr<uint64_t> ParseNpyHeader(std::string_view npy, SavedParam* p, const Bad& bad) {
   const std::string what = "array '" + p->name + "'";
   uint8_t major = 0;
   uint32_t header_len = 0;
@@ -372,23 +375,64 @@ Status ParseNpy(std::string_view npy, SavedParam* p, const Bad& bad) {
     return bad(what + " holds " + std::to_string(bytes) + " bytes of data for " +
                std::to_string(p->rows) + " x " + std::to_string(p->width) + " values");
   }
-  const uint64_t n = rows * width;
+  return data_at;
+}
+
+// An i32 array's values must be ints a parameter holds as floats.
+Status CheckInts(std::string_view values, const std::string& name, const Bad& bad) {
+  for (uint64_t at = 0; at + 4 <= values.size(); at += 4) {
+    int32_t v = 0;
+    Get(values, at, &v);
+    // Parameters hold ints as floats, exact up to 2^24 in magnitude.
+    if (v > (1 << 24) || v < -(1 << 24)) {
+      return bad("array '" + name + "' holds " + std::to_string(v) +
+                 ", beyond the ints a parameter holds");
+    }
+  }
+  return Status::Ok();
+}
+
+// One NPY array as a parameter named `p->name`, values included.
+Status ParseNpy(std::string_view npy, SavedParam* p, const Bad& bad) {
+  RIGEL_ASSIGN_OR_RETURN(const uint64_t data_at, ParseNpyHeader(npy, p, bad));
+  const uint64_t n = static_cast<uint64_t>(p->rows) * static_cast<uint64_t>(p->width);
   p->values.resize(n);
   if (!p->is_int) {
     // (An empty parameter's values have no buffer: memcpy of null is UB.)
     if (n > 0) std::memcpy(p->values.data(), npy.data() + data_at, n * 4);
     return Status::Ok();
   }
+  RIGEL_RETURN_IF_ERROR(CheckInts(npy.substr(data_at), p->name, bad));
   for (uint64_t i = 0; i < n; ++i) {
     int32_t v = 0;
     Get(npy, data_at + 4 * i, &v);
-    // Parameters hold ints as floats, exact up to 2^24 in magnitude.
-    if (v > (1 << 24) || v < -(1 << 24)) {
-      return bad(what + " holds " + std::to_string(v) + ", beyond the ints a parameter holds");
-    }
     p->values[i] = static_cast<float>(v);
   }
   return Status::Ok();
+}
+
+// Each entry of an archive in this format: its parameter's name and its NPY
+// bytes, in the archive's order.
+StatusOr<std::vector<std::pair<std::string, std::string_view>>> Entries(std::string_view s,
+                                                                        const Bad& bad) {
+  if (s.starts_with("rigel-params ")) {
+    return bad("it is in the old 'rigel-params 1' format, which is no longer read");
+  }
+  RIGEL_ASSIGN_OR_RETURN(CentralDir cd, FindCentralDir(s, bad));
+  std::vector<std::pair<std::string, std::string_view>> out;
+  std::set<std::string> seen;
+  uint64_t pos = cd.offset;
+  for (uint64_t k = 0; k < cd.count; ++k) {
+    std::string name;
+    RIGEL_ASSIGN_OR_RETURN(std::string_view npy, EntryData(s, &pos, &name, bad));
+    if (!name.ends_with(".npy") || name.size() == 4) {
+      return bad("entry '" + name + "' is not NAME.npy");
+    }
+    name.resize(name.size() - 4);
+    if (!seen.insert(name).second) return bad("entry '" + name + ".npy' appears twice");
+    out.emplace_back(std::move(name), npy);
+  }
+  return out;
 }
 
 }  // namespace
@@ -408,24 +452,32 @@ Status WriteParams(const std::string& path, const std::vector<SavedParam>& param
 StatusOr<std::vector<SavedParam>> ReadParams(const std::string& path) {
   RIGEL_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   const Bad bad{path};
-  if (text.starts_with("rigel-params ")) {
-    return bad("it is in the old 'rigel-params 1' format, which is no longer read");
-  }
-  RIGEL_ASSIGN_OR_RETURN(CentralDir cd, FindCentralDir(text, bad));
+  RIGEL_ASSIGN_OR_RETURN(auto entries, Entries(text, bad));
   std::vector<SavedParam> out;
-  std::set<std::string> seen;
-  uint64_t pos = cd.offset;
-  for (uint64_t k = 0; k < cd.count; ++k) {
-    std::string name;
-    RIGEL_ASSIGN_OR_RETURN(std::string_view npy, EntryData(text, &pos, &name, bad));
-    if (!name.ends_with(".npy") || name.size() == 4) {
-      return bad("entry '" + name + "' is not NAME.npy");
-    }
+  for (auto& [name, npy] : entries) {
     SavedParam p;
-    p.name = name.substr(0, name.size() - 4);
-    if (!seen.insert(p.name).second) return bad("entry '" + name + "' appears twice");
+    p.name = std::move(name);
     RIGEL_RETURN_IF_ERROR(ParseNpy(npy, &p, bad));
     out.push_back(std::move(p));
+  }
+  return out;
+}
+
+StatusOr<std::vector<ParamEntry>> ListParams(const std::string& path) {
+  // Mapped, not read: a large table's pages are touched once for the CRC
+  // and then left to the page cache.
+  RIGEL_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::Open(path));
+  const std::string_view s = file->bytes();
+  const Bad bad{path};
+  RIGEL_ASSIGN_OR_RETURN(auto entries, Entries(s, bad));
+  std::vector<ParamEntry> out;
+  for (auto& [name, npy] : entries) {
+    SavedParam p;
+    p.name = name;
+    RIGEL_ASSIGN_OR_RETURN(const uint64_t data_at, ParseNpyHeader(npy, &p, bad));
+    if (p.is_int) RIGEL_RETURN_IF_ERROR(CheckInts(npy.substr(data_at), p.name, bad));
+    out.push_back({std::move(name), p.rows, p.width, p.is_int, p.is_2d,
+                   static_cast<uint64_t>(npy.data() - s.data()) + data_at});
   }
   return out;
 }

@@ -45,6 +45,23 @@ Status WriteParams(const std::string& path, const std::vector<SavedParam>& param
 // mismatch, an NPY header of another dtype, order or rank).
 StatusOr<std::vector<SavedParam>> ReadParams(const std::string& path);
 
+// Where each parameter's values lie in such a file, so that a process can
+// read rows in place (ir::ParamDecl::kFile) instead of holding the file:
+// rows * width little-endian values of 4 bytes from byte `offset`, f32 or
+// (is_int) i32.
+struct ParamEntry {
+  std::string name;
+  int64_t rows = 0;
+  int64_t width = 1;
+  bool is_int = false;
+  bool is_2d = false;
+  uint64_t offset = 0;
+};
+
+// The entries of the file at `path`, checked as ReadParams checks them
+// (CRC-32 and ints included), in the file's order; the same errors.
+StatusOr<std::vector<ParamEntry>> ListParams(const std::string& path);
+
 }  // namespace rigel::exec
 
 #endif  // RIGEL_EXEC_PARAM_FILE_H_

@@ -143,10 +143,18 @@ struct ParamDecl {
   // to 2^24 in magnitude, which writes check), so that rows, deltas and
   // sums move as every other parameter's do.
   bool is_int = false;
-  enum Init : uint8_t { kZeros, kFill, kNormal, kUniform, kRandInt } init = kZeros;
+  enum Init : uint8_t { kZeros, kFill, kNormal, kUniform, kRandInt, kFile } init = kZeros;
   // fill: a; normal: mean a, std b; uniform: lo a, hi b; randint: n a
   double a = 0, b = 0;
   uint64_t seed = 0;
+  // file (`rigel run --init-params`, exec/init_params.h): row r of the
+  // parameter is file_rows x width values of 4 bytes at file_offset + r x
+  // width x 4 in the file `file` of file_bytes bytes, i32 when file_int.
+  std::string file;
+  uint64_t file_offset = 0;
+  uint64_t file_bytes = 0;
+  int64_t file_rows = 0;
+  bool file_int = false;
 };
 
 struct AccumDecl {

@@ -283,8 +283,14 @@ std::string Print(const Program& p) {
   for (const ParamDecl& q : p.params) {
     static const char* kInit[] = {"zeros", "fill", "normal", "uniform", "randint"};
     out += "param " + q.name + (q.is_int ? ": i32[" : ": f32[") + PrintExpr(p, q.rows) +
-           (q.width > 0 ? ", " + std::to_string(q.width) : "") + "] = " + kInit[q.init] + "(" +
-           Num(q.a) + ", " + Num(q.b) + ", seed=" + std::to_string(q.seed) + ")\n";
+           (q.width > 0 ? ", " + std::to_string(q.width) : "") + "] = ";
+    if (q.init == ParamDecl::kFile) {
+      out += "file(\"" + q.file + "\", offset=" + std::to_string(q.file_offset) +
+             ", rows=" + std::to_string(q.file_rows) + (q.file_int ? ", i32" : "") + ")\n";
+    } else {
+      out += std::string(kInit[q.init]) + "(" + Num(q.a) + ", " + Num(q.b) +
+             ", seed=" + std::to_string(q.seed) + ")\n";
+    }
   }
   for (const AccumDecl& a : p.accums) {
     out += "accum " + a.name + ": f32" + (a.width > 0 ? "[" + std::to_string(a.width) + "]" : "") +

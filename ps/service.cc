@@ -29,6 +29,9 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(transport::Transport* tra
   for (size_t p = 0; p < setup.params.size(); ++p) {
     const ir::ParamDecl decl = setup.params[p].decl;
     int64_t width = setup.Width(static_cast<int>(p));
+    // A parameter started from --init-params reads its rows from the file,
+    // which must be this process' to read too.
+    RIGEL_RETURN_IF_ERROR(ir::OpenInitialValues(decl));
     RowInit init = [decl](int64_t row, float* out) { ir::InitialRow(decl, row, out); };
     if (setup.params[p].hash) {
       s->stores_.push_back(NewHashStore(width, std::move(init)));

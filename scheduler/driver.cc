@@ -18,6 +18,7 @@
 #include "common/memory.h"
 #include "exec/epoch_log.h"
 #include "exec/hold_plan.h"
+#include "exec/init_params.h"
 #include "exec/memory_inputs.h"
 #include "exec/output_check.h"
 #include "exec/param_file.h"
@@ -234,6 +235,11 @@ Status Driver::MakeSetup() {
   job.sets = o.sets;
   job.seed = o.seed;
   job.plan = plan_json_;
+  if (!o.init_params.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(o.init_params));
+    job.init_params = o.init_params;
+    job.init_params_fingerprint = data::FingerprintText(f);
+  }
   for (size_t k = 0; k < prog_->data.size(); ++k) {
     const data::Dataset& data = ex_->data(static_cast<int>(k));
     // A split part of a data set known from its index has no digest of its
@@ -280,6 +286,10 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
   co.sets = o.sets;
   RIGEL_ASSIGN_OR_RETURN(ir::Program prog, frontend::CompileFile(o.program, co));
   d->prog_ = std::make_unique<ir::Program>(std::move(prog));
+  if (!o.init_params.empty()) {
+    o.init_params = Absolute(o.init_params);
+    RIGEL_RETURN_IF_ERROR(exec::UseInitParams(o.init_params, d->prog_.get()).status());
+  }
   RIGEL_RETURN_IF_ERROR(d->LoadPlan());
   RIGEL_RETURN_IF_ERROR(d->CheckOutputs());
   RIGEL_ASSIGN_OR_RETURN(exec::ExecutorOptions eo, d->JobExecutorOptions());

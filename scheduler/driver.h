@@ -58,6 +58,7 @@ struct DriverOptions {
   std::ostream* log = nullptr;            // scheduler log lines; null: none
   std::string log_json;                   // per-epoch JSON lines to this file; empty: none
   std::string save_params;                // write the final parameters here; empty: no
+  std::string init_params;                // start the parameters it names from this file
   std::vector<std::string> save_vectors;  // PARAM=FILE: word2vec text files (exec/vectors_file.h)
   // Checkpoints (scheduler/checkpoint.h, docs/operations.md): into this
   // directory (empty: none, unless resuming), every N top-level loop

@@ -4,7 +4,7 @@
 //   rigel-scheduler --servers S --workers M (--setup FILE | --program P.rgl
 //                   [--plan F] [--set NAME=VALUE]... [--seed N] [--staleness N]
 //                   [--batch N] [--sync-every N] [--device cpu|cuda]
-//                   [--collectives gloo|mpi] [--log-json F] [--save-params F]
+//                   [--collectives gloo|mpi] [--log-json F] [--save-params F] [--init-params F]
 //                   [--progress-to F] [--checkpoint-dir D] [--checkpoint-every N|Ns]
 //                   [--resume D|MANIFEST] [--print-log F])
 //                   [--listen ADDR] [--key-file F] [--insecure-plain] [--heartbeat-ms N]
@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
   rigel::cluster::AddJobOptionFlags(&app, &d.job);
   app.add_option("--log-json", d.log_json, "write per-epoch metrics as JSON lines here");
   app.add_option("--save-params", d.save_params, "write the trained parameters here (NumPy .npz)");
+  app.add_option("--init-params", d.init_params,
+                 "start the parameters this file names (NumPy .npz, as --save-params writes) from "
+                 "its values instead of their initialisers");
   app.add_option("--save-vectors", d.save_vectors,
                  "PARAM=FILE: write a 2-D parameter in word2vec's text format, one line per row "
                  "named by its word (CORPUS.vocab rows) or else its id; repeatable")

@@ -131,10 +131,12 @@ class BodyChecker {
 // not in the member that reads the setup later.
 void CheckPlan(wire::Plan::Reader plan) {
   plan.getOptions().getDevice();
-  for (auto p : plan.getParams()) p.getName();
+  for (auto p : plan.getParams()) p.getName(), p.getInitFile();
   auto job = plan.getJob();
   job.getProgram();
   job.getPlan();
+  job.getInitParams();
+  job.getInitParamsFingerprint();
   for (auto kv : job.getSets()) kv.getName(), kv.getValue();
   for (auto kv : job.getData()) kv.getName(), kv.getValue();
 }

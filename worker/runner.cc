@@ -14,6 +14,7 @@
 #include "common/seconds.h"
 #include "data/data_index.h"
 #include "exec/hold_plan.h"
+#include "exec/init_params.h"
 #include "frontend/compile.h"
 #include "worker/exchange_errors.h"
 
@@ -95,6 +96,16 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   frontend::CompileOptions co;
   co.sets = job.sets;
   RIGEL_ASSIGN_OR_RETURN(r->prog_, frontend::CompileFile(job.program, co));
+  if (!job.init_params.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(job.init_params));
+    if (const std::string mine = data::FingerprintText(f); mine != job.init_params_fingerprint) {
+      return FailedPrecondition("--init-params " + job.init_params +
+                                " differs from the scheduler's file: here " + mine +
+                                ", at the scheduler " + job.init_params_fingerprint +
+                                "; every host of a job must read an identical file");
+    }
+    RIGEL_RETURN_IF_ERROR(exec::UseInitParams(job.init_params, &r->prog_).status());
+  }
   RIGEL_ASSIGN_OR_RETURN(analysis::Plan plan, analysis::ParsePlan(job.plan, "the job's plan"));
   RIGEL_ASSIGN_OR_RETURN(r->plan_,
                          analysis::ValidatePlan(r->prog_, std::move(plan), "the job's plan"));

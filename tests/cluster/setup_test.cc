@@ -31,6 +31,12 @@ ClusterSetup Sample() {
   b.decl.name = "b";
   b.rows = 1 << 20;
   b.hash = true;
+  b.decl.init = ir::ParamDecl::kFile;  // --init-params
+  b.decl.file = "/abs/model.npz";
+  b.decl.file_offset = 128;
+  b.decl.file_bytes = 4'194'432;
+  b.decl.file_rows = 1 << 20;
+  b.decl.file_int = true;
   s.params = {w, b};
   JobSpec job;
   job.program = "/abs/mf.rgl";
@@ -41,6 +47,8 @@ ClusterSetup Sample() {
   job.files = {{"r", "120 bytes, head xxh64:1, tail xxh64:2"}};
   job.scans = {{"r", R"({"loader": {}, "count": 3})"}};
   job.cuts = {{"0", R"({"kind": "conflict_free_2d"})"}};
+  job.init_params = "/abs/model.npz";
+  job.init_params_fingerprint = "4194432 bytes, head xxh64:3, tail xxh64:4";
   s.job = job;
   return s;
 }
@@ -75,6 +83,12 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_FALSE(r->params[0].hash);
   EXPECT_TRUE(r->params[1].hash);
   EXPECT_EQ(r->params[1].rows, 1 << 20);
+  EXPECT_EQ(r->params[1].decl.init, ir::ParamDecl::kFile);
+  EXPECT_EQ(r->params[1].decl.file, "/abs/model.npz");
+  EXPECT_EQ(r->params[1].decl.file_offset, 128u);
+  EXPECT_EQ(r->params[1].decl.file_bytes, 4'194'432u);
+  EXPECT_EQ(r->params[1].decl.file_rows, 1 << 20);
+  EXPECT_TRUE(r->params[1].decl.file_int);
   ASSERT_TRUE(r->job.has_value());
   EXPECT_EQ(r->job->program, "/abs/mf.rgl");
   EXPECT_EQ(r->job->sets, s.job->sets);
@@ -84,6 +98,8 @@ TEST(SetupWire, RoundTripsEveryField) {
   EXPECT_EQ(r->job->files, s.job->files);
   EXPECT_EQ(r->job->scans, s.job->scans);
   EXPECT_EQ(r->job->cuts, s.job->cuts);
+  EXPECT_EQ(r->job->init_params, s.job->init_params);
+  EXPECT_EQ(r->job->init_params_fingerprint, s.job->init_params_fingerprint);
 }
 
 TEST(SetupWire, MpiCollectivesRoundTrip) {

@@ -30,6 +30,7 @@
 #include "collectives/devices.h"
 #include "collectives/nccl/communicator.h"
 #include "exec/executor.h"
+#include "exec/init_params.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
 #include "tests/e2e/process_util.h"
@@ -72,7 +73,9 @@ struct Serial {
 // The serial executor run of `program`, each non-data-parallel loop in the
 // order of its schedule for `workers` workers with the balanced cuts the
 // scheduler makes (empty `workers`: file order).
-Serial RunSerial(const std::string& program, const std::vector<std::string>& sets, int workers) {
+// `init_params`: as --init-params (none when empty).
+Serial RunSerial(const std::string& program, const std::vector<std::string>& sets, int workers,
+                 const std::string& init_params = "") {
   frontend::CompileOptions co;
   for (const std::string& s : sets) co.sets.push_back(*frontend::ParseSetFlag(s));
   // A failure is reported and an empty result returned: nothing below
@@ -81,6 +84,13 @@ Serial RunSerial(const std::string& program, const std::vector<std::string>& set
   if (!prog.ok()) {
     ADD_FAILURE() << prog.status().message();
     return {};
+  }
+  if (!init_params.empty()) {
+    auto taken = exec::UseInitParams(init_params, &*prog);
+    if (!taken.ok()) {
+      ADD_FAILURE() << taken.status().message();
+      return {};
+    }
   }
   analysis::PlanOptions po;
   po.workers = std::max(workers, 1);
@@ -173,6 +183,50 @@ void ExpectEquivalent(const std::string& example, int workers,
     ::testing::Test::RecordProperty(s.names[p] + "_max_rel_diff",
                                     std::to_string(diff / std::max(scale, 1e-30)));
   }
+  std::string cmd = "rm -rf " + dir;
+  (void)std::system(cmd.c_str());
+}
+
+// --init-params reaches every process that makes rows: the workers' held
+// rows of W and whole copies, the servers' shards. A 2-D run started from a
+// saved model matches the serial run started from it; a relaxed run that
+// cannot change its weights (lr 0) evaluates the saved model exactly.
+TEST(Distributed, EveryProcessStartsFromTheInitParamsFile) {
+  const std::string dir = TempDir();
+  const std::string saved = dir + "/saved.npz";
+  Result first =
+      Rigel({"run", kExamples + "mf.rgl", "--set", "EPOCHS=2", "--save-params", saved}, dir);
+  ASSERT_EQ(first.rc, 0) << first.err;
+  Result r = RunDistributed(kExamples + "mf.rgl", {"EPOCHS=1"}, 2, dir, dir + "/params",
+                            {"--init-params", saved});
+  ASSERT_EQ(r.rc, 0) << r.err << Logs(dir);
+  Serial s = RunSerial(kExamples + "mf.rgl", {"EPOCHS=1"}, 2, saved);
+  Serial fresh = RunSerial(kExamples + "mf.rgl", {"EPOCHS=1"}, 2);
+  EXPECT_NE(s.out, fresh.out);  // the file changed where training starts
+  std::vector<double> got = PrintedNumbers(r.out), want = PrintedNumbers(s.out);
+  ASSERT_EQ(got.size(), want.size()) << r.out << "\nvs serial\n" << s.out;
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_LE(std::fabs(got[k] - want[k]), 1e-5 * std::max(std::fabs(want[k]), 1e-6)) << k;
+  }
+
+  // Evaluation only: sparse LR with lr 0 on 2 workers and its relaxed cache.
+  const std::string lr = kExamples + "sparse_lr.rgl";
+  Result train = Rigel({"run", lr, "--set", "EPOCHS=1", "--save-params", saved}, dir);
+  ASSERT_EQ(train.rc, 0) << train.err;
+  const std::vector<std::string> eval = {"EPOCHS=1", "lr=0"};
+  Result d = RunDistributed(lr, eval, 2, dir, dir + "/params", {"--init-params", saved});
+  ASSERT_EQ(d.rc, 0) << d.err << Logs(dir);
+  Serial e = RunSerial(lr, eval, 0, saved);
+  got = PrintedNumbers(d.out);
+  want = PrintedNumbers(e.out);
+  ASSERT_EQ(got.size(), want.size()) << d.out << "\nvs serial\n" << e.out;
+  for (size_t k = 0; k < got.size(); ++k) {
+    EXPECT_LE(std::fabs(got[k] - want[k]), 1e-5 * std::max(std::fabs(want[k]), 1e-6)) << k;
+  }
+  auto kept = exec::ReadParams(dir + "/params");
+  auto original = exec::ReadParams(saved);
+  ASSERT_TRUE(kept.ok() && original.ok());
+  EXPECT_EQ((*kept)[0].values, (*original)[0].values);
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());
 }

@@ -137,12 +137,20 @@ struct ParamSpec {
   a @5 :Float64;
   b @6 :Float64;
   seed @7 :UInt64;
+  # file (--init-params): rows initFileRows x width values of 4 bytes at
+  # initFileOffset in initFile (initFileBytes long), i32 when initFileInt.
+  initFile @8 :Text;
+  initFileOffset @9 :UInt64;
+  initFileBytes @10 :UInt64;
+  initFileRows @11 :Int64;
+  initFileInt @12 :Bool;
   enum Init {
     zeros @0;
     fill @1;
     normal @2;
     uniform @3;
     randint @4;             # i32 parameters: n in a
+    file @5;
   }
 }
 
@@ -167,6 +175,8 @@ struct Job {
   files @6 :List(NamedText);  # (data set, file fingerprint) per data file
   scans @7 :List(NamedText);  # (data set, index entry JSON) per data set held in part
   cuts @8 :List(NamedText);   # (loop id, cuts JSON) per loop whose cuts decide what is held
+  initParams @9 :Text;        # --init-params: the file every worker reads too ("" none)
+  initParamsFingerprint @10 :Text;  # its data::FingerprintText at the scheduler
 }
 
 # worker -> server: read rows `keys` of parameter `param`.
