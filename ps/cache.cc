@@ -265,6 +265,20 @@ void RowCache::Fetch(std::span<const int64_t> next, std::vector<Out>* out) {
     for (int64_t r = 0; r < rows_; ++r) {
       if (slot_[static_cast<size_t>(r)] < 0) want.push_back(r);
     }
+    // Every cell is made now, once: exactly as many as the rows, where
+    // growing them one by one would leave up to half of each array unused
+    // (word2vec's two caches: 10.7 MB for 7.7 MB of cells).
+    const size_t n = row_.size() + want.size(), w = static_cast<size_t>(width_);
+    row_.reserve(n);
+    state_.reserve(n);
+    base_.reserve(n * w);
+    if (values_ == nullptr) cells_.reserve(n * w);
+    version_.reserve(n);
+    own_.reserve(n);
+    updates_.reserve(n);
+    started_at_.reserve(n);
+    used_.reserve(n);
+    single_bit_.reserve(n);
   } else {
     for (int64_t r : next) {
       const int32_t s = slot_[static_cast<size_t>(r)];

@@ -185,15 +185,17 @@ class CacheUnit : public Unit {
 
   // A server keeps a version per row and per worker what its copy lacks
   // (ps/row_versions.h: vectors that double, and an index at load 0.7), and
-  // takes every worker's end-of-run pushes at once.
+  // answers a worker's end-of-run exchange: its pushed rows of this shard,
+  // and as many sent back. The workers end at different times: heaptrack
+  // found one exchange's messages at the servers' peaks (word2vec, CTR),
+  // never every worker's at once.
   std::vector<MemoryPart> ServerMemory(const ServerShare& s) const override {
     const MemoryInputs::Param& p = *s.param;
     const int64_t slots = std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(s.created, 1)));
     const int64_t index = std::bit_ceil(static_cast<uint64_t>(s.created * 10 / 7 + 1));
     const int64_t pushed = (s.worker_rows + s.servers - 1) / s.servers;
     return {{"row versions of '" + p.name + "'", slots * (16 + 2 * s.workers) + index * 12},
-            {"the rows of '" + p.name + "' the workers push when a run ends",
-             s.workers * pushed * (p.width * 4 + 9)}};
+            {"a worker's end-of-run exchange of '" + p.name + "'", 2 * pushed * (p.width * 4 + 9)}};
   }
 };
 

@@ -102,10 +102,9 @@ for ep in 0..2 {
   EXPECT_EQ(Part(Role(d, "server"), "shard of parameter 'w'"), 16 * (5 * 256 * 4 * 4 + 2'048 * 16));
   EXPECT_EQ(Part(Role(d, "worker"), "row cache of 'w', which holds its rows"),
             10'000 * (2 * 16 + 40) + 4 * 10'000'000);
-  // Every worker's end-of-run pushes reach a server at once: its half of
-  // each worker's 10,000 rows.
-  EXPECT_EQ(Part(Role(d, "server"), "the rows of 'w' the workers push when a run ends"),
-            4 * 5'000 * (16 + 9));
+  // A worker's end-of-run exchange: this server's half of its 10,000 rows,
+  // pushed and sent back.
+  EXPECT_EQ(Part(Role(d, "server"), "a worker's end-of-run exchange of 'w'"), 2 * 5'000 * (16 + 9));
   // Held in part (160 MB whole, above what a cache fetches whole): a
   // worker's cache holds at most its quarter's 50,000 entries' rows.
   EXPECT_EQ(Part(Role(m, "worker"), "row cache of 'w', which holds its rows"),

@@ -132,13 +132,13 @@ TEST(Units, OnAServerTheUnitsHoldWhatTheirRuntimesSendThere) {
   EXPECT_TRUE(Allreduce().ServerMemory(s).empty());
   // A cache's rows: a version each and per worker what it lacks, in
   // vectors that double (512 slots for 300 rows) and an index at most 0.7
-  // full (512 slots of 12 bytes); every worker's end-of-run pushes, of
-  // which this server gets half.
+  // full (512 slots of 12 bytes); a worker's end-of-run exchange: its half
+  // of the worker's 100 rows, pushed and sent back.
   const std::vector<MemoryPart> c = Cache().ServerMemory(s);
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].what, "row versions of 'W'");
   EXPECT_EQ(c[0].bytes, 512 * (16 + 2 * 4) + 512 * 12);
-  EXPECT_EQ(c[1].bytes, 4 * 50 * (8 * 4 + 9));
+  EXPECT_EQ(c[1].bytes, 2 * 50 * (8 * 4 + 9));
   // Rotated columns: every worker pushes its last one when a run ends, the
   // whole table among the servers.
   const std::vector<MemoryPart> r = Rotate().ServerMemory(s);
