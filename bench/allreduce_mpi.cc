@@ -3,7 +3,7 @@
 // way bench/allreduce measures Rigel's Communicator. Started by the bench
 // under `mpirun -np N ...`; it can also be run by hand:
 //
-//   mpirun -np 2 build/bin/allreduce_mpi --sizes 4096,1048576 --iters 200,32 --warmup 20,3
+//   mpirun -np 2 build/bench/allreduce_mpi --sizes 4096,1048576 --iters 200,32 --warmup 20,3
 //
 // A trial of one size (bytes, a multiple of 4): with `check`, every rank
 // fills the known inputs of allreduce_common.h, reduces them once and checks

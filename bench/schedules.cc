@@ -472,9 +472,12 @@ using rigel::bench::schedules::Usage;
 int main(int argc, char** argv) {
   Options o;
   bool epochs_set = false, scaling_set = false, rounds_set = false;
+  // Rigel's binaries beside build/bench/ (a moved build tree), else where
+  // this one was built.
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  o.bin_dir = ec ? fs::path(RIGEL_BIN_DIR) : self.parent_path();
+  const fs::path beside = ec ? fs::path() : self.parent_path().parent_path() / "bin";
+  o.bin_dir = !beside.empty() && fs::exists(beside / "rigel") ? beside : fs::path(RIGEL_BIN_DIR);
   o.source_dir = RIGEL_SOURCE_DIR;
   o.work_dir = fs::temp_directory_path() / "rigel_bench_schedules";
   for (int i = 1; i < argc; ++i) {

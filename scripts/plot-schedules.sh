@@ -10,11 +10,11 @@
 #
 # --json FILE reads the bench's JSON lines from FILE instead of running it;
 # --save-json FILE keeps them; --out defaults to docs/img/schedules.png.
-# Run after a Release build (build/bin/schedules).
+# Run after a Release build (build/bench/schedules).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-bin_dir="$root/build/bin"
+bin_dir="$root/build/bench"  # where the schedules bench is (--bin-dir)
 out="$root/docs/img/schedules.png"
 json="" save="" quick=()
 usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
