@@ -322,7 +322,7 @@ StatusOr<std::unique_ptr<data::ElementFilter>> HeldFilter(
     if (d.split_parent < 0 || member_of[static_cast<size_t>(d.split_parent)] < 0) continue;
     member_of[k] = static_cast<int>(members.size());
     members.push_back({member_of[static_cast<size_t>(d.split_parent)], d.split_part, d.split_test,
-                       d.split_seed, 0});
+                       d.split_seed, 0, {}, 0});
   }
   std::vector<CoordinateFilter::CutLoop> loops;
   for (const analysis::LoopPlan& lp : plan.loops) {

@@ -26,7 +26,6 @@ namespace {
 using testing::WaitFor;
 
 const PeerId kServer{Role::kServer, 0};
-const PeerId kWorker{Role::kWorker, 0};
 
 std::string TempDir() {
   char tmpl[] = "/tmp/rigel-transport-test-XXXXXX";

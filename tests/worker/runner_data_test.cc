@@ -33,7 +33,7 @@ class RunnerDataTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // The job as the scheduler would send it, with `digest` for data set r.
-  cluster::ClusterSetup Setup(const std::string& digest) {
+  cluster::ClusterSetup SetupWithDigest(const std::string& digest) {
     auto prog = frontend::CompileFile(dir_ + "/prog.rgl", {});
     EXPECT_TRUE(prog.ok()) << prog.status().message();
     auto plan = analysis::MakePlan(*prog, {2});
@@ -69,7 +69,7 @@ class RunnerDataTest : public ::testing::Test {
 TEST_F(RunnerDataTest, SameDataIsAccepted) {
   auto loaded = data::LoadTriples(dir_ + "/r.csv", {});
   ASSERT_TRUE(loaded.ok());
-  auto r = Create(Setup(data::DatasetDigest(*loaded)));
+  auto r = Create(SetupWithDigest(data::DatasetDigest(*loaded)));
   EXPECT_TRUE(r.ok()) << r.status().message();
 }
 
@@ -79,7 +79,7 @@ TEST_F(RunnerDataTest, DifferentDataIsRefusedNamingTheDataSet) {
   const std::string scheduler_digest = data::DatasetDigest(*loaded);
   // The file changes after the scheduler loaded it: one value differs.
   std::ofstream(dir_ + "/r.csv") << "0,0,1\n1,2,2\n2,1,4\n";
-  auto r = Create(Setup(scheduler_digest));
+  auto r = Create(SetupWithDigest(scheduler_digest));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("data set 'r' (" + dir_ +
@@ -94,7 +94,7 @@ TEST_F(RunnerDataTest, DifferentDataIsRefusedNamingTheDataSet) {
 TEST_F(RunnerDataTest, AFileThatDiffersFromTheSchedulersIsRefusedBeforeItLoads) {
   auto loaded = data::LoadTriples(dir_ + "/r.csv", {});
   ASSERT_TRUE(loaded.ok());
-  cluster::ClusterSetup s = Setup(data::DatasetDigest(*loaded));
+  cluster::ClusterSetup s = SetupWithDigest(data::DatasetDigest(*loaded));
   auto f = data::FingerprintFile(dir_ + "/r.csv");
   ASSERT_TRUE(f.ok());
   s.job->files = {{"r", data::FingerprintText(*f)}};
