@@ -213,8 +213,9 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
         std::cout << analysis::MemoryJson(*memory) << "\n";
       } else {
         std::cout << analysis::Explain(*prog, *plan, resolved)
-                  << "\nexpected peak memory per process on " << plan->workers << " workers and "
-                  << args->ServersFor(*plan) << " servers (docs/planner.md, \"Memory\"):\n"
+                  << "\nexpected peak memory per process on "
+                  << ClusterWords(plan->workers, args->ServersFor(*plan))
+                  << " (docs/planner.md, \"Memory\"):\n"
                   << analysis::MemoryText(*memory, 6);
       }
       // What the run would refuse, said as it would say it (exit 1).

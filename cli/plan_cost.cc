@@ -195,9 +195,8 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
     }
     return j.dump() + "\n";
   }
-  std::string out = "cost on " + std::to_string(cost.options.workers) + " workers and " +
-                    std::to_string(cost.options.servers) +
-                    " servers (docs/planner.md; constants: " + cost.constants + "):\n";
+  std::string out = "cost on " + ClusterWords(cost.options.workers, cost.options.servers) +
+                    " (docs/planner.md; constants: " + cost.constants + "):\n";
   for (size_t l = 0; l < r.element_s.size(); ++l) {
     if (r.element_s[l] <= 0) continue;
     char buf[96];
@@ -238,6 +237,11 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
     }
   }
   return out;
+}
+
+std::string ClusterWords(int workers, int servers) {
+  return std::to_string(workers) + (workers == 1 ? " worker and " : " workers and ") +
+         std::to_string(servers) + (servers == 1 ? " server" : " servers");
 }
 
 }  // namespace rigel::cli

@@ -73,6 +73,9 @@ std::string PlanWithPrediction(const std::string& plan_json, const PlanCost& cos
 // The figures as words (under `rigel explain`'s report) or one JSON object.
 std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json);
 
+// "1 worker and 2 servers": the cluster a report is about, in words.
+std::string ClusterWords(int workers, int servers);
+
 }  // namespace rigel::cli
 
 #endif  // RIGEL_CLI_PLAN_COST_H_

@@ -137,7 +137,7 @@ TEST(ExplainCli, MemoryFollowsTheRunsFlagsAndItsDefaultCluster) {
   r = RunRigel(base + " --json");  // every part, the small ones too
   EXPECT_NE(r.out.find("data set 'corpus' (its part)"), std::string::npos) << r.out;
   r = RunRigel("explain examples/word2vec.rgl --memory --workers 1");
-  EXPECT_NE(r.out.find("on 1 workers and 1 servers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on 1 worker and 1 server"), std::string::npos) << r.out;
 
   r = RunRigel(base + " --cache-mb 1");
   ASSERT_EQ(r.code, 0) << r.out;
