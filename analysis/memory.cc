@@ -74,7 +74,7 @@ std::vector<TouchBound> TouchBounds(const Plan& plan, const MemoryInputs& in, si
       // Each id names one row: at most the distinct ids, where counted.
       const MemoryInputs::Data& data = in.data[static_cast<size_t>(d)];
       const double share = std::min(1.0, data.worker_share);
-      const data::DistinctCounts ids{data.distinct_features, data.distinct_features_half};
+      const data::DistinctCounts& ids = data.distinct_features;
       const int64_t distinct = data::DistinctInShare(ids, 1.0);
       const int64_t distinct_share = data::DistinctInShare(ids, share);
       const double entries = static_cast<double>(data.features);
@@ -102,12 +102,12 @@ void Add(ProcessMemory* p, std::string what, int64_t bytes) {
 // Gutenberg corpus (docs/planner.md, "Memory").
 int64_t ScanWordsBytes(const MemoryInputs::Data& d) {
   constexpr int64_t kChunkWordBytes = 46, kMergedWordBytes = 140;
-  if (d.scan_chunk_bytes <= 0 || d.distinct_words <= 0 || d.file_bytes <= 0) return 0;
+  if (d.scan_chunk_bytes <= 0 || d.distinct_words.distinct <= 0 || d.file_bytes <= 0) return 0;
   const int64_t chunks = (d.file_bytes + d.scan_chunk_bytes - 1) / d.scan_chunk_bytes;
-  const int64_t per_chunk = data::DistinctInShare({d.distinct_words, d.distinct_words_half},
-                                                  1.0 / static_cast<double>(chunks));
+  const int64_t per_chunk =
+      data::DistinctInShare(d.distinct_words, 1.0 / static_cast<double>(chunks));
   return chunks * std::max<int64_t>(per_chunk, 0) * kChunkWordBytes +
-         d.distinct_words * kMergedWordBytes;
+         d.distinct_words.distinct * kMergedWordBytes;
 }
 
 void Sort(ProcessMemory* p) {
@@ -200,11 +200,8 @@ MemoryInputs MemoryInputsOf(const ir::Program& prog, const std::vector<const dat
     d.bytes = data::ColumnBytes(*data[k]);
     d.elements = data[k]->count;
     d.features = data::FeatureEntries(*data[k]);
-    const data::DistinctCounts distinct = data::DistinctFeatures(*data[k]);
-    d.distinct_features = distinct.distinct;
-    d.distinct_features_half = distinct.first_half;
+    d.distinct_features = data::DistinctFeatures(*data[k]);
     d.distinct_words = data[k]->distinct_words;
-    d.distinct_words_half = data[k]->distinct_words_half;
     d.facts_only = data[k]->shape_only;
     d.split_part = decl.split_parent >= 0;
     // A split part's path is its parent's: the parent read the file.

@@ -79,12 +79,10 @@ struct MemoryInputs {
     int64_t scan_chunk_bytes = 0;
     // The distinct feature ids its feature entries name, over all elements
     // and their first half (data/feature_sketch.h; -1 unknown).
-    int64_t distinct_features = -1;
-    int64_t distinct_features_half = -1;
+    data::DistinctCounts distinct_features;
     // tokens: the distinct words before rare ones are removed, in all and in
     // the first half (-1 unknown).
-    int64_t distinct_words = -1;
-    int64_t distinct_words_half = -1;
+    data::DistinctCounts distinct_words;
   };
   std::vector<Data> data;
   // Per parameter: name, rows and width.

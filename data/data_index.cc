@@ -98,10 +98,10 @@ nlohmann::ordered_json EntryJson(const IndexEntry& e) {
   j["word_counts"] = e.shape.word_counts;
   j["column_bytes"] = e.shape.column_bytes;
   j["feature_entries"] = e.shape.feature_entries;
-  j["distinct_features"] = e.shape.distinct_features;
-  j["distinct_features_half"] = e.shape.distinct_features_half;
-  j["distinct_words"] = e.shape.distinct_words;
-  j["distinct_words_half"] = e.shape.distinct_words_half;
+  j["distinct_features"] = e.shape.distinct_features.distinct;
+  j["distinct_features_half"] = e.shape.distinct_features.first_half;
+  j["distinct_words"] = e.shape.distinct_words.distinct;
+  j["distinct_words_half"] = e.shape.distinct_words.first_half;
   j["warnings"] = e.warnings;
   j["pm1"] = e.pm1;
   // [first byte, end byte, line_base, col_base, content_before, cols,
@@ -141,10 +141,10 @@ StatusOr<IndexEntry> EntryFromJson(const JsonValue& j, const LoadSpec& spec) {
   RIGEL_ASSIGN_OR_RETURN(d.column_bytes, j.GetIntIn("column_bytes", 0, INT64_MAX));
   RIGEL_ASSIGN_OR_RETURN(d.feature_entries, j.GetIntIn("feature_entries", 0, INT64_MAX));
   // Absent from an index written before they were counted: unknown.
-  RIGEL_ASSIGN_OR_RETURN(d.distinct_features, j.GetIntOr("distinct_features", -1));
-  RIGEL_ASSIGN_OR_RETURN(d.distinct_features_half, j.GetIntOr("distinct_features_half", -1));
-  RIGEL_ASSIGN_OR_RETURN(d.distinct_words, j.GetIntOr("distinct_words", -1));
-  RIGEL_ASSIGN_OR_RETURN(d.distinct_words_half, j.GetIntOr("distinct_words_half", -1));
+  RIGEL_ASSIGN_OR_RETURN(d.distinct_features.distinct, j.GetIntOr("distinct_features", -1));
+  RIGEL_ASSIGN_OR_RETURN(d.distinct_features.first_half, j.GetIntOr("distinct_features_half", -1));
+  RIGEL_ASSIGN_OR_RETURN(d.distinct_words.distinct, j.GetIntOr("distinct_words", -1));
+  RIGEL_ASSIGN_OR_RETURN(d.distinct_words.first_half, j.GetIntOr("distinct_words_half", -1));
   RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> words, j.GetArray("words"));
   RIGEL_ASSIGN_OR_RETURN(std::vector<JsonValue> counts, j.GetArray("word_counts"));
   if (words.size() != counts.size()) {
@@ -250,9 +250,7 @@ StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& sp
   e.digest = DatasetDigest(d);
   e.shape.column_bytes = ColumnBytes(d);
   e.shape.feature_entries = FeatureEntries(d);
-  const DistinctCounts distinct = DistinctFeatures(d);
-  e.shape.distinct_features = distinct.distinct;
-  e.shape.distinct_features_half = distinct.first_half;
+  e.shape.distinct_features = DistinctFeatures(d);
   e.warnings = d.warnings;
   e.shape.kind = d.kind;
   e.shape.count = d.count;
@@ -263,7 +261,6 @@ StatusOr<IndexEntry> BuildIndexEntry(const std::string& path, const LoadSpec& sp
   e.shape.docs = d.docs;
   e.shape.vocab = d.vocab;
   e.shape.distinct_words = d.distinct_words;
-  e.shape.distinct_words_half = d.distinct_words_half;
   e.shape.words = std::move(d.words);
   e.shape.word_counts = std::move(d.word_counts);
   // The whole load is done with: the scan holds one chunk at a time.

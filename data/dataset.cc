@@ -121,7 +121,6 @@ Dataset EmptyLike(const Dataset& d) {
   p.dim = d.dim;
   p.vocab = d.vocab;
   p.distinct_words = d.distinct_words;
-  p.distinct_words_half = d.distinct_words_half;
   p.lines = d.lines;
   p.docs = d.docs;
   p.words = d.words;
@@ -301,8 +300,8 @@ StatusOr<std::pair<Dataset, Dataset>> SplitDataset(const Dataset& d, double test
       const double share = d.count > 0 ? static_cast<double>(p->count) / d.count : 0;
       p->column_bytes = static_cast<int64_t>(share * static_cast<double>(d.column_bytes));
       p->feature_entries = static_cast<int64_t>(share * static_cast<double>(d.feature_entries));
-      p->distinct_features = DistinctInShare(distinct, share);
-      p->distinct_features_half = DistinctInShare(distinct, share / 2);
+      p->distinct_features = {DistinctInShare(distinct, share),
+                              DistinctInShare(distinct, share / 2)};
     }
     return std::make_pair(std::move(train), std::move(test));
   }

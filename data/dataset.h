@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "data/feature_sketch.h"
 
 namespace rigel::data {
 
@@ -84,8 +85,7 @@ struct Dataset {
   // unknown).
   int64_t column_bytes = 0;
   int64_t feature_entries = 0;
-  int64_t distinct_features = -1;
-  int64_t distinct_features_half = -1;
+  DistinctCounts distinct_features;
   DataOrigin origin;  // for messages that name an element's line
   // Held in part (data/held.h): a worker of data-parallel loops holds only
   // the elements its blocks read (exec/hold_plan.h). `count` and the
@@ -158,8 +158,7 @@ struct Dataset {
   int64_t vocab = 0;
   // The distinct words before rare ones were removed, in the whole file and
   // in its first half (data/feature_sketch.h DistinctInShare; -1 unknown).
-  int64_t distinct_words = -1;
-  int64_t distinct_words_half = -1;
+  DistinctCounts distinct_words;
   NegativeSampler negatives;
 };
 

@@ -35,7 +35,7 @@ int64_t DistinctSketch::Estimate() const {
 }
 
 DistinctCounts DistinctFeatures(const Dataset& d) {
-  if (d.shape_only) return {d.distinct_features, d.distinct_features_half};
+  if (d.shape_only) return d.distinct_features;
   if (d.feat_offset.size() < 2) return {};
   const int64_t elements = static_cast<int64_t>(d.feat_offset.size()) - 1;
   const auto ids = [&](int64_t from, int64_t to) {

@@ -143,7 +143,6 @@ ScannedFile ScanOfIndex(IndexEntry entry) {
   f.pm1 = entry.pm1;
   f.words = std::move(entry.shape.words);
   f.distinct_words = entry.shape.distinct_words;
-  f.distinct_words_half = entry.shape.distinct_words_half;
   f.word_counts = std::move(entry.shape.word_counts);
   f.warnings = std::move(entry.warnings);
   for (const IndexEntry::Chunk& c : entry.chunks) {
@@ -153,7 +152,7 @@ ScannedFile ScanOfIndex(IndexEntry entry) {
   scan.fingerprint = entry.fingerprint;
   scan.column_bytes = entry.shape.column_bytes;
   scan.feature_entries = entry.shape.feature_entries;
-  scan.distinct = {entry.shape.distinct_features, entry.shape.distinct_features_half};
+  scan.distinct = entry.shape.distinct_features;
   return scan;
 }
 
@@ -172,15 +171,13 @@ Dataset ShapeOfScan(const std::string& path, const LoadSpec& spec, const Scanned
   d.warnings = f.warnings;
   d.column_bytes = scan.column_bytes;
   d.feature_entries = scan.feature_entries;
-  d.distinct_features = scan.distinct.distinct;
-  d.distinct_features_half = scan.distinct.first_half;
+  d.distinct_features = scan.distinct;
   d.origin.header = (spec.kind == DataKind::kTriples && spec.triples.skip_header) ||
                     (spec.kind == DataKind::kDenseCsv && spec.dense_csv.skip_header);
   if (spec.kind == DataKind::kTokens) {
     d.lines = spec.tokens.lines;
     d.vocab = static_cast<int64_t>(f.words.size());
     d.distinct_words = f.distinct_words;
-    d.distinct_words_half = f.distinct_words_half;
     if (vocabulary) {
       d.words = f.words;
       d.word_counts = f.word_counts;

@@ -96,7 +96,7 @@ Status MergeVocabulary(const std::string& path, int64_t min_count,
   std::vector<std::vector<int32_t>> part_first(parts.size());
   for (size_t k = 0; k < parts.size(); ++k) {
     if (parts.size() > 1 && k == (parts.size() + 1) / 2) {
-      facts->distinct_words_half = static_cast<int64_t>(words.size());
+      facts->distinct_words.first_half = static_cast<int64_t>(words.size());
     }
     const PartFacts& p = *parts[k];
     part_first[k].reserve(p.words.size());
@@ -111,8 +111,8 @@ Status MergeVocabulary(const std::string& path, int64_t min_count,
     }
   }
   if (words.empty()) return EmptyFile(path);
-  facts->distinct_words = static_cast<int64_t>(words.size());
-  if (parts.size() == 1) facts->distinct_words_half = parts[0]->words_first_half;
+  facts->distinct_words.distinct = static_cast<int64_t>(words.size());
+  if (parts.size() == 1) facts->distinct_words.first_half = parts[0]->words_first_half;
   std::vector<int32_t> order(words.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -358,7 +358,6 @@ Dataset FinishPart(const DataFacts& facts, int part, ParsedPart parsed, bool voc
     d.docs = facts.docs;
     d.vocab = static_cast<int64_t>(facts.words.size());
     d.distinct_words = facts.distinct_words;
-    d.distinct_words_half = facts.distinct_words_half;
     if (vocabulary) {
       d.words = facts.words;
       d.word_counts = facts.word_counts;

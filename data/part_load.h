@@ -189,8 +189,7 @@ struct DataFacts {
   // tokens: the distinct words before rare ones are removed, in the whole
   // file and in its first half (the parts before the middle one; of a
   // single part, the first half of its text).
-  int64_t distinct_words = 0;
-  int64_t distinct_words_half = 0;
+  DistinctCounts distinct_words;
   // Per part: its first element's global number, and (tokens) its ids'
   // global ids (-1: a word rarer than min_count, removed).
   std::vector<int64_t> first_element;

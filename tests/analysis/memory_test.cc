@@ -96,8 +96,7 @@ for ep in 0..2 {
   EXPECT_EQ(Part(Role(m, "server"), "changed and dirty marks of 'w'"), (10'000'000 + 63) / 64 * 16);
   // Counted ids bound it further: 40,000 distinct (20,000 in the first
   // half, so a quarter of the elements names 10,000 of them).
-  in.data[0].distinct_features = 40'000;
-  in.data[0].distinct_features_half = 20'000;
+  in.data[0].distinct_features = {40'000, 20'000};
   const MemoryEstimate d = EstimateMemory(prog, *plan, in);
   EXPECT_EQ(Part(Role(d, "server"), "shard of parameter 'w'"), 16 * (5 * 256 * 4 * 4 + 2'048 * 16));
   EXPECT_EQ(Part(Role(d, "worker"), "row cache of 'w', which holds its rows"),
