@@ -48,8 +48,12 @@
 // WORK/models.png). Peers that are not installed are reported with a null
 // reference (scripts/setup.sh installs them). --quick: 2 epochs and 10^5
 // words, a smoke run (ctest's bench.models_quick). --only MODEL: that model
-// alone. Exit 1 if a run failed.
+// alone. --transport ucx|both: the cluster runs on UCX, or on ZeroMQ and then
+// UCX (the UCX lines add zmq_epoch_ratio, zmq_cpu_ratio and
+// zmq_quality_delta against the ZeroMQ run of the same size). Exit 1 if a
+// run failed.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +88,8 @@ struct Options {
   double timeout_s = 600;
   bool quick = false;  // 2 epochs, 10^5 words: a smoke run
   std::string only;    // run this model alone ("": every model)
+  // The transports the cluster runs use, each in turn ("zmq", "ucx").
+  std::vector<std::string> transports = {"zmq"};
 };
 
 // One epoch of a Rigel run: its --log-json line and the quality printed.
@@ -231,16 +237,18 @@ class Models {
   }
 
   RunOut Rigel(const std::string& tag, const fs::path& program,
-               const std::vector<std::string>& sets, const std::string& key, int workers) {
+               const std::vector<std::string>& sets, const std::string& key, int workers,
+               const std::string& transport = "zmq") {
     RunOut r;
     r.name = workers > 0 ? "rigel " + std::to_string(workers) + " workers" : "rigel serial";
+    if (workers > 0 && transport != "zmq") r.name += " " + transport;
     const fs::path log = o_.work / (tag + ".jsonl");
     std::vector<std::string> argv = {(o_.bin / "rigel").string(), "run", program.string(),
                                      "--log-json", log.string()};
     for (const auto& s : sets) argv.insert(argv.end(), {"--set", s});
     if (workers > 0) {
       argv.insert(argv.end(), {"--workers", std::to_string(workers), "--servers", "2", "--run-dir",
-                               (o_.work / (tag + ".run")).string()});
+                               (o_.work / (tag + ".run")).string(), "--transport", transport});
     }
     const fs::path out = o_.work / (tag + ".out"), err = o_.work / (tag + ".err");
     r.proc = Run(argv, out, err, o_.timeout_s);
@@ -471,9 +479,16 @@ class Models {
              const std::vector<RunOut>& peers, double epoch_goal) {
     if (!Wanted(model)) return;
     double serial_epoch = 0, serial_cpu = 0, serial_quality = 0;
-    for (int workers : {0, 2, 4}) {
-      RunOut r = Rigel(model + (workers ? "_w" + std::to_string(workers) : "_serial"), program,
-                       sets, key, workers);
+    // The zmq cluster run of each size, which a ucx one is compared with.
+    std::map<int, std::array<double, 3>> zmq_run;  // epoch, cpu per epoch, quality
+    std::vector<std::pair<int, std::string>> runs = {{0, "zmq"}};
+    for (int workers : {2, 4}) {
+      for (const std::string& t : o_.transports) runs.push_back({workers, t});
+    }
+    for (const auto& [workers, transport] : runs) {
+      RunOut r = Rigel(model + (workers ? "_w" + std::to_string(workers) : "_serial") +
+                           (transport == "zmq" ? "" : "_" + transport),
+                       program, sets, key, workers, transport);
       if (!r.ok) continue;
       std::vector<double> epoch_s, bytes;
       double cpu = 0;
@@ -504,6 +519,16 @@ class Models {
         if (epoch_goal > 0 && workers == 2) j["epoch_goal"] = epoch_goal;
         j["cpu_ratio"] = serial_cpu > 0 ? cpu_per_epoch / serial_cpu : 0.0;
         j["quality_delta"] = (r.quality - serial_quality) / std::fabs(serial_quality);
+        j["transport"] = transport;
+        if (transport == "zmq") {
+          zmq_run[workers] = {Median(epoch_s), cpu_per_epoch, r.quality};
+        } else if (zmq_run.count(workers)) {
+          // Against the same cluster on ZeroMQ in this bench run.
+          const auto& z = zmq_run[workers];
+          j["zmq_epoch_ratio"] = z[0] > 0 ? Median(epoch_s) / z[0] : 0.0;
+          j["zmq_cpu_ratio"] = z[1] > 0 ? cpu_per_epoch / z[1] : 0.0;
+          j["zmq_quality_delta"] = (r.quality - z[2]) / std::fabs(z[2]);
+        }
         if (model == "mf") mf_bytes_[workers] = Median(bytes);
         if (model == "mf_relaxed" && mf_bytes_[workers] > 0) {
           j["bytes_ratio"] = Median(bytes) / mf_bytes_[workers];
@@ -644,10 +669,18 @@ int main(int argc, char** argv) {
       o.timeout_s = std::atof(value().c_str());
     } else if (a == "--only") {
       o.only = value();
+    } else if (a == "--transport") {
+      const std::string t = value();
+      if (t != "zmq" && t != "ucx" && t != "both") {
+        std::fprintf(stderr, "models: --transport zmq, ucx or both\n");
+        return 2;
+      }
+      o.transports = t == "both" ? std::vector<std::string>{"zmq", "ucx"}
+                                 : std::vector<std::string>{t};
     } else {
       std::fprintf(stderr,
                    "usage: models [--quick] [--words N (0: the whole corpus)] [--plot FILE.png] "
-                   "[--work-dir DIR] [--timeout S] [--only MODEL]\n");
+                   "[--work-dir DIR] [--timeout S] [--only MODEL] [--transport zmq|ucx|both]\n");
       return 2;
     }
   }

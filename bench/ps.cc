@@ -14,8 +14,11 @@
 //    its goals: >= 15 Mkeys/s push, >= 18 Mkeys/s pull. Its keys are sorted,
 //    as ps-lite requires of its callers; the other cases pass them unsorted.
 //  - the hash shard alone (apply/...): the server's share of a request.
-// Every process role is a thread with its own ZeroMQ endpoint on loopback TCP;
-// ours and the reference alternate in the same process. --quick: a few cases.
+// Every process role is a thread with its own endpoint on loopback; ours and
+// the reference alternate in the same process. Each case runs on the zmq
+// transport and, where built, again on the ucx one (cases named ucx/...), both
+// against their own transport alone. --quick: a few cases; --transport zmq|ucx:
+// one of them.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -33,7 +36,8 @@
 #include "ps/client.h"
 #include "ps/row_store.h"
 #include "ps/service.h"
-#include "transport/zmq/transport.h"
+#include "common/config.h"
+#include "transport/create.h"
 
 namespace {
 
@@ -68,13 +72,23 @@ std::vector<int64_t> ZipfKeys(size_t n, uint64_t seed) {
   return keys;
 }
 
-transport::ZmqOptions Opts(PeerId id) {
-  transport::ZmqOptions o;
+// The backend the cases run on now ("zmq" or "ucx") and their names' prefix.
+std::string g_backend = "zmq";
+std::string Prefix() { return g_backend == "zmq" ? "" : g_backend + "/"; }
+
+std::unique_ptr<transport::Transport> Endpoint(PeerId id) {
+  transport::TransportOptions o;
+  o.backend = g_backend;
   o.self = id;
-  o.linger = transport::Millis(0);
+  o.listen = transport::DefaultListen(g_backend);
   o.request_timeout = transport::Millis(60000);
   o.limits.max_message_bytes = size_t{1} << 30;
-  return o;
+  auto t = transport::Create(o);
+  if (!t.ok()) {
+    std::fprintf(stderr, "ps bench: %s\n", t.status().ToString().c_str());
+    std::exit(1);
+  }
+  return std::move(t).value();
 }
 
 // S servers (ours: PsService; raw: answer with an ack or prepared rows) and W
@@ -90,12 +104,12 @@ struct Bench {
     p.hash = hash;
     setup.params = {p};
     for (int s = 0; s < servers; ++s) {
-      auto t = transport::CreateZmqTransport(Opts({Role::kServer, s})).value();
+      auto t = Endpoint({Role::kServer, s});
       auto svc = ps::PsService::Create(t.get(), s, setup).value();
       ps::PsService* raw = svc.get();
       t->SetHandler([raw](transport::InMessage m) { raw->Handle(m); });
       // The reference server: same messages, no work.
-      auto r = transport::CreateZmqTransport(Opts({Role::kServer, s})).value();
+      auto r = Endpoint({Role::kServer, s});
       transport::Transport* rt = r.get();
       r->SetHandler([rt, width](transport::InMessage m) {
         if (m.type() == transport::MessageType::PULL_REQUEST) {
@@ -119,8 +133,8 @@ struct Bench {
       raw_t.push_back(std::move(r));
     }
     for (int w = 0; w < workers; ++w) {
-      auto t = transport::CreateZmqTransport(Opts({Role::kWorker, w})).value();
-      auto r = transport::CreateZmqTransport(Opts({Role::kWorker, w})).value();
+      auto t = Endpoint({Role::kWorker, w});
+      auto r = Endpoint({Role::kWorker, w});
       for (int s = 0; s < servers; ++s) {
         (void)t->Connect({Role::kServer, s}, server_addr[s]);
         (void)r->Connect({Role::kServer, s}, raw_addr[s]);
@@ -248,7 +262,7 @@ void Sparse(int servers, int workers, int64_t width, size_t batch, double secs, 
   }
   std::vector<float> deltas(batch * width, 0.5f);
   double bytes_per_row = width * 4.0 + 8;
-  std::string name = "sparse/S" + std::to_string(servers) + "W" + std::to_string(workers) + "/w" +
+  std::string name = Prefix() + "sparse/S" + std::to_string(servers) + "W" + std::to_string(workers) + "/w" +
                      std::to_string(width) + "/" + std::to_string(batch / 1000) + "k";
   for (bool push : {true, false}) {
     auto op = [&](size_t w) {
@@ -267,7 +281,7 @@ void Sparse(int servers, int workers, int64_t width, size_t batch, double secs, 
          batch >= 100000 ? 0.8 : 0);
     Emit(c, "GB/s", ours * bytes_per_row / 1e9, ref * bytes_per_row / 1e9,
          "transport alone, same messages");
-    if (pslite_goal) {
+    if (pslite_goal && g_backend == "zmq") {
       // ps-lite (ZeroMQ van, summing server), measured on this machine:
       // 7 Mkeys/s push, 9 Mkeys/s pull; goal 2x.
       Emit("pslite_case/S1W1/w16/100k" + std::string(push ? "/push" : "/pull"), "Mkeys/s",
@@ -296,7 +310,7 @@ void Dense(int64_t mib, double secs) {
     auto [ours, ref] = Interleaved(
         b, op, [&](size_t w) { b.RawOp(w, split, kWidth, push); }, rows, secs);
     double bpr = kWidth * 4.0;
-    Emit("dense/" + std::to_string(mib) + "MiB" + (push ? "/push" : "/pull"), "GB/s",
+    Emit(Prefix() + "dense/" + std::to_string(mib) + "MiB" + (push ? "/push" : "/pull"), "GB/s",
          ours * bpr / 1e9, ref * bpr / 1e9, "transport alone, same messages");
   }
 }
@@ -348,32 +362,49 @@ void Apply(int64_t width, size_t batch, double secs) {
 
 }  // namespace
 
+// Every case on the transport g_backend names; the exit status.
+int RunCases(bool quick, bool pslite_only, bool dense_only);
+
 int main(int argc, char** argv) {
   // As rigel-server and rigel-worker do.
   KeepLargeBuffersInHeap();
   bool quick = false, pslite_only = false, dense_only = false;
+  std::vector<std::string> backends = {"zmq"};
+  if (RIGEL_HAVE_UCX) backends.push_back("ucx");
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
+    } else if (std::strcmp(argv[i], "--transport") == 0 && i + 1 < argc) {
+      backends = {argv[++i]};
     } else if (std::strcmp(argv[i], "--pslite") == 0) {
       pslite_only = true;
     } else if (std::strcmp(argv[i], "--dense") == 0) {
       dense_only = true;
     } else {
-      std::fprintf(stderr, "usage: ps [--quick] [--pslite] [--dense]\n");
+      std::fprintf(stderr, "usage: ps [--quick] [--pslite] [--dense] [--transport zmq|ucx]\n");
       return 2;
     }
   }
+  for (const std::string& backend : backends) {
+    g_backend = backend;
+    if (int rc = RunCases(quick, pslite_only, dense_only); rc != 0) return rc;
+  }
+  return 0;
+}
+
+int RunCases(bool quick, bool pslite_only, bool dense_only) {
   double secs = quick ? 0.1 : 0.25;
-  std::fprintf(stderr, "bench/ps (%s): rows/s and GB/s, ours vs the transport alone\n",
-               quick ? "quick" : "full");
+  std::fprintf(stderr, "bench/ps (%s, %s transport): rows/s and GB/s, ours vs the transport alone\n",
+               quick ? "quick" : "full", g_backend.c_str());
   if (dense_only) {
     for (int64_t mib : {1, 16, 64}) Dense(mib, secs * 2);
     return 0;
   }
-  Memory();
-  Apply(16, 100000, secs * 2);
-  Apply(64, 100000, secs * 2);
+  if (g_backend == "zmq") {  // no transport in these
+    Memory();
+    Apply(16, 100000, secs * 2);
+    Apply(64, 100000, secs * 2);
+  }
   Sparse(1, 1, 16, 100000, pslite_only ? 3.0 : secs * 2, true);
   if (pslite_only) return 0;
   if (quick) {

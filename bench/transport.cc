@@ -1,6 +1,8 @@
 // bench/transport: Rigel's ZeroMQ transport against raw libzmq in the same
 // process layout (a forked receiver/server process and the parent as
-// sender/client, over loopback TCP), with CURVE off and on.
+// sender/client, over loopback TCP), with CURVE off and on; then, where the
+// build has UCX, Rigel's UCX transport (shared memory, and TCP) against its
+// ZeroMQ transport, both in the same processes taking turns as above.
 //
 //  - one-way throughput, message sizes 64 B .. 16 MiB: ours Send() of a `data`
 //    message with one payload frame vs raw PUSH/PULL zmq_send/zmq_msg_recv;
@@ -17,6 +19,9 @@
 // (DESIGN.md convention). --quick: one short trial per figure (CI smoke).
 #include "transport/zmq/transport.h"
 
+#include "common/config.h"
+#include "transport/create.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -31,9 +36,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/logging.h"
+#include "common/memory.h"
 
 namespace {
 
@@ -148,6 +155,20 @@ std::unique_ptr<rigel::transport::Transport> Ours(PeerId self,
   o.key = key;
   o.linger = Millis(0);
   auto t = rigel::transport::CreateZmqTransport(o);
+  if (!t.ok()) Die(t.status().ToString());
+  return std::move(t).value();
+}
+
+// A Rigel endpoint of `backend` ("zmq", "ucx") restricted to UCX transports
+// `tls` (ucx only), without a key (loopback).
+std::unique_ptr<rigel::transport::Transport> Endpoint(PeerId self, const std::string& backend,
+                                                      const std::string& tls) {
+  rigel::transport::TransportOptions o;
+  o.backend = backend;
+  o.self = self;
+  o.listen = rigel::transport::DefaultListen(backend);
+  o.ucx.tls = tls;
+  auto t = rigel::transport::Create(o);
   if (!t.ok()) Die(t.status().ToString());
   return std::move(t).value();
 }
@@ -324,6 +345,127 @@ std::pair<Latency, Latency> Latencies(size_t size, int warmup, int n,
   return out;
 }
 
+
+// --- Rigel's UCX transport against its ZeroMQ transport ---
+//
+// As above, but both sides of a figure are Rigel transports: the receiver
+// (server) process holds one of each, the sender alternates bursts (round
+// trips) between them. `a` is the one measured, `b` the reference.
+
+struct Side {
+  std::string backend, tls;
+};
+
+Figures PairThroughput(size_t size, int64_t n, int rounds, const Side& a, const Side& b) {
+  Figures out;  // ours: a, raw: b
+  Forked(
+      [&](Channel& ch) {
+        std::unique_ptr<rigel::transport::Transport> ts[2] = {
+            Endpoint(kReceiver, b.backend, b.tls), Endpoint(kReceiver, a.backend, a.tls)};
+        std::mutex mu;
+        std::condition_variable cv;
+        int64_t count = 0, target = -1, reached = 0;
+        for (auto& t : ts) {
+          t->SetHandler([&](InMessage) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (++count == target) {
+              reached = NowNs();
+              cv.notify_one();
+            }
+          });
+        }
+        ch.PutString(ts[0]->address());
+        ch.PutString(ts[1]->address());
+        for (Burst burst = ch.Get<Burst>(); burst.ours >= 0; burst = ch.Get<Burst>()) {
+          std::unique_lock<std::mutex> lock(mu);
+          target = count + burst.n;
+          ch.Put(int64_t{0});  // ready
+          cv.wait(lock, [&] { return count >= target; });
+          ch.Put(reached);
+        }
+      },
+      [&](Channel& ch) {
+        std::string addresses[2] = {ch.GetString(), ch.GetString()};
+        std::unique_ptr<rigel::transport::Transport> ts[2] = {
+            Endpoint(kSender, b.backend, b.tls), Endpoint(kSender, a.backend, a.tls)};
+        for (int i = 0; i < 2; ++i) {
+          if (!ts[i]->Connect(kReceiver, addresses[i]).ok()) Die("connect");
+        }
+        Buffer payload = Buffer::FromVector(std::vector<char>(size, 'x'));
+        auto burst = [&](int which, int64_t count) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));  // as in PairLatencies
+          ch.Put(Burst{which, count});
+          ch.Get<int64_t>();
+          int64_t start = NowNs();
+          for (int64_t i = 0; i < count; ++i) {
+            if (auto st = ts[which]->Send(kReceiver, MakeDataMessage(0, {payload})); !st.ok()) {
+              Die(st.ToString());
+            }
+          }
+          int64_t end = ch.Get<int64_t>();
+          return double(size) * double(count) / double(end - start);
+        };
+        burst(0, std::max<int64_t>(1, n / 10));  // warm-up: connections, buffers
+        burst(1, std::max<int64_t>(1, n / 10));
+        for (int r = 0; r < rounds; ++r) {
+          const int first = r % 2;
+          for (int which : {first, 1 - first}) {
+            (which == 1 ? out.ours : out.raw).push_back(burst(which, n));
+          }
+        }
+        ch.Put(Burst{-1, 0});
+      });
+  return out;
+}
+
+std::pair<Latency, Latency> PairLatencies(size_t size, int warmup, int n, const Side& a,
+                                          const Side& b) {
+  std::pair<Latency, Latency> out;  // a, b
+  Forked(
+      [&](Channel& ch) {
+        std::unique_ptr<rigel::transport::Transport> ts[2] = {
+            Endpoint(kReceiver, b.backend, b.tls), Endpoint(kReceiver, a.backend, a.tls)};
+        for (auto& t : ts) {
+          rigel::transport::Transport* self = t.get();
+          t->SetHandler([self](InMessage m) {
+            auto refs = m.header().getBody().getData().getFrames();
+            (void)self->Respond(m, MakeDataMessage(0, {m.Bytes(refs[0])}));
+          });
+        }
+        ch.PutString(ts[0]->address());
+        ch.PutString(ts[1]->address());
+        ch.Get<int64_t>();  // the client is done
+      },
+      [&](Channel& ch) {
+        std::string addresses[2] = {ch.GetString(), ch.GetString()};
+        std::unique_ptr<rigel::transport::Transport> ts[2] = {
+            Endpoint(kSender, b.backend, b.tls), Endpoint(kSender, a.backend, a.tls)};
+        for (int i = 0; i < 2; ++i) {
+          if (!ts[i]->Connect(kReceiver, addresses[i]).ok()) Die("connect");
+        }
+        Buffer payload = Buffer::FromVector(std::vector<char>(size, 'x'));
+        // Blocks of round trips, taking turns, with a pause between blocks:
+        // a UCX progress thread polls for UcxOptions::spin after traffic, and
+        // on two cores that polling would slow the other transport's turn.
+        std::vector<double> us[2];
+        constexpr int kBlock = 200;
+        for (int i = 0; i < warmup + n; i += kBlock) {
+          for (int which : {(i / kBlock) % 2, 1 - (i / kBlock) % 2}) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            for (int j = i; j < std::min(i + kBlock, warmup + n); ++j) {
+              int64_t t0 = NowNs();
+              auto r = ts[which]->Call(kReceiver, MakeDataMessage(0, {payload}));
+              if (!r.ok()) Die(r.status().ToString());
+              if (j >= warmup) us[which].push_back(double(NowNs() - t0) / 1e3);
+            }
+          }
+        }
+        ch.Put(int64_t{1});
+        out = {Percentiles(us[1]), Percentiles(us[0])};
+      });
+  return out;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -348,6 +490,9 @@ void Emit(const std::string& name, const char* metric, double ours, double ref,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As rigel-server and rigel-worker do: message-sized buffers come from the
+  // heap, not fresh pages (common/memory.h).
+  rigel::KeepLargeBuffersInHeap();
   bool quick = false;
   int trials = 0;  // bursts per implementation and size
   std::string filter;
@@ -423,5 +568,53 @@ int main(int argc, char** argv) {
       Emit(name + "/p99", "us", o.p99, r.p99, "raw libzmq REQ/REP", std::nullopt, "lower");
     }
   }
+#if RIGEL_HAVE_UCX
+  // UCX against ZeroMQ, both Rigel's, plain (loopback). "sm,tcp": shared
+  // memory (UCX sets connections up over tcp); "tcp": UCX's TCP transport.
+  const Side zmq{"zmq", ""};
+  std::fprintf(stderr, "  %-28s %12s %12s %7s %6s\n", "case", "ucx", "zmq", "ratio", "goal");
+  for (const auto& [mode, tls] : {std::pair<std::string, std::string>{"ucx_shm", "sm,tcp"},
+                                  std::pair<std::string, std::string>{"ucx_tcp", "tcp"}}) {
+    const Side ucx{"ucx", tls};
+    for (size_t size : sizes) {
+      std::string name = mode + "/send/" + SizeName(size);
+      if (!wanted(name)) continue;
+      double bytes = quick ? 4e6 : 40e6;
+      int64_t n =
+          std::clamp<int64_t>(int64_t(bytes / double(std::max<size_t>(size, 1600))), 4, 25000);
+      Figures f = PairThroughput(size, n, rounds, ucx, zmq);
+      double o = Median(f.ours), r = Median(f.raw);
+      std::optional<double> goal;
+      if (size >= (64 << 10) && mode == "ucx_shm") goal = 1.5;
+      std::fprintf(stderr, "  %-28s %9.3f GB/s %7.3f GB/s %7.3f %6s\n", name.c_str(), o, r, o / r,
+                   goal ? (">=" + std::to_string(*goal).substr(0, 3)).c_str() : "");
+      Emit(name, "GB/s", o, r, "Rigel zmq transport", goal, "higher");
+    }
+    for (size_t size : {size_t{64}, size_t{64 << 10}}) {
+      std::string name = mode + "/call/" + SizeName(size);
+      if (!wanted(name)) continue;
+      const int n = quick ? 200 : 1000, runs = quick ? 1 : 5;
+      std::vector<double> o50, o99, r50, r99;
+      for (int run = 0; run < runs; ++run) {
+        auto [ours, ref] = PairLatencies(size, n / 10, n, ucx, zmq);
+        o50.push_back(ours.p50);
+        o99.push_back(ours.p99);
+        r50.push_back(ref.p50);
+        r99.push_back(ref.p99);
+      }
+      const Latency o{Median(o50), Median(o99)}, r{Median(r50), Median(r99)};
+      std::optional<double> goal;
+      if (size == 64 && mode == "ucx_shm") goal = 0.25;
+      std::fprintf(stderr, "  %-28s %9.1f us   %7.1f us   %7.3f %6s\n", (name + "/p50").c_str(),
+                   o.p50, r.p50, o.p50 / r.p50, goal ? "<=0.25" : "");
+      std::fprintf(stderr, "  %-28s %9.1f us   %7.1f us   %7.3f %6s\n", (name + "/p99").c_str(),
+                   o.p99, r.p99, o.p99 / r.p99, "");
+      Emit(name + "/p50", "us", o.p50, r.p50, "Rigel zmq transport", goal, "lower");
+      Emit(name + "/p99", "us", o.p99, r.p99, "Rigel zmq transport", std::nullopt, "lower");
+    }
+  }
+#else
+  std::fprintf(stderr, "transport: no UCX cases (this build has no UCX: install libucx-dev)\n");
+#endif
   return 0;
 }

@@ -98,7 +98,7 @@ struct ProgramArgs {
   std::string plan;
   cluster::JobOptions job;
   std::vector<CLI::Option*> job_flags;  // the job options' flags, to tell which were given
-  std::string log_json, save_params, init_params, run_dir, key_file;
+  std::string log_json, save_params, init_params, run_dir, key_file, transport;
   std::vector<std::string> save_vectors;  // PARAM=FILE
   std::string hostfile;                   // start the ranks over ssh (scripts/rigel-ssh)
   bool insecure_plain = false;
@@ -228,6 +228,8 @@ int RunDistributed(const ProgramArgs& a) {
   if (ssh) args.insert(args.end(), {"--hostfile", a.hostfile});
   if (!a.run_dir.empty()) args.insert(args.end(), {"--run-dir", a.run_dir});
   if (!a.key_file.empty()) args.insert(args.end(), {"--key-file", a.key_file});
+  // rigel-launch's own flag; rigel-ssh gives it to every rigel-node (below).
+  if (!ssh && !a.transport.empty()) args.insert(args.end(), {"--transport", a.transport});
   // rigel-launch passes each scheduler flag on by --scheduler-arg; rigel-ssh
   // gives everything after `--` to every rigel-node.
   if (ssh) args.push_back("--");
@@ -243,6 +245,7 @@ int RunDistributed(const ProgramArgs& a) {
   std::vector<std::string> job = cluster::JobOptionArgs(a.job);
   for (size_t i = 0; i + 1 < job.size(); i += 2) pass(job[i], job[i + 1]);
   if (ssh && a.insecure_plain) args.push_back("--insecure-plain");
+  if (ssh && !a.transport.empty()) args.insert(args.end(), {"--transport", a.transport});
   if (!a.plan.empty()) pass("--plan", a.plan);
   if (!a.log_json.empty()) pass("--log-json", a.log_json);
   if (!a.save_params.empty()) pass("--save-params", a.save_params);
@@ -437,6 +440,10 @@ void AddRunFlags(CLI::App* cmd, ProgramArgs* args) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--run-dir", args->run_dir, "where the cluster's logs go (default runs/...)");
   cmd->add_option("--key-file", args->key_file, "cluster key (rigel keygen) for non-loopback use");
+  cmd->add_option("--transport", args->transport,
+                  "how the processes talk: zmq (ZeroMQ, default) or ucx (UCX: shared memory, "
+                  "RDMA, TCP; docs/transport.md)")
+      ->check(CLI::IsMember({"zmq", "ucx"}));
   cmd->add_option("--hostfile", args->hostfile,
                   "start the ranks on these hosts over ssh (HOST slots=N per line; "
                   "scripts/rigel-ssh, docs/launching.md)");
@@ -547,6 +554,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                                      "--plan",
                                      "--run-dir",
                                      "--key-file",
+                                     "--transport",
                                      "--hostfile",
                                      "--insecure-plain",
                                      "--checkpoint-dir",

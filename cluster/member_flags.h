@@ -13,11 +13,13 @@
 #include "cluster/membership.h"
 #include "cluster/route.h"
 #include "transport/create.h"
+#include "transport/endpoint.h"
 
 namespace rigel::cluster {
 
 struct MemberFlags {
   std::string scheduler;
+  std::string transport;  // empty: the backend the scheduler's address is of
   std::string listen;  // empty: the address that routes to the scheduler
   bool insecure_plain = false;
   std::string key_file;
@@ -40,11 +42,14 @@ struct MemberFlags {
   }
 };
 
-// Adds --scheduler, --rank (0..max_rank), --listen, --insecure-plain,
+// Adds --scheduler, --transport, --rank (0..max_rank), --listen, --insecure-plain,
 // --key-file, --heartbeat-ms, --heartbeat-timeout-s, --register-timeout-s,
 // --job-key, --job-name.
 inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
   app->add_option("--scheduler", f->scheduler, "the scheduler's address")->required();
+  app->add_option("--transport", f->transport,
+                  "zmq or ucx (default: the one the scheduler's address is of: tcp:// zmq, "
+                  "ucx:// ucx)");
   app->add_option("--rank", f->rank, "this process's rank in its role")
       ->required()
       ->check(CLI::Range(0, max_rank));
@@ -74,12 +79,30 @@ inline void AddMemberFlags(CLI::App* app, MemberFlags* f, int max_rank) {
 // The transport (transport::Create) of a member of `role` with these flags.
 // Without --listen it listens on the address that routes to the scheduler
 // (cluster/route.h), so that a member on another host never advertises a
-// loopback address, and says so on `log`.
+// loopback address, and says so on `log`. Its backend is the scheduler's
+// (the scheme of --scheduler); a --transport or --listen of the other one is
+// InvalidArgument naming both, since such a member could not reach the job.
 inline StatusOr<std::unique_ptr<transport::Transport>> MemberTransport(transport::Role role,
                                                                        const MemberFlags& f,
                                                                        std::ostream& log) {
   transport::TransportOptions to;
   to.self = {role, f.rank};
+  RIGEL_ASSIGN_OR_RETURN(to.backend, transport::BackendOfAddress(f.scheduler));
+  if (!f.transport.empty()) {
+    RIGEL_RETURN_IF_ERROR(transport::CheckBackendName(f.transport));
+    if (f.transport != to.backend) {
+      return InvalidArgument("--transport " + f.transport + ": the scheduler at " + f.scheduler +
+                             " speaks " + to.backend + "; every process of a job uses one");
+    }
+  }
+  if (!f.listen.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(std::string listen_backend, transport::BackendOfAddress(f.listen));
+    if (listen_backend != to.backend) {
+      return InvalidArgument("--listen " + f.listen + " is a " + listen_backend +
+                             " address, but the scheduler at " + f.scheduler + " speaks " +
+                             to.backend);
+    }
+  }
   to.listen = f.listen;
   if (to.listen.empty()) {
     RIGEL_ASSIGN_OR_RETURN(to.listen, ListenTowards(f.scheduler));

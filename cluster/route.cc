@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "transport/create.h"
+#include "transport/endpoint.h"
+
 namespace rigel::cluster {
 
 bool IsLoopbackHost(const std::string& host) {
@@ -51,19 +54,11 @@ StatusOr<std::string> LocalAddressTowards(const std::string& host, int port) {
 }
 
 StatusOr<std::string> ListenTowards(const std::string& scheduler) {
-  const std::string tcp = "tcp://";
-  if (scheduler.rfind(tcp, 0) != 0) return std::string("tcp://127.0.0.1:*");
-  std::string host = scheduler.substr(tcp.size());
-  int port = 0;
-  if (size_t colon = host.rfind(':'); colon != std::string::npos) {
-    port = std::atoi(host.c_str() + colon + 1);
-    host = host.substr(0, colon);
-  }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  RIGEL_ASSIGN_OR_RETURN(std::string ip, LocalAddressTowards(host, port > 0 ? port : 9));
-  return "tcp://" + ip + ":*";
+  RIGEL_ASSIGN_OR_RETURN(transport::Endpoint e, transport::ParseEndpoint(scheduler));
+  if (!e.has_host()) return transport::DefaultListen(e.backend());
+  const int port = e.port_number();
+  RIGEL_ASSIGN_OR_RETURN(std::string ip, LocalAddressTowards(e.host, port > 0 ? port : 9));
+  return transport::HostAddress(e.backend(), ip, "*");
 }
 
 }  // namespace rigel::cluster

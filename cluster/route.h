@@ -19,9 +19,11 @@ namespace rigel::cluster {
 StatusOr<std::string> LocalAddressTowards(const std::string& host, int port);
 
 // The listen address of a member whose scheduler is at `scheduler`
-// ("tcp://HOST:PORT"): "tcp://IP:*" with IP = LocalAddressTowards(HOST);
-// "tcp://127.0.0.1:*" for a scheduler that is not on TCP. Errors as
-// LocalAddressTowards.
+// ("tcp://HOST:PORT" or "ucx://HOST:PORT"): the same scheme at IP, any port,
+// with IP = LocalAddressTowards(HOST); the backend's loopback address for a
+// scheduler without a host (ipc, inproc). Errors as LocalAddressTowards, and
+// InvalidArgument for a scheduler address that is not one
+// (transport/endpoint.h).
 StatusOr<std::string> ListenTowards(const std::string& scheduler);
 
 // Whether `host` is a loopback name or address (localhost, 127.x.x.x, ::1).

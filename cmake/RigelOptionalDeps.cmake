@@ -1,5 +1,5 @@
 # Optional hardware backends: AUTO detects, ON requires, OFF skips.
-# Results land in RIGEL_HAVE_CUDA / RIGEL_HAVE_IBVERBS (0 or 1) for config.h.
+# Results land in RIGEL_HAVE_CUDA / RIGEL_HAVE_UCX / RIGEL_HAVE_MPI (0 or 1) for config.h.
 
 function(_rigel_resolve option found note)
   if(${option} STREQUAL "OFF")
@@ -36,20 +36,25 @@ _rigel_resolve(RIGEL_WITH_CUDA _cuda_found "${_cuda_note}")
 set(RIGEL_HAVE_CUDA ${_RESOLVED_HAVE})
 set(RIGEL_CUDA_NOTE "${_RESOLVED_NOTE}")
 
-set(_ibv_found FALSE)
-set(_ibv_note "libibverbs-dev/librdmacm-dev not installed")
-if(NOT RIGEL_WITH_IBVERBS STREQUAL "OFF")
-  find_path(RIGEL_IBVERBS_INCLUDE infiniband/verbs.h)
-  find_library(RIGEL_IBVERBS_LIB ibverbs)
-  find_library(RIGEL_RDMACM_LIB rdmacm)
-  if(RIGEL_IBVERBS_INCLUDE AND RIGEL_IBVERBS_LIB AND RIGEL_RDMACM_LIB)
-    set(_ibv_found TRUE)
-    set(_ibv_note "${RIGEL_IBVERBS_LIB}")
+# UCX (Debian's libucx-dev, built with verbs): the ucx transport backend,
+# shared memory, RDMA (InfiniBand, RoCE) and TCP through one API. Its
+# handshake authenticates with libsodium, which libzmq already depends on.
+set(_ucx_found FALSE)
+set(_ucx_note "libucx-dev or libsodium-dev not installed")
+if(NOT RIGEL_WITH_UCX STREQUAL "OFF")
+  find_path(RIGEL_UCX_INCLUDE ucp/api/ucp.h)
+  find_library(RIGEL_UCP_LIB ucp)
+  find_library(RIGEL_UCS_LIB ucs)
+  find_path(RIGEL_SODIUM_INCLUDE sodium.h)
+  find_library(RIGEL_SODIUM_LIB sodium)
+  if(RIGEL_UCX_INCLUDE AND RIGEL_UCP_LIB AND RIGEL_UCS_LIB AND RIGEL_SODIUM_INCLUDE AND RIGEL_SODIUM_LIB)
+    set(_ucx_found TRUE)
+    set(_ucx_note "${RIGEL_UCP_LIB}")
   endif()
 endif()
-_rigel_resolve(RIGEL_WITH_IBVERBS _ibv_found "${_ibv_note}")
-set(RIGEL_HAVE_IBVERBS ${_RESOLVED_HAVE})
-set(RIGEL_IBVERBS_NOTE "${_RESOLVED_NOTE}")
+_rigel_resolve(RIGEL_WITH_UCX _ucx_found "${_ucx_note}")
+set(RIGEL_HAVE_UCX ${_RESOLVED_HAVE})
+set(RIGEL_UCX_NOTE "${_RESOLVED_NOTE}")
 
 # MPI (OpenMPI from Debian): the MPI collectives backend and bench/allreduce's
 # reference. Optional like the others: without it the backend says so at run

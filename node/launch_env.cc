@@ -91,9 +91,20 @@ bool AllLocal(const LaunchRank& r, const Env& env) {
   return ParseCount(Get(env, local)) == r.size;
 }
 
-// "HOST:PORT", "tcp://HOST:PORT", "HOST", "[v6]:PORT"; port 0 when absent.
-Status SplitHostPort(std::string s, const std::string& what, std::string* host, int* port) {
-  if (s.rfind("tcp://", 0) == 0) s = s.substr(6);
+// "HOST:PORT", "tcp://HOST:PORT", "ucx://HOST:PORT", "HOST", "[v6]:PORT"; port
+// 0 when absent; *scheme is the scheme given ("" when none).
+Status SplitHostPort(std::string s, const std::string& what, std::string* host, int* port,
+                     std::string* scheme) {
+  scheme->clear();
+  for (const char* prefix : {"tcp://", "ucx://"}) {
+    if (s.rfind(prefix, 0) == 0) {
+      *scheme = std::string(prefix, 3);
+      s = s.substr(6);
+    }
+  }
+  if (scheme->empty() && s.find("://") != std::string::npos) {
+    return InvalidArgument(fmt::format("{}: '{}' is neither tcp:// nor ucx://", what, s));
+  }
   *port = 0;
   size_t colon = s.rfind(':');
   const bool v6 = !s.empty() && s[0] == '[';
@@ -221,13 +232,13 @@ StatusOr<SchedulerEndpoint> FindScheduler(const std::string& flag, const LaunchR
                                           const Env& env) {
   SchedulerEndpoint ep;
   if (!flag.empty()) {
-    RIGEL_RETURN_IF_ERROR(SplitHostPort(flag, "--scheduler", &ep.host, &ep.port));
+    RIGEL_RETURN_IF_ERROR(SplitHostPort(flag, "--scheduler", &ep.host, &ep.port, &ep.scheme));
     ep.how = "--scheduler";
   } else if (std::string r = Get(env, "RIGEL_SCHEDULER"); !r.empty()) {
-    RIGEL_RETURN_IF_ERROR(SplitHostPort(r, "RIGEL_SCHEDULER", &ep.host, &ep.port));
+    RIGEL_RETURN_IF_ERROR(SplitHostPort(r, "RIGEL_SCHEDULER", &ep.host, &ep.port, &ep.scheme));
     ep.how = "RIGEL_SCHEDULER";
   } else if (std::string m = Get(env, "MASTER_ADDR"); !m.empty()) {
-    RIGEL_RETURN_IF_ERROR(SplitHostPort(m, "MASTER_ADDR", &ep.host, &ep.port));
+    RIGEL_RETURN_IF_ERROR(SplitHostPort(m, "MASTER_ADDR", &ep.host, &ep.port, &ep.scheme));
     if (std::string p = Get(env, "MASTER_PORT"); !p.empty()) {
       int64_t v = ParseCount(p);
       if (v < 1 || v > 65535) return InvalidArgument("MASTER_PORT='" + p + "' is not a port");

@@ -50,9 +50,10 @@ struct SchedulerEndpoint {
   std::string host;
   int port = 0;
   std::string how;  // where it came from, for the log ("--scheduler", "SLURM_STEP_NODELIST", ...)
+  std::string scheme;  // "tcp" or "ucx" when the address named one, else empty
 };
 
-// Where rank 0 listens. `flag` ("HOST:PORT", "tcp://HOST:PORT" or "HOST",
+// Where rank 0 listens. `flag` ("HOST:PORT", "tcp://HOST:PORT", "ucx://HOST:PORT" or "HOST",
 // empty when not given) wins; then RIGEL_SCHEDULER, then MASTER_ADDR and
 // MASTER_PORT; then the launcher's own: Slurm's first host of the step; for
 // OpenMPI/PMIx/PMI jobs whose every rank runs on this host (local size ==

@@ -28,13 +28,14 @@
 #include "cluster/membership.h"
 #include "cluster/route.h"
 #include "node/launch_env.h"
+#include "transport/endpoint.h"
 
 namespace {
 
 using namespace rigel;
 
 struct Flags {
-  std::string program, scheduler, listen, key_file, bin_dir;
+  std::string program, scheduler, listen, key_file, bin_dir, transport;
   int servers = 0, workers = 0, rank = -1, size = 0, heartbeat_ms = 500;
   bool insecure_plain = false;
   double register_timeout_s = 30;
@@ -72,6 +73,9 @@ int main(int argc, char** argv) {
   size_opt->needs(rank_opt);
   app.add_option("--listen", f.listen,
                  "address to listen on (default: the one that routes to the scheduler)");
+  app.add_option("--transport", f.transport,
+                 "zmq (default, or $RIGEL_TRANSPORT) or ucx (UCX: shared memory, RDMA, TCP; "
+                 "docs/transport.md); the same on every rank");
   app.add_option("--key-file", f.key_file, "cluster key file (rigel keygen); needed off loopback");
   app.add_flag("--insecure-plain", f.insecure_plain,
                "without a key, run beyond loopback anyway (no authentication nor encryption)");
@@ -118,19 +122,31 @@ int main(int argc, char** argv) {
   if (!ep.ok()) Fail(2, ep.status().message());
   const node::NodeRole role = node::RoleOfRank(lr.rank, f.servers);
   const std::string bin = f.bin_dir.empty() ? SelfDir() : f.bin_dir;
-  const std::string scheduler_addr = fmt::format("tcp://{}:{}", ep->host, ep->port);
+  // The transport: --transport, else the scheme --scheduler names, else
+  // $RIGEL_TRANSPORT, else zmq.
+  std::string backend = f.transport;
+  const std::string named = ep->scheme == "ucx" ? "ucx" : ep->scheme == "tcp" ? "zmq" : "";
+  if (backend.empty()) backend = named;
+  if (auto it = env.find("RIGEL_TRANSPORT"); backend.empty() && it != env.end()) backend = it->second;
+  if (backend.empty()) backend = "zmq";
+  if (Status st = transport::CheckBackendName(backend); !st.ok()) Fail(2, st.message());
+  if (!named.empty() && named != backend) {
+    Fail(2, fmt::format("--transport {}, but --scheduler names a {} address", backend, named));
+  }
+  const std::string scheduler_addr =
+      transport::HostAddress(backend, ep->host, std::to_string(ep->port));
 
   std::string listen = f.listen;
   if (listen.empty()) {
     auto local = cluster::LocalAddressTowards(ep->host, ep->port);  // loopback stays loopback
     if (!local.ok()) Fail(1, local.status().message());
-    listen = role.role == "scheduler" ? fmt::format("tcp://{}:{}", *local, ep->port)
-                                      : fmt::format("tcp://{}:*", *local);
+    listen = transport::HostAddress(backend, *local,
+                                    role.role == "scheduler" ? std::to_string(ep->port) : "*");
   }
   std::vector<std::string> args = {bin + "/rigel-" + role.role};
   if (role.role == "scheduler") {
     args.insert(args.end(), {"--program", f.program, "--servers", std::to_string(f.servers),
-                             "--workers", std::to_string(workers)});
+                             "--workers", std::to_string(workers), "--transport", backend});
     for (const std::string& s : f.sets) args.insert(args.end(), {"--set", s});
     for (const std::string& x : app.remaining()) args.push_back(x);
   } else {

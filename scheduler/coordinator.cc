@@ -5,6 +5,8 @@
 #include <atomic>
 #include <ostream>
 
+#include "transport/endpoint.h"
+
 namespace rigel::scheduler {
 
 using transport::InMessage;
@@ -194,6 +196,20 @@ void Coordinator::End(Status result, const std::string& why) {
   cv_.NotifyAll();
 }
 
+Status Coordinator::SameTransport(Role role, int32_t rank, const std::string& address) const {
+  auto ours = transport::ParseEndpoint(transport_->address());
+  if (!ours.ok()) return Status::Ok();  // the loopback transport of tests: nothing to compare
+  auto theirs = transport::ParseEndpoint(address);
+  if (theirs.ok() && theirs->backend() == ours->backend()) return Status::Ok();
+  return FailedPrecondition(fmt::format(
+      "{}:{} listens at {}, {}; this job runs on the {} transport (give every process the same "
+      "--transport)",
+      transport::RoleName(role), rank, address,
+      theirs.ok() ? "an address of the " + theirs->backend() + " transport"
+                  : "which is no transport's address",
+      ours->backend()));
+}
+
 void Coordinator::Handle(const InMessage& msg) {
   auto now = cluster::Clock::now();
   if (rendezvous_.Handle(msg)) return;
@@ -213,6 +229,14 @@ void Coordinator::Handle(const InMessage& msg) {
         Log("refused: " + may_join.message());
         (void)transport_->RespondError(msg, may_join);
         End(may_join);
+        return;
+      }
+      // Every process of a job speaks one transport; a member listening on
+      // another could not be reached by its peers.
+      if (Status same = SameTransport(role, r.getRank(), address); !same.ok()) {
+        Log("refused: " + same.message());
+        (void)transport_->RespondError(msg, same);
+        End(same);
         return;
       }
       OutMessage reply;

@@ -89,6 +89,9 @@ class Coordinator {
  private:
   Coordinator(transport::Transport* t, CoordinatorOptions o);
   void Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
+  // OK when a member listening at `address` speaks this scheduler's
+  // transport; FailedPrecondition naming both otherwise.
+  Status SameTransport(transport::Role role, int32_t rank, const std::string& address) const;
   void Timer() RIGEL_EXCLUDES(mu_);
   // Queues a send for the sender thread: sends can wait (a peer's queue, a
   // connection still being made), and the receive thread must keep reading

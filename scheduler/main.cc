@@ -7,7 +7,8 @@
 //                   [--collectives gloo|mpi] [--log-json F] [--save-params F] [--init-params F]
 //                   [--progress-to F] [--checkpoint-dir D] [--checkpoint-every N|Ns]
 //                   [--resume D|MANIFEST] [--print-log F])
-//                   [--listen ADDR] [--key-file F] [--insecure-plain] [--heartbeat-ms N]
+//                   [--transport zmq|ucx] [--listen ADDR] [--key-file F] [--insecure-plain]
+//                   [--heartbeat-ms N]
 //                   [--heartbeat-timeout-s S] [--stop-with-parent]
 //                   [--register-timeout-s N] [--address-file FILE]
 //
@@ -65,7 +66,12 @@ int main(int argc, char** argv) {
   app.add_option("--print-log", d.print_log,
                  "append printed lines here; lines already there are not printed again");
   app.add_option("--progress-to", o.progress_to, "append a progress line per epoch to this file");
-  app.add_option("--listen", o.listen, "address to listen on")->capture_default_str();
+  app.add_option("--transport", o.transport,
+                 "zmq (ZeroMQ, the default) or ucx (UCX: shared memory, RDMA, TCP; "
+                 "docs/transport.md)");
+  app.add_option("--listen", o.listen,
+                 "address to listen on (default: tcp://127.0.0.1:* or, with --transport ucx, "
+                 "ucx://127.0.0.1:*)");
   app.add_option("--key-file", o.key_file,
                  "cluster key file (rigel keygen); none: plain, loopback only");
   app.add_flag("--insecure-plain", o.insecure_plain,

@@ -1,6 +1,7 @@
 #include "scheduler/scheduler.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "frontend/compile.h"
 #include "scheduler/coordinator.h"
 #include "transport/create.h"
+#include "transport/endpoint.h"
 
 namespace rigel::scheduler {
 
@@ -69,7 +71,24 @@ StatusOr<std::unique_ptr<Driver>> MakeDriver(SchedulerOptions& o, std::ofstream*
 StatusOr<std::unique_ptr<transport::Transport>> StartTransport(const SchedulerOptions& o) {
   transport::TransportOptions to;
   to.self = {transport::Role::kScheduler, 0};
-  to.listen = o.listen;
+  to.backend = o.transport.empty() ? "zmq" : o.transport;
+  if (o.transport.empty() && o.listen.empty()) {
+    // A job started without launcher (a test, a script) follows $RIGEL_TRANSPORT too.
+    if (const char* env = std::getenv("RIGEL_TRANSPORT"); env != nullptr && *env != '\0') {
+      to.backend = env;
+    }
+  }
+  RIGEL_RETURN_IF_ERROR(transport::CheckBackendName(to.backend));
+  if (!o.listen.empty()) {
+    RIGEL_ASSIGN_OR_RETURN(std::string listen_backend, transport::BackendOfAddress(o.listen));
+    if (o.transport.empty()) {
+      to.backend = listen_backend;
+    } else if (listen_backend != o.transport) {
+      return InvalidArgument("--listen " + o.listen + " is a " + listen_backend +
+                             " address, not one of --transport " + o.transport);
+    }
+  }
+  to.listen = o.listen.empty() ? transport::DefaultListen(to.backend) : o.listen;
   to.key_file = o.key_file;
   to.insecure_plain = o.insecure_plain;
   RIGEL_ASSIGN_OR_RETURN(auto t, transport::Create(to));
@@ -183,7 +202,8 @@ int RunScheduler(SchedulerOptions o, std::ostream& err) {
   auto t = StartTransport(o);
   if (!t.ok()) {
     err << "rigel-scheduler: " << t.status().message() << "\n";
-    return 1;
+    // A backend or address that cannot be is a usage error; a port in use is not.
+    return t.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   err << "rigel-scheduler: listening at " << (*t)->address() << " for " << o.servers
       << " server(s) and " << o.workers << " worker(s)\n";

@@ -27,7 +27,10 @@ struct SchedulerOptions {
   DriverOptions driver;            // driver.program set: run this program
   std::vector<std::string> sets;   // --set NAME=VALUE, parsed into driver.sets
   std::string progress_to;         // append a progress line per epoch here
-  std::string listen = "tcp://127.0.0.1:*";
+  // The backend ("zmq", "ucx"); empty: the one `listen` is an address of, or zmq.
+  std::string transport;
+  // Where to listen; empty: the backend's loopback address, any port.
+  std::string listen;
   std::string key_file;
   bool insecure_plain = false;  // plain mode beyond loopback (transport/create.h)
   std::string address_file;     // write the bound address here

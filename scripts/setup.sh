@@ -14,8 +14,9 @@ PACKAGES=(
   # common / frontend / cli
   libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libxxhash-dev
   # transport, server, collectives
-  libzmq3-dev cppzmq-dev capnproto libcapnp-dev libtbb-dev
-  libibverbs-dev librdmacm-dev libgloo-dev
+  libzmq3-dev cppzmq-dev capnproto libcapnp-dev libtbb-dev libsodium-dev
+  # the ucx transport: shared memory, RDMA verbs (InfiniBand, RoCE), TCP
+  libucx-dev libibverbs-dev librdmacm-dev libgloo-dev
   # bench/allreduce's reference: mpirun and MPI_Allreduce (CMake builds
   # bench/allreduce_mpi only when it finds MPI)
   openmpi-bin libopenmpi-dev

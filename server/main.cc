@@ -1,6 +1,6 @@
 // rigel-server: one parameter server of a cluster (ps/service.h).
 //
-//   rigel-server --scheduler ADDR --rank R [--listen ADDR] [--key-file F]
+//   rigel-server --scheduler ADDR --rank R [--transport zmq|ucx] [--listen ADDR] [--key-file F]
 //                [--heartbeat-ms N]
 //
 // Registers with the scheduler, waits for the cluster setup, serves pulls and
@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   auto t = cluster::MemberTransport(transport::Role::kServer, flags, std::cerr);
   if (!t.ok()) {
     std::cerr << "rigel-server: " << t.status().message() << "\n";
-    return 1;
+    // Flags naming another transport than the scheduler's are bad usage.
+    return t.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   // The handler exists before the service does: control messages can come
   // first, and data messages wait for the setup.

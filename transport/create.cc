@@ -2,20 +2,15 @@
 
 #include <utility>
 
+#include "common/config.h"
 #include "transport/zmq/transport.h"
+#if RIGEL_HAVE_UCX
+#include "transport/ucx/transport.h"
+#endif
 
 namespace rigel::transport {
 
 namespace {
-
-// What the messages list as built; one entry per branch of Create.
-constexpr char kBuilt[] = "zmq";
-
-// Backends Rigel has a name for but this binary has no code for (the RDMA
-// verbs transport is not written yet: docs/architecture.md). They are told
-// apart from typos so that the message says to use another binary or
-// backend, not to check the spelling.
-bool KnownButNotBuilt(const std::string& backend) { return backend == "ibverbs"; }
 
 ZmqOptions ToZmq(const TransportOptions& o) {
   ZmqOptions z;
@@ -31,16 +26,45 @@ ZmqOptions ToZmq(const TransportOptions& o) {
   return z;
 }
 
+#if RIGEL_HAVE_UCX
+UcxOptions ToUcx(const TransportOptions& o) {
+  UcxOptions u;
+  u.self = o.self;
+  u.listen = o.listen;
+  u.advertise = o.advertise;
+  u.key_file = o.key_file;
+  u.key = o.key;
+  u.insecure_plain = o.insecure_plain;
+  u.limits = o.limits;
+  u.send_timeout = o.send_timeout;
+  u.request_timeout = o.request_timeout;
+  u.tls = o.ucx.tls;
+  u.spin = o.ucx.spin;
+  u.serve_spin = o.ucx.serve_spin;
+  return u;
+}
+#endif
+
 }  // namespace
+
+std::string BuiltBackends() { return RIGEL_HAVE_UCX ? "zmq, ucx" : "zmq"; }
+
+std::string DefaultListen(const std::string& backend) {
+  return backend == "ucx" ? "ucx://127.0.0.1:*" : "tcp://127.0.0.1:*";
+}
 
 StatusOr<std::unique_ptr<Transport>> Create(const TransportOptions& options) {
   if (options.backend == "zmq") return CreateZmqTransport(ToZmq(options));
-  if (KnownButNotBuilt(options.backend)) {
-    return Unavailable("transport backend " + options.backend +
-                       " is not built into this binary (built: " + kBuilt + ")");
+#if RIGEL_HAVE_UCX
+  if (options.backend == "ucx") return CreateUcxTransport(ToUcx(options));
+#else
+  if (options.backend == "ucx") {
+    return Unavailable("transport backend ucx is not built into this binary (built: " +
+                       BuiltBackends() + "); install libucx-dev and rebuild");
   }
+#endif
   return InvalidArgument("transport backend '" + options.backend +
-                         "' is unknown (built: " + kBuilt + ")");
+                         "' is unknown (built: " + BuiltBackends() + ")");
 }
 
 }  // namespace rigel::transport

@@ -130,6 +130,7 @@ class LoopbackTransport final : public Transport {
   const std::string& address() const override { return *address_; }
 
   Status Connect(const PeerId& peer, const std::string& address) override {
+    if (closed_.load()) return FailedPrecondition(self_.ToString() + ": transport is closed");
     if (address.rfind("loopback://", 0) != 0) {
       return InvalidArgument(fmt::format("'{}' is not a loopback:// address", address));
     }

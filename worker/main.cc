@@ -6,7 +6,7 @@
 // runs N clocks of pushing +1 to every row of the first parameter and checks
 // the sums at the end (the smoke test of the parameter-server path).
 //
-//   rigel-worker --scheduler ADDR --rank R [--listen ADDR] [--key-file F]
+//   rigel-worker --scheduler ADDR --rank R [--transport zmq|ucx] [--listen ADDR] [--key-file F]
 //                [--heartbeat-ms N] [--selftest-pushes N] [--selftest-rows K]
 //
 // Exits 0 when the job finished, 1 with the reason otherwise, 2 on bad flags,
@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   auto t = cluster::MemberTransport(transport::Role::kWorker, flags, std::cerr);
   if (!t.ok()) {
     std::cerr << "rigel-worker: " << t.status().message() << "\n";
-    return 1;
+    // Flags naming another transport than the scheduler's are bad usage.
+    return t.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   std::atomic<cluster::Member*> member{nullptr};
   std::atomic<worker::Runner*> runner{nullptr};

@@ -2,6 +2,7 @@
 // relaxed parameters' hot rows (worker/dense_sync.h; the strategies are
 // worker/sync/allreduce.cc and worker/sync/cached_rows.cc).
 #include "collectives/communicator.h"
+#include "transport/endpoint.h"
 #include "worker/runner.h"
 
 namespace rigel::worker {
@@ -42,14 +43,11 @@ Status Runner::StartCollectives() {
   co.timeout = opts_.collectives_timeout;
   co.host = opts_.collectives_host;
   if (co.host.empty()) {
-    // tcp://HOST:PORT -> HOST; other transports (ipc, inproc) are local.
-    const std::string& a = transport_->address();
+    // The host this worker listens on (tcp:// or ucx://); addresses
+    // without a host (ipc, inproc) are local.
     co.host = "127.0.0.1";
-    if (a.rfind("tcp://", 0) == 0) {
-      std::string host = a.substr(6, a.rfind(':') - 6);
-      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-      if (!host.empty() && host != "*" && host != "0.0.0.0") co.host = host;
-    }
+    auto e = transport::ParseEndpoint(transport_->address());
+    if (e.ok() && e->has_host() && !e->HasWildcardHost()) co.host = e->host;
   }
   int cuda_device = -1;
   if (cuda) {

@@ -29,6 +29,7 @@
 #include "analysis/relaxed.h"
 #include "collectives/devices.h"
 #include "collectives/nccl/communicator.h"
+#include "common/config.h"
 #include "exec/executor.h"
 #include "exec/init_params.h"
 #include "exec/param_file.h"
@@ -185,6 +186,54 @@ void ExpectEquivalent(const std::string& example, int workers,
   }
   std::string cmd = "rm -rf " + dir;
   (void)std::system(cmd.c_str());
+}
+
+// `rigel run --transport ucx`: the 2-D, 1-D and wavefront jobs print what
+// they print on ZeroMQ (and the serial run in their order), and every
+// process's log says what UCX carried its connections over: shared memory,
+// these processes being on one host.
+TEST(Distributed, JobsOnUcxPrintWhatTheyPrintOnZmqOverSharedMemory) {
+#if !RIGEL_HAVE_UCX
+  GTEST_SKIP() << "this build has no UCX transport (libucx-dev was not found)";
+#else
+  struct Case {
+    std::string example;
+    std::vector<std::string> sets;
+  };
+  for (const Case& c : {Case{"mf.rgl", {}}, Case{"bias.rgl", {}}, Case{"wavefront.rgl", {}}}) {
+    SCOPED_TRACE(c.example);
+    if (!std::filesystem::exists(kExamples + c.example)) {
+      ADD_FAILURE() << kExamples + c.example << " is missing";
+      continue;
+    }
+    const std::string dir = TempDir();
+    std::filesystem::create_directories(dir + "/zmq");
+    std::filesystem::create_directories(dir + "/ucx");
+    Result zmq = RunDistributed(kExamples + c.example, c.sets, 2, dir + "/zmq",
+                                dir + "/zmq.params", {"--transport", "zmq"});
+    ASSERT_EQ(zmq.rc, 0) << zmq.err;
+    Result ucx = RunDistributed(kExamples + c.example, c.sets, 2, dir + "/ucx",
+                                dir + "/ucx.params", {"--transport", "ucx"});
+    ASSERT_EQ(ucx.rc, 0) << ucx.err << Logs(dir + "/ucx");
+    std::vector<double> a = PrintedNumbers(ucx.out), b = PrintedNumbers(zmq.out);
+    ASSERT_EQ(a.size(), b.size()) << ucx.out << "\nvs zmq\n" << zmq.out;
+    ASSERT_FALSE(a.empty());
+    for (size_t k = 0; k < a.size(); ++k) {
+      EXPECT_LE(std::fabs(a[k] - b[k]), 1e-5 * std::max(std::fabs(b[k]), 1e-6)) << "number " << k;
+    }
+    for (const char* f : {"scheduler", "server-0", "worker-0", "worker-1"}) {
+      const std::string log = Slurp(dir + "/ucx/run/" + f + ".log");
+      const size_t at = log.find("over UCX: ");
+      ASSERT_NE(at, std::string::npos) << f << ".log:\n" << log;
+      const std::string line = log.substr(at, log.find('\n', at) - at);
+      EXPECT_TRUE(line.find("sysv/") != std::string::npos ||
+                  line.find("posix/") != std::string::npos)
+          << f << ": " << line;
+    }
+    std::string cmd = "rm -rf " + dir;
+    (void)std::system(cmd.c_str());
+  }
+#endif
 }
 
 // --init-params reaches every process that makes rows: the workers' held

@@ -232,6 +232,31 @@ TEST(Launchers, AWrongSchedulerAddressFailsEveryRankAtTheDeadline) {
   job.ExpectAllGone();
 }
 
+// Every process of a job speaks the scheduler's transport: a member told to
+// use the other one is refused at once, by name, before it tries to connect.
+TEST(Launchers, AMemberToldToSpeakAnotherTransportThanTheSchedulersIsRefusedByName) {
+  TempDir tmp;
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Case& c :
+       {Case{{"--scheduler", "ucx://127.0.0.1:1", "--transport", "zmq"},
+             "--transport zmq: the scheduler at ucx://127.0.0.1:1 speaks ucx"},
+        Case{{"--scheduler", "tcp://127.0.0.1:1", "--listen", "ucx://127.0.0.1:*"},
+             "--listen ucx://127.0.0.1:* is a ucx address, but the scheduler at "
+             "tcp://127.0.0.1:1 speaks zmq"},
+        Case{{"--scheduler", "tcp://127.0.0.1:1", "--transport", "rdma"},
+             "--transport 'rdma': expected zmq or ucx"}}) {
+    std::vector<std::string> argv = {Bin("rigel-worker"), "--rank", "0"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Child w(argv, tmp.path + "/out", tmp.path + "/err");
+    EXPECT_EQ(w.Wait(seconds(10)), 2) << w.Stderr();
+    EXPECT_LT(w.seconds(), 5);
+    EXPECT_NE(w.Stderr().find(c.says), std::string::npos) << w.Stderr();
+  }
+}
+
 TEST(Launchers, AMemberAloneGivesUpAfterTheDefaultDeadline) {
   TempDir tmp;
   Child w({Bin("rigel-worker"), "--scheduler", "tcp://127.0.0.1:1", "--rank", "0"},

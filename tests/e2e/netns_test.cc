@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -43,6 +44,14 @@ using testing::NetnsNetwork;
 using testing::NetnsProcess;
 
 constexpr int kWorkers = 2;
+
+// The scheme of every address the cluster listens on: ucx:// when
+// $RIGEL_TRANSPORT says ucx (CTest's netns-on-UCX entry, with UCX_TLS=tcp),
+// else tcp:// (ZeroMQ).
+std::string Scheme() {
+  const char* t = std::getenv("RIGEL_TRANSPORT");
+  return t != nullptr && std::string(t) == "ucx" ? "ucx://" : "tcp://";
+}
 constexpr int kEpochs = 20;  // EPOCHS in examples/mf.rgl
 
 std::string Program() { return std::string(RIGEL_SOURCE_DIR) + "/examples/mf.rgl"; }
@@ -180,7 +189,7 @@ void StartCluster(NetnsNetwork& net, const std::string& dir, const std::string& 
                                          "--program",
                                          program,
                                          "--listen",
-                                         "tcp://" + net.address(0) + ":*",
+                                         Scheme() + net.address(0) + ":*",
                                          "--key-file",
                                          key,
                                          "--address-file",
@@ -199,7 +208,7 @@ void StartCluster(NetnsNetwork& net, const std::string& dir, const std::string& 
   }
   while (!addr.empty() && (addr.back() == '\n' || addr.back() == ' ')) addr.pop_back();
   ASSERT_FALSE(addr.empty()) << "the scheduler wrote no address\n" << c->Logs(dir);
-  ASSERT_EQ(addr.rfind("tcp://" + net.address(0) + ":", 0), 0u) << addr;
+  ASSERT_EQ(addr.rfind(Scheme() + net.address(0) + ":", 0), 0u) << addr;
 
   auto member = [&](const std::string& binary, int rank, int ns) {
     return std::vector<std::string>{Bin(binary),
@@ -208,7 +217,7 @@ void StartCluster(NetnsNetwork& net, const std::string& dir, const std::string& 
                                     "--rank",
                                     std::to_string(rank),
                                     "--listen",
-                                    "tcp://" + net.address(ns) + ":*",
+                                    Scheme() + net.address(ns) + ":*",
                                     "--key-file",
                                     key};
   };

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <utility>
 
+#include "common/config.h"
+
 namespace rigel::transport {
 namespace {
 
@@ -108,14 +110,37 @@ TEST(TransportCreate, TheRequestTimeoutReachesTheBackend) {
   EXPECT_LT(took, std::chrono::seconds(5));
 }
 
-TEST(TransportCreate, ABackendNotBuiltIsUnavailableAndNamesWhatIsBuilt) {
+TEST(TransportCreate, UcxIsMadeWhereBuiltAndOtherwiseUnavailableByName) {
   TransportOptions o = Options(kServer);
-  o.backend = "ibverbs";
+  o.backend = "ucx";
+  o.listen = DefaultListen("ucx");
   auto t = Create(o);
+#if RIGEL_HAVE_UCX
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ((*t)->address().rfind("ucx://127.0.0.1:", 0), 0u) << (*t)->address();
+  EXPECT_EQ(BuiltBackends(), "zmq, ucx");
+#else
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(t.status().message(),
-            "transport backend ibverbs is not built into this binary (built: zmq)");
+            "transport backend ucx is not built into this binary (built: zmq); install "
+            "libucx-dev and rebuild");
+#endif
+}
+
+TEST(TransportCreate, EachBackendRefusesTheOthersAddresses) {
+  TransportOptions o = Options(kServer);
+  o.listen = "ucx://127.0.0.1:*";
+  EXPECT_EQ(Create(o).status().code(), StatusCode::kInvalidArgument);
+#if RIGEL_HAVE_UCX
+  o.backend = "ucx";
+  o.listen = "tcp://127.0.0.1:*";
+  auto t = Create(o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("ucx://HOST:PORT"), std::string::npos)
+      << t.status().message();
+#endif
 }
 
 TEST(TransportCreate, AnUnknownBackendIsInvalidArgument) {
@@ -124,7 +149,7 @@ TEST(TransportCreate, AnUnknownBackendIsInvalidArgument) {
   auto t = Create(o);
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(t.status().message(), "transport backend 'zqm' is unknown (built: zmq)");
+  EXPECT_EQ(t.status().message(), "transport backend 'zqm' is unknown (built: " + BuiltBackends() + ")");
 }
 
 }  // namespace

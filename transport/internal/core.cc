@@ -258,4 +258,29 @@ TransportStats Core::Snapshot() const {
   return s;
 }
 
+Status Core::SubmitRequest(const PeerId& to, MessageType type, Millis timeout,
+                           ResponseCallback done, Millis send_wait,
+                           const std::function<void()>& wake,
+                           const std::function<Status(uint64_t id, Millis left)>& transmit) {
+  Clock::time_point send_deadline = Clock::now() + send_wait, deadline;
+  StatusOr<uint64_t> id = AddRequest(to, type, timeout, std::move(done), send_deadline, &deadline);
+  if (!id.ok()) return id.status();
+  if (NeedsWake(deadline)) wake();
+  Millis left =
+      std::max(Millis(0), std::chrono::duration_cast<Millis>(send_deadline - Clock::now()));
+  Status st = transmit(*id, left);
+  if (!st.ok()) return CancelRequest(*id) ? st : Status::Ok();
+  counters_.requests_sent.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Status Core::DropResponse(const PeerId& to, uint64_t id, const std::string& why) {
+  counters_.responses_dropped.fetch_add(1, std::memory_order_relaxed);
+  Status st = Unavailable(fmt::format(
+      "{}: {}; response to request #{} dropped, the requester will time out", name_, why, id));
+  WarnOnce("response-dropped:" + to.ToString(),
+           st.message() + " (further drops are counted in responses_dropped)");
+  return st;
+}
+
 }  // namespace rigel::transport::internal

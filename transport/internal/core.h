@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <string>
@@ -82,6 +83,21 @@ class Core {
   // peer's warning.
   void CountDrop(const std::string& who, const std::string& connection, DropReason reason,
                  const Status& why);
+  // The Request of every backend: registers the request (waiting for a
+  // window slot until the send deadline, now + send_wait), calls `wake` when
+  // the receive thread must wake earlier for its deadline, then
+  // `transmit(id, time left to send)`. A failed send forgets the request
+  // unless its callback already ran (timeout, close), which then stays its
+  // only outcome.
+  Status SubmitRequest(const PeerId& to, MessageType type, Millis timeout, ResponseCallback done,
+                       Millis send_wait, const std::function<void()>& wake,
+                       const std::function<Status(uint64_t id, Millis left)>& transmit);
+  // A response to `to` (for request `id`) that could not be queued: counts
+  // it, logs the first per requester and returns the kUnavailable for
+  // Respond (handlers usually ignore it and the requester sees only its
+  // timeout, so the reason is logged here).
+  Status DropResponse(const PeerId& to, uint64_t id, const std::string& why);
+
   // Logs `message` at warning level once per `key` (bounded memory).
   void WarnOnce(const std::string& key, const std::string& message) RIGEL_EXCLUDES(log_mu_);
 

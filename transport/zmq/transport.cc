@@ -277,7 +277,7 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
   }
   if (p == nullptr) {
     std::string why = fmt::format("no address known for {}", to.ToString());
-    if (is_response) return DropResponse(to, id, why);
+    if (is_response) return core_.DropResponse(to, id, why);
     return Unavailable(fmt::format("{}: {}", self_.ToString(), why));
   }
   RIGEL_RETURN_IF_ERROR(ValidateOutgoing(msg, opts_.limits));
@@ -327,7 +327,7 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
           result = Unavailable(
               ZmqError(fmt::format("{}: sending to {}", self_.ToString(), to.ToString())));
         } else if (is_response) {
-          result = DropResponse(
+          result = core_.DropResponse(
               to, id,
               fmt::format("send queue to {} is full ({} messages)", to.ToString(), opts_.send_hwm));
         } else {
@@ -353,35 +353,15 @@ Status ZmqTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
   return Status::Ok();
 }
 
-Status ZmqTransport::DropResponse(const PeerId& to, uint64_t id, const std::string& why) {
-  core_.counters().responses_dropped.fetch_add(1, std::memory_order_relaxed);
-  Status st =
-      Unavailable(fmt::format("{}: {}; response to request #{} dropped, the requester "
-                              "will time out",
-                              self_.ToString(), why, id));
-  // Handlers usually ignore Respond's Status and the requester sees only its
-  // timeout, so the reason is logged here.
-  core_.WarnOnce("response-dropped:" + to.ToString(),
-                 st.message() + " (further drops are counted in responses_dropped)");
-  return st;
-}
-
 Status ZmqTransport::Request(const PeerId& to, OutMessage msg, ResponseCallback done,
                              const CallOptions& opts) {
   if (closed_.load()) return Closed();
-  Clock::time_point send_deadline = Clock::now() + SendWait(opts), deadline;
-  StatusOr<uint64_t> id = core_.AddRequest(to, msg.header().getBody().which(), opts.timeout,
-                                           std::move(done), send_deadline, &deadline);
-  if (!id.ok()) return id.status();
-  if (core_.NeedsWake(deadline)) Wake();
-  Millis left =
-      std::max(Millis(0), std::chrono::duration_cast<Millis>(send_deadline - Clock::now()));
-  Status st = Transmit(to, msg, wire::Kind::REQUEST, *id, left, false, nullptr);
-  // If it is no longer pending its callback already ran (timeout, close),
-  // which stays the only outcome.
-  if (!st.ok()) return core_.CancelRequest(*id) ? st : Status::Ok();
-  core_.counters().requests_sent.fetch_add(1, std::memory_order_relaxed);
-  return Status::Ok();
+  return core_.SubmitRequest(
+      to, msg.header().getBody().which(), opts.timeout, std::move(done), SendWait(opts),
+      [this] { Wake(); },
+      [&](uint64_t id, Millis left) {
+        return Transmit(to, msg, wire::Kind::REQUEST, id, left, false, nullptr);
+      });
 }
 
 void ZmqTransport::Close() {

@@ -121,9 +121,6 @@ class ZmqTransport final : public Transport {
       RIGEL_REQUIRES(p.mu);
   Status Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind, uint64_t id, Millis wait,
                   bool is_response, const std::string* reply_address);
-  // Counts a response to `to` that could not be queued (`why`), logs the first
-  // per requester and returns the kUnavailable for Respond.
-  Status DropResponse(const PeerId& to, uint64_t id, const std::string& why);
   void Run();
   void ReceiveBatch();
   void Process(size_t n, bool too_many);
