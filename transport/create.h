@@ -54,9 +54,9 @@ struct TransportOptions {
     // UCX transports to use (UCX_TLS syntax); empty: the environment's UCX_TLS, or all.
     std::string tls;
     // How long the progress thread polls after traffic before it sleeps,
-    // waiting for responses and otherwise (UcxOptions).
-    std::chrono::microseconds spin{100};
-    std::chrono::microseconds serve_spin{50};
+    // waiting for responses and otherwise (UcxOptions; default 0).
+    std::chrono::microseconds spin{0};
+    std::chrono::microseconds serve_spin{0};
   } ucx;
 };
 

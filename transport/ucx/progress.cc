@@ -117,10 +117,13 @@ void UcxTransport::Run() {
   Clock::time_point last_active = Clock::now();
   while (!stop_.load()) {
     unsigned progressed = 0;
-    for (int i = 0; i < 64; ++i) {
-      unsigned n = ucp_worker_progress(worker_);
-      if (n == 0) break;
-      progressed += n;
+    {
+      MutexLock lock(&ucx_mu_);
+      for (int i = 0; i < 64; ++i) {
+        unsigned n = ucp_worker_progress(worker_);
+        if (n == 0) break;
+        progressed += n;
+      }
     }
     bool did = ProcessEvents();
     Clock::time_point now = Clock::now();
@@ -135,11 +138,16 @@ void UcxTransport::Run() {
     // comes quickly costs no wake-up, and for `serve_spin` otherwise, so the
     // next request of a stream finds a server awake. Then sleep.
     const bool waiting = next != Clock::time_point::max();
-    if (now - last_active < (waiting ? opts_.spin : opts_.serve_spin)) continue;
+    if (now - last_active < (waiting ? spin_ : serve_spin_)) continue;
     // Idle: sleep on the worker's event descriptor until an event, a
     // signal (Wake), a request's deadline or a timer.
     sleeping_.store(true);
-    if (ucp_worker_arm(worker_) == UCS_ERR_BUSY) {
+    ucs_status_t armed;
+    {
+      MutexLock lock(&ucx_mu_);
+      armed = ucp_worker_arm(worker_);
+    }
+    if (armed == UCS_ERR_BUSY) {
       sleeping_.store(false);
       continue;
     }
@@ -256,7 +264,11 @@ ucp_ep_h UcxTransport::MakeEp(const std::shared_ptr<Conn>& c, const ucp_ep_param
     p.err_handler.arg = this;
   }
   ucp_ep_h ep = nullptr;
-  ucs_status_t st = ucp_ep_create(worker_, &p, &ep);
+  ucs_status_t st;
+  {
+    MutexLock lock(&ucx_mu_);
+    st = ucp_ep_create(worker_, &p, &ep);
+  }
   if (st != UCS_OK) {
     core_.WarnOnce("ep:" + c->address, fmt::format("{}: UCX endpoint to {}: {}", self_.ToString(),
                                                    c->address.empty() ? "a new peer" : c->address,
@@ -301,14 +313,19 @@ void UcxTransport::Dial(const std::shared_ptr<Conn>& c) {
 
 void UcxTransport::Accept(ucp_conn_request_h request) {
   if (stop_.load() || unauthenticated_ >= kMaxUnauthenticated) {
+    MutexLock lock(&ucx_mu_);
     ucp_listener_reject(listener_, request);
     return;
   }
   auto c = std::make_shared<Conn>(next_conn_id_.fetch_add(1), false);
   ucp_conn_request_attr_t attr{};
   attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-  bool same_host =
-      ucp_conn_request_query(request, &attr) == UCS_OK && IsOwnAddress(attr.client_address);
+  bool same_host;
+  {
+    MutexLock lock(&ucx_mu_);
+    same_host = ucp_conn_request_query(request, &attr) == UCS_OK;
+  }
+  same_host = same_host && IsOwnAddress(attr.client_address);
   ucp_ep_params_t p{};
   p.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST;
   p.conn_request = request;
@@ -330,6 +347,7 @@ void UcxTransport::SendHandshake(Conn& c, const Handshake& h) {
   p.flags = UCP_AM_SEND_FLAG_REPLY;
   p.cb.send = &UcxTransport::OnHandshakeSent;
   p.user_data = ctx;
+  MutexLock lock(&ucx_mu_);
   ucs_status_ptr_t r =
       ucp_am_send_nbx(c.ep, kAmHandshake, nullptr, 0, ctx->bytes.data(), ctx->bytes.size(), &p);
   if (!UCS_PTR_IS_PTR(r)) delete ctx;
@@ -525,7 +543,10 @@ void UcxTransport::CountDrop(const Conn& c, DropReason reason, const Status& why
 }
 
 void UcxTransport::DropArrival(Arrival& a) {
-  if (a.rndv_desc != nullptr) ucp_am_data_release(worker_, a.rndv_desc);
+  if (a.rndv_desc != nullptr) {
+    MutexLock lock(&ucx_mu_);
+    ucp_am_data_release(worker_, a.rndv_desc);
+  }
   a.rndv_desc = nullptr;
 }
 
@@ -605,8 +626,12 @@ void UcxTransport::OnMessage(const std::shared_ptr<Conn>& c, Arrival& a) {
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am = &UcxTransport::OnRecvDone;
     p.user_data = ctx;
-    ucs_status_ptr_t r = ucp_am_recv_data_nbx(
-        worker_, a.rndv_desc, const_cast<std::byte*>(in->data.data()), a.length, &p);
+    ucs_status_ptr_t r;
+    {
+      MutexLock lock(&ucx_mu_);
+      r = ucp_am_recv_data_nbx(worker_, a.rndv_desc, const_cast<std::byte*>(in->data.data()),
+                               a.length, &p);
+    }
     a.rndv_desc = nullptr;
     if (UCS_PTR_IS_PTR(r)) {
       recv_pending_.insert(ctx);
@@ -654,7 +679,11 @@ void UcxTransport::CloseEp(Conn& c, bool force) {
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-  ucs_status_ptr_t r = ucp_ep_close_nbx(c.ep, &p);
+  ucs_status_ptr_t r;
+  {
+    MutexLock lock(&ucx_mu_);
+    r = ucp_ep_close_nbx(c.ep, &p);
+  }
   if (UCS_PTR_IS_PTR(r)) closing_.push_back(r);
   c.ep = nullptr;
   c.progress_ep = nullptr;
@@ -750,6 +779,7 @@ void UcxTransport::RunTimers(Clock::time_point now) {
 }
 
 void UcxTransport::ReapCloses() {
+  MutexLock lock(&ucx_mu_);
   std::erase_if(closing_, [](void* r) {
     if (ucp_request_check_status(r) == UCS_INPROGRESS) return false;
     ucp_request_free(r);
@@ -763,7 +793,10 @@ std::string UcxTransport::Lanes(ucp_ep_h ep) {
   size_t size = 0;
   FILE* f = open_memstream(&text, &size);
   if (f == nullptr) return "unknown transports";
-  ucp_ep_print_info(ep, f);
+  {
+    MutexLock lock(&ucx_mu_);
+    ucp_ep_print_info(ep, f);
+  }
   std::fclose(f);
   // Lines such as "lane[1]:  3:sysv/memory.0 md[2] -> md[2]/sysv/sysdev[255] am am_bw#0":
   // the transport and device, then what the lane carries.
@@ -798,9 +831,13 @@ void UcxTransport::Teardown() {
     context_ = nullptr;
     return;
   }
-  for (ucp_conn_request_h r : conn_requests_) ucp_listener_reject(listener_, r);
+  {
+    // Senders may still be posting until their connection is marked closed.
+    MutexLock lock(&ucx_mu_);
+    for (ucp_conn_request_h r : conn_requests_) ucp_listener_reject(listener_, r);
+    if (listener_ != nullptr) ucp_listener_destroy(listener_);
+  }
   conn_requests_.clear();
-  if (listener_ != nullptr) ucp_listener_destroy(listener_);
   listener_ = nullptr;
   {
     MutexLock lock(&events_mu_);
@@ -823,6 +860,7 @@ void UcxTransport::Teardown() {
         bye.type = HandshakeType::kBye;
         SendHandshake(*c, bye);
         ucp_request_param_t p{};
+        MutexLock ucx(&ucx_mu_);
         ucs_status_ptr_t r = ucp_ep_flush_nbx(c->ep, &p);
         if (UCS_PTR_IS_PTR(r)) flushes.push_back(r);
       }
@@ -830,7 +868,16 @@ void UcxTransport::Teardown() {
     for (auto& ctx : dropped) Finish(ctx.release());
   }
   Clock::time_point deadline = Clock::now() + opts_.linger;
-  auto reap = [](std::vector<void*>& requests) {
+  auto progress = [this] {
+    MutexLock lock(&ucx_mu_);
+    ucp_worker_progress(worker_);
+  };
+  auto cancel = [this](const std::vector<void*>& requests) {
+    MutexLock lock(&ucx_mu_);
+    for (void* r : requests) ucp_request_cancel(worker_, r);
+  };
+  auto reap = [this](std::vector<void*>& requests) {
+    MutexLock lock(&ucx_mu_);
     std::erase_if(requests, [](void* r) {
       if (ucp_request_check_status(r) == UCS_INPROGRESS) return false;
       ucp_request_free(r);
@@ -838,31 +885,34 @@ void UcxTransport::Teardown() {
     });
   };
   while (!flushes.empty() && Clock::now() < deadline) {
-    ucp_worker_progress(worker_);
+    progress();
     reap(flushes);
   }
-  for (void* r : flushes) ucp_request_cancel(worker_, r);
+  cancel(flushes);
   for (auto& [id, c] : conns_) {
     MutexLock lock(&c->mu);
     CloseEp(*c, true);
   }
   deadline = Clock::now() + opts_.linger;
   while ((!closing_.empty() || !flushes.empty()) && Clock::now() < deadline) {
-    ucp_worker_progress(worker_);
+    progress();
     ReapCloses();
     reap(flushes);
   }
   // Past the linger: cancel what is left (its messages complete as canceled
   // and release their memory).
-  for (void* r : closing_) ucp_request_cancel(worker_, r);
+  cancel(closing_);
   for (int i = 0; i < 1000 && !closing_.empty(); ++i) {
-    ucp_worker_progress(worker_);
+    progress();
     ReapCloses();
   }
   for (Arrival& a : arrivals_) DropArrival(a);
   arrivals_.clear();
-  ucp_worker_destroy(worker_);
-  worker_ = nullptr;
+  {
+    MutexLock lock(&ucx_mu_);
+    ucp_worker_destroy(worker_);
+    worker_ = nullptr;
+  }
   closing_.clear();
   for (void* ctx : recv_pending_) delete static_cast<RecvCtx*>(ctx);
   recv_pending_.clear();

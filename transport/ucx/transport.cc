@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/logging.h"
@@ -102,6 +103,12 @@ Status UcxTransport::Init() {
   }
 
   RouteUcxLog();  // before UCX can say anything: its default is standard output
+  if (const char* s = std::getenv("RIGEL_UCX_SPIN_US"); s != nullptr && *s != '\0') {
+    spin_ = std::chrono::microseconds(std::atoi(s));
+  }
+  if (const char* s = std::getenv("RIGEL_UCX_SERVE_SPIN_US"); s != nullptr && *s != '\0') {
+    serve_spin_ = std::chrono::microseconds(std::atoi(s));
+  }
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return Unavailable(UcxError("UCX configuration", st));
@@ -122,7 +129,7 @@ Status UcxTransport::Init() {
 
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_MULTI;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // ucx_mu_ serialises
   st = ucp_worker_create(context_, &wp, &worker_);
   if (st != UCS_OK) return Unavailable(UcxError("UCX worker", st));
   ucp_worker_attr_t attr{};
@@ -246,9 +253,12 @@ bool UcxTransport::Post(Conn& c, std::unique_ptr<SendCtx> ctx, std::string* why)
   p.cb.send = &UcxTransport::OnSendDone;
   SendCtx* raw = ctx.get();
   p.user_data = raw;
-  ucs_status_ptr_t r =
-      ucp_am_send_nbx(c.ep, kAmMessage, raw->header.data(), raw->header.size() * sizeof(uint64_t),
-                      raw->data.data(), raw->data.size(), &p);
+  ucs_status_ptr_t r;
+  {
+    MutexLock lock(&ucx_mu_);
+    r = ucp_am_send_nbx(c.ep, kAmMessage, raw->header.data(), raw->header.size() * sizeof(uint64_t),
+                        raw->data.data(), raw->data.size(), &p);
+  }
   if (UCS_PTR_IS_PTR(r)) {
     ctx.release();  // OnSendDone frees it
     // A posted send may need progress (a rendezvous, a full socket); wake a
@@ -386,7 +396,7 @@ Status UcxTransport::Request(const PeerId& to, OutMessage msg, ResponseCallback 
 void UcxTransport::Close() {
   closed_.store(true);
   stop_.store(true);
-  if (worker_ != nullptr) Wake();
+  Wake();
   {
     MutexLock lock(&flow_mu_);
     flow_cv_.NotifyAll();

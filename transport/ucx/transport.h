@@ -59,10 +59,13 @@ struct UcxOptions {
   // How long the progress thread keeps polling after the last event before
   // it sleeps on the worker's event descriptor: `spin` while requests of this
   // endpoint are pending (a response within it costs no wake-up), `serve_spin`
-  // otherwise (the next request of a stream finds a server awake). 0: sleep
-  // at once. Idle endpoints never poll.
-  std::chrono::microseconds spin{100};
-  std::chrono::microseconds serve_spin{50};
+  // otherwise (the next request of a stream finds a server awake). Default 0:
+  // sleep at once, so that a job never uses more CPU than on ZeroMQ (polling
+  // took 1.0-1.2x ZeroMQ's CPU per epoch with 5 processes on 2 cores, while
+  // it cuts a 64 B round trip 3x where cores are free: docs/transport.md).
+  // $RIGEL_UCX_SPIN_US and $RIGEL_UCX_SERVE_SPIN_US override them.
+  std::chrono::microseconds spin{0};
+  std::chrono::microseconds serve_spin{0};
 };
 
 // Creates the worker, listens and starts the progress thread. Errors:

@@ -6,12 +6,11 @@
 // listener, every endpoint's creation and closing, and the maps below marked
 // "progress thread". Senders (any thread) post active messages on a Ready
 // connection's endpoint under that connection's `mu`, which keeps a
-// connection's messages in order; UCX's worker lock (UCS_THREAD_MODE_MULTI)
-// serialises them with progress. UCX callbacks run inside
-// ucp_worker_progress with the worker lock held, so they take no Conn::mu:
-// they only record what happened (arrivals_, leaf locks, atomics), and the
-// progress thread acts on it after progress returns. Lock order: Conn::mu,
-// then UCX's worker lock; peers_mu_, flow_mu_ and events_mu_ are leaves.
+// connection's messages in order; ucx_mu_ serialises every call into UCX.
+// UCX callbacks run inside ucp_worker_progress with ucx_mu_ held, so they
+// take no Conn::mu: they only record what happened (arrivals_, leaf locks,
+// atomics), and the progress thread acts on it after progress returns. Lock
+// order: Conn::mu, then ucx_mu_; peers_mu_, flow_mu_ and events_mu_ are leaves.
 #ifndef RIGEL_TRANSPORT_UCX_TRANSPORT_IMPL_H_
 #define RIGEL_TRANSPORT_UCX_TRANSPORT_IMPL_H_
 
@@ -137,7 +136,11 @@ struct Arrival {
 class UcxTransport final : public Transport {
  public:
   explicit UcxTransport(const UcxOptions& o)
-      : opts_(o), self_(o.self), core_(o.self.ToString(), o.request_timeout, o.max_in_flight) {}
+      : opts_(o),
+        self_(o.self),
+        spin_(o.spin),
+        serve_spin_(o.serve_spin),
+        core_(o.self.ToString(), o.request_timeout, o.max_in_flight) {}
   ~UcxTransport() override;
 
   Status Init();
@@ -181,7 +184,11 @@ class UcxTransport final : public Transport {
   Millis SendWait(const CallOptions& o) const {
     return o.send_timeout.count() < 0 ? opts_.send_timeout : o.send_timeout;
   }
-  void Wake() { ucp_worker_signal(worker_); }
+  // Wakes the progress thread (a worker that Teardown destroyed is not touched).
+  void Wake() {
+    MutexLock lock(&ucx_mu_);
+    if (worker_ != nullptr) ucp_worker_signal(worker_);
+  }
   Status Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind, uint64_t id, Millis wait,
                   bool is_response, const std::string* reply_address);
   // Waits for room (not for responses), then posts `ctx` or queues it until
@@ -235,6 +242,9 @@ class UcxTransport final : public Transport {
   const UcxOptions opts_;
   const PeerId self_;
   size_t max_am_header_ = 0;  // the worker's limit on an active message's header
+  // UcxOptions::spin and serve_spin, or $RIGEL_UCX_SPIN_US and
+  // $RIGEL_UCX_SERVE_SPIN_US.
+  std::chrono::microseconds spin_, serve_spin_;
   std::optional<AuthKey> auth_key_;
   std::string address_;
   Core core_;
@@ -247,6 +257,11 @@ class UcxTransport final : public Transport {
   std::atomic<bool> sleeping_{false};
   std::atomic<uint64_t> next_conn_id_{1};
   Mutex teardown_mu_;
+  // Every call into the UCX worker (UCS_THREAD_MODE_SERIALIZED): a sleeping
+  // lock, where UCX's own (UCS_THREAD_MODE_MULTI) spins, and senders and the
+  // progress thread spun on it for a fifth of a worker's CPU time (perf, a9a
+  // on 2 workers). UCX callbacks run under it, inside ucp_worker_progress.
+  Mutex ucx_mu_;
 
   // Routes: the connection we dialled to a peer, else the last authenticated
   // one it dialled to us.
