@@ -37,6 +37,7 @@
 #include "ps/row_store.h"
 #include "ps/service.h"
 #include "common/config.h"
+#include "common/logging.h"
 #include "transport/create.h"
 
 namespace {
@@ -368,6 +369,7 @@ int RunCases(bool quick, bool pslite_only, bool dense_only);
 int main(int argc, char** argv) {
   // As rigel-server and rigel-worker do.
   KeepLargeBuffersInHeap();
+  SetLogLevel(LogLevel::kWarning);  // not a "plain mode" line per endpoint
   bool quick = false, pslite_only = false, dense_only = false;
   std::vector<std::string> backends = {"zmq"};
   if (RIGEL_HAVE_UCX) backends.push_back("ucx");
