@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -26,6 +27,13 @@
 
 namespace rigel {
 namespace {
+
+// The scheme the ranks' addresses have: ucx:// when $RIGEL_TRANSPORT says
+// ucx (these tests then run the job on UCX), else tcp:// (ZeroMQ).
+std::string Scheme() {
+  const char* t = std::getenv("RIGEL_TRANSPORT");
+  return t != nullptr && std::string(t) == "ucx" ? "ucx://" : "tcp://";
+}
 
 using std::chrono::seconds;
 using testing::Child;
@@ -181,7 +189,7 @@ TEST(Launchers, ARankStartedOnAnotherProgramIsRefusedAtOnce) {
   EXPECT_LT(job.ranks[0]->seconds(), 5 + 5.0);
   const std::string err = job.ranks[0]->Stderr();
   // Both programs and both job keys are named.
-  EXPECT_NE(err.find("worker:1 at tcp://127.0.0.1:"), std::string::npos) << err;
+  EXPECT_NE(err.find("worker:1 at " + Scheme() + "127.0.0.1:"), std::string::npos) << err;
   EXPECT_NE(err.find("was started on another job: " + other + " (xxh64:"), std::string::npos)
       << err;
   EXPECT_NE(err.find("the scheduler runs " + Mf()), std::string::npos) << err;
@@ -220,13 +228,13 @@ TEST(Launchers, AWrongSchedulerAddressFailsEveryRankAtTheDeadline) {
   }
   EXPECT_NE(job.ranks[0]->Stderr().find(
                 "missing server:0, server:1, worker:0, worker:1. Check that every process was "
-                "started, with --scheduler tcp://127.0.0.1:" +
-                std::to_string(job.port)),
+                "started, with --scheduler " +
+                Scheme() + "127.0.0.1:" + std::to_string(job.port)),
             std::string::npos)
       << job.ranks[0]->Stderr();
   const std::string member = job.ranks[3]->Stderr();
-  EXPECT_NE(member.find("could not reach the scheduler at tcp://127.0.0.1:" +
-                        std::to_string(wrong) + " within 3 s"),
+  EXPECT_NE(member.find("could not reach the scheduler at " + Scheme() +
+                        "127.0.0.1:" + std::to_string(wrong) + " within 3 s"),
             std::string::npos)
       << member;
   job.ExpectAllGone();
@@ -240,14 +248,13 @@ TEST(Launchers, AMemberToldToSpeakAnotherTransportThanTheSchedulersIsRefusedByNa
     std::vector<std::string> args;
     std::string says;
   };
-  for (const Case& c :
-       {Case{{"--scheduler", "ucx://127.0.0.1:1", "--transport", "zmq"},
-             "--transport zmq: the scheduler at ucx://127.0.0.1:1 speaks ucx"},
-        Case{{"--scheduler", "tcp://127.0.0.1:1", "--listen", "ucx://127.0.0.1:*"},
-             "--listen ucx://127.0.0.1:* is a ucx address, but the scheduler at "
-             "tcp://127.0.0.1:1 speaks zmq"},
-        Case{{"--scheduler", "tcp://127.0.0.1:1", "--transport", "rdma"},
-             "--transport 'rdma': expected zmq or ucx"}}) {
+  for (const Case& c : {Case{{"--scheduler", "ucx://127.0.0.1:1", "--transport", "zmq"},
+                             "--transport zmq: the scheduler at ucx://127.0.0.1:1 speaks ucx"},
+                        Case{{"--scheduler", "tcp://127.0.0.1:1", "--listen", "ucx://127.0.0.1:*"},
+                             "--listen ucx://127.0.0.1:* is a ucx address, but the scheduler at "
+                             "tcp://127.0.0.1:1 speaks zmq"},
+                        Case{{"--scheduler", "tcp://127.0.0.1:1", "--transport", "rdma"},
+                             "--transport 'rdma': expected zmq or ucx"}}) {
     std::vector<std::string> argv = {Bin("rigel-worker"), "--rank", "0"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     Child w(argv, tmp.path + "/out", tmp.path + "/err");
@@ -450,7 +457,8 @@ TEST(Launchers, HostfileOverSshSpreadsTheJobOverTwoHosts) {
   // The workers ran on the second host and listened on its address.
   for (int r : {3, 4}) {
     const std::string log = testing::Slurp(dir + "/run/rank-" + std::to_string(r) + ".log");
-    EXPECT_NE(log.find("listening on tcp://" + net.address(1) + ":*"), std::string::npos) << log;
+    EXPECT_NE(log.find("listening on " + Scheme() + net.address(1) + ":*"), std::string::npos)
+        << log;
   }
   // Nothing but the daemons is left in either namespace: no rank, no
   // remote shell or watcher.

@@ -6,10 +6,16 @@
 
 #if RIGEL_HAVE_UCX
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/logging.h"
@@ -232,6 +238,40 @@ TEST(UcxTransport, RefusalsNameTheReasonOnBothSides) {
     }
     EXPECT_GE(server->stats().auth_refused, 1u);
   }
+}
+
+// Ranks that mpirun starts together dial the scheduler before it listens. A
+// connection within the host hears of no failure (UCP_ERR_HANDLING_MODE_NONE),
+// so a dial that gets no answer is tried again after a second, not after the
+// ten-second handshake limit: the request waits and goes through.
+TEST(UcxTransport, ADiallerThatStartsBeforeItsListenerReachesItWithinSeconds) {
+  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const int port = ntohs(a.sin_port);
+  ::close(probe);
+  const std::string address = "ucx://127.0.0.1:" + std::to_string(port);
+
+  auto worker = Make(kWorker, "");
+  ASSERT_TRUE(worker);
+  ASSERT_TRUE(worker->Connect(kServer, address).ok());
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = worker->RequestAsync(kServer, MakeAckMessage(), {Millis(-1), Millis(8000)});
+  std::this_thread::sleep_for(Millis(400));  // the first dial finds nobody
+  UcxOptions o;
+  o.self = kServer;
+  o.listen = address;
+  auto server = CreateUcxTransport(o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  (*server)->SetHandler(
+      [s = server->get()](InMessage in) { (void)s->Respond(in, MakeAckMessage()); });
+  auto r = reply.get();
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
 }
 
 TEST(UcxTransport, PlainModeListensOnlyOnLoopbackAndWildcardsNeedAnAdvertisedAddress) {

@@ -299,7 +299,8 @@ void UcxTransport::Dial(const std::shared_ptr<Conn>& c) {
     return;
   }
   c->my_nonce = NewNonce();
-  c->handshake_deadline = now + kHandshakeTimeout;
+  c->handshake_deadline = now + c->attempt_timeout;
+  c->attempt_timeout = std::min(kHandshakeTimeout, c->attempt_timeout * 2);
   next_timer_ = std::min(next_timer_, c->handshake_deadline);
   Handshake hello;
   hello.type = HandshakeType::kHello;
@@ -455,6 +456,7 @@ void UcxTransport::MarkReady(const std::shared_ptr<Conn>& c) {
     c->state = ConnState::kReady;
     c->failed = Status::Ok();
     c->backoff = kRedialMin;
+    c->attempt_timeout = kDialAttemptTimeout;
     ep = c->ep;
     while (!c->queued.empty()) {
       std::unique_ptr<SendCtx> ctx = std::move(c->queued.front());
@@ -721,9 +723,12 @@ void UcxTransport::OnLost(const std::shared_ptr<Conn>& c, ucs_status_t status) {
                                         c->outbound ? "to" : "from", c->peer.ToString(), c->address,
                                         ucs_status_string(status)));
   if (was_ready) {
-    core_.WarnOnce("lost:" + c->peer.ToString() + c->address, lost.message());
-    // Responses owed over this connection will not come.
-    if (IsRoute(c)) core_.FailPeer(c->peer, lost);
+    // Requests pending there are left to their deadlines, as on ZeroMQ: the
+    // cluster's heartbeats say who died, and failing them here would make
+    // the member that noticed first look like the cause (a peer that closes
+    // says goodbye, which fails them at once: OnBye).
+    core_.WarnOnce("lost:" + c->peer.ToString() + c->address,
+                   lost.message() + "; messages to it are dropped until it answers again");
   }
   if (!c->outbound) Forget(c);
 }

@@ -334,7 +334,7 @@ Status UcxTransport::Enqueue(const std::shared_ptr<Conn>& c, std::unique_ptr<Sen
   ctx->conn = c;
   ctx->transport = this;
   Status result;
-  bool wake = false;
+  bool wake = false, lost = false;
   {
     MutexLock lock(&c->mu);
     switch (c->state) {
@@ -346,7 +346,14 @@ Status UcxTransport::Enqueue(const std::shared_ptr<Conn>& c, std::unique_ptr<Sen
       case ConnState::kReady:
         c->in_flight.fetch_add(1);
         if (std::string why; !Post(*c, std::move(ctx), &why)) {
-          result = Unavailable(why + " (the peer is gone or cannot be reached)");
+          // The peer is gone (killed, or its host unreachable). As on a
+          // ZeroMQ connection to a dead peer, the message is dropped, not
+          // refused: whether a member died is the cluster's heartbeats' call,
+          // and a member that failed here first would be blamed for it. The
+          // progress thread closes the endpoint and dials again on demand.
+          MutexLock events(&events_mu_);
+          ep_errors_.emplace_back(c->ep, UCS_ERR_CONNECTION_RESET);
+          lost = true;
         }
         break;
       default:
@@ -372,6 +379,7 @@ Status UcxTransport::Enqueue(const std::shared_ptr<Conn>& c, std::unique_ptr<Sen
     }
     Wake();
   }
+  if (lost) Wake();
   if (!result.ok()) {
     if (is_response) return core_.DropResponse(to, id, result.message());
     return result;

@@ -52,6 +52,11 @@ constexpr uint32_t kMessageMagic = 0x4d4c4752;  // "RGLM"
 constexpr uint64_t kFrame0InHeader = 1;
 // How long a connection may take to finish its handshake.
 constexpr Millis kHandshakeTimeout{10000};
+// How long one dial may wait for the listener's challenge: a connection
+// within the host reports no failure (UCP_ERR_HANDLING_MODE_NONE), so a peer
+// not listening yet (ranks started together by mpirun) shows only as no
+// answer. Each failed attempt doubles it, up to kHandshakeTimeout.
+constexpr Millis kDialAttemptTimeout{1000};
 // Redial back-off after a lost or failed connection.
 constexpr Millis kRedialMin{100};
 constexpr Millis kRedialMax{1000};
@@ -120,6 +125,7 @@ struct Conn {
   Clock::time_point handshake_deadline{};
   Clock::time_point redial_at{};
   Millis backoff{kRedialMin};
+  Millis attempt_timeout{kDialAttemptTimeout};
   std::deque<std::shared_ptr<Incoming>> incoming;
 };
 
