@@ -12,32 +12,25 @@ namespace rigel::transport {
 
 namespace {
 
-ZmqOptions ToZmq(const TransportOptions& o) {
-  ZmqOptions z;
-  z.self = o.self;
-  z.listen = o.listen;
-  z.advertise = o.advertise;
-  z.key_file = o.key_file;
-  z.key = o.key;
-  z.insecure_plain = o.insecure_plain;
-  z.limits = o.limits;
-  z.send_timeout = o.send_timeout;
-  z.request_timeout = o.request_timeout;
-  return z;
+// The fields every backend's options share, under the same names.
+template <typename BackendOptions>
+BackendOptions Common(const TransportOptions& o) {
+  BackendOptions b;
+  b.self = o.self;
+  b.listen = o.listen;
+  b.advertise = o.advertise;
+  b.key_file = o.key_file;
+  b.key = o.key;
+  b.insecure_plain = o.insecure_plain;
+  b.limits = o.limits;
+  b.send_timeout = o.send_timeout;
+  b.request_timeout = o.request_timeout;
+  return b;
 }
 
 #if RIGEL_HAVE_UCX
 UcxOptions ToUcx(const TransportOptions& o) {
-  UcxOptions u;
-  u.self = o.self;
-  u.listen = o.listen;
-  u.advertise = o.advertise;
-  u.key_file = o.key_file;
-  u.key = o.key;
-  u.insecure_plain = o.insecure_plain;
-  u.limits = o.limits;
-  u.send_timeout = o.send_timeout;
-  u.request_timeout = o.request_timeout;
+  UcxOptions u = Common<UcxOptions>(o);
   u.tls = o.ucx.tls;
   u.spin = o.ucx.spin;
   u.serve_spin = o.ucx.serve_spin;
@@ -54,7 +47,7 @@ std::string DefaultListen(const std::string& backend) {
 }
 
 StatusOr<std::unique_ptr<Transport>> Create(const TransportOptions& options) {
-  if (options.backend == "zmq") return CreateZmqTransport(ToZmq(options));
+  if (options.backend == "zmq") return CreateZmqTransport(Common<ZmqOptions>(options));
 #if RIGEL_HAVE_UCX
   if (options.backend == "ucx") return CreateUcxTransport(ToUcx(options));
 #else

@@ -277,7 +277,6 @@ ucp_ep_h UcxTransport::MakeEp(const std::shared_ptr<Conn>& c, const ucp_ep_param
   }
   by_ep_[ep] = c;
   conns_[c->id] = c;
-  c->progress_ep = ep;
   MutexLock lock(&c->mu);
   c->ep = ep;
   return ep;
@@ -688,7 +687,6 @@ void UcxTransport::CloseEp(Conn& c, bool force) {
   }
   if (UCS_PTR_IS_PTR(r)) closing_.push_back(r);
   c.ep = nullptr;
-  c.progress_ep = nullptr;
 }
 
 void UcxTransport::OnLost(const std::shared_ptr<Conn>& c, ucs_status_t status) {

@@ -27,31 +27,30 @@ size_t Padded(size_t n) { return (n + 7) & ~size_t{7}; }
 
 }  // namespace
 
-void UcxTransport::Lay(SendCtx& ctx) const {
-  const size_t n = ctx.frames.size();
-  for (const Buffer& f : ctx.frames) ctx.bytes += f.size();
+void UcxTransport::Lay(const std::vector<Buffer>& frames, SendCtx& ctx) const {
+  const size_t n = frames.size();
+  for (const Buffer& f : frames) ctx.bytes += f.size();
   const size_t table = 8 * (1 + n);
-  const bool head = n > 0 && table + Padded(ctx.frames[0].size()) <= max_am_header_;
-  ctx.header.resize(1 + n + (head ? Padded(ctx.frames[0].size()) / 8 : 0), 0);
+  const bool head = n > 0 && table + Padded(frames[0].size()) <= max_am_header_;
+  ctx.header.resize(1 + n + (head ? Padded(frames[0].size()) / 8 : 0), 0);
   ctx.header[0] =
       uint64_t{kMessageMagic} | (uint64_t{n} << 32) | ((head ? kFrame0InHeader : 0) << 48);
-  for (size_t i = 0; i < n; ++i) ctx.header[1 + i] = ctx.frames[i].size();
-  if (head && !ctx.frames[0].empty()) {
-    std::memcpy(&ctx.header[1 + n], ctx.frames[0].data(), ctx.frames[0].size());
+  for (size_t i = 0; i < n; ++i) ctx.header[1 + i] = frames[i].size();
+  if (head && !frames[0].empty()) {
+    std::memcpy(&ctx.header[1 + n], frames[0].data(), frames[0].size());
   }
   const size_t first = head ? 1 : 0;
   if (n - first == 1) {
-    ctx.data = ctx.frames[first];  // zero-copy
+    ctx.data = frames[first];  // zero-copy
   } else if (n - first > 1) {
     size_t total = 0;
     for (size_t i = first; i < n; ++i)
-      total += i + 1 < n ? Padded(ctx.frames[i].size()) : ctx.frames[i].size();
+      total += i + 1 < n ? Padded(frames[i].size()) : frames[i].size();
     auto joined = std::shared_ptr<std::byte[]>(new std::byte[std::max<size_t>(total, 1)]());
     size_t at = 0;
     for (size_t i = first; i < n; ++i) {
-      if (!ctx.frames[i].empty())
-        std::memcpy(joined.get() + at, ctx.frames[i].data(), ctx.frames[i].size());
-      at += Padded(ctx.frames[i].size());
+      if (!frames[i].empty()) std::memcpy(joined.get() + at, frames[i].data(), frames[i].size());
+      at += Padded(frames[i].size());
     }
     ctx.data = Buffer(std::shared_ptr<const void>(joined, joined.get()), joined.get(), total);
   }
@@ -296,14 +295,14 @@ Status UcxTransport::Transmit(const PeerId& to, OutMessage& msg, wire::Kind kind
   // The message's pieces, built before any lock: the header frame (with the
   // small payload frames packed behind it), then the others, zero-copy.
   Frame0 plan = PlanFrame0(msg, opts_.limits);
-  auto ctx = std::make_unique<SendCtx>();
   Buffer frame0 = EncodeFrame0ToBuffer(msg, plan);  // reads the packed frames
   std::vector<Buffer> payload = msg.TakeFrames();
-  ctx->frames.reserve(payload.size() - plan.packed + 1);
-  ctx->frames.push_back(std::move(frame0));
-  for (size_t i = plan.packed; i < payload.size(); ++i)
-    ctx->frames.push_back(std::move(payload[i]));
-  Lay(*ctx);
+  std::vector<Buffer> frames;
+  frames.reserve(payload.size() - plan.packed + 1);
+  frames.push_back(std::move(frame0));
+  for (size_t i = plan.packed; i < payload.size(); ++i) frames.push_back(std::move(payload[i]));
+  auto ctx = std::make_unique<SendCtx>();
+  Lay(frames, *ctx);
   return Enqueue(c, std::move(ctx), to, id, wait, is_response);
 }
 
@@ -426,8 +425,7 @@ Status UcxTransport::TransmitRaw(const PeerId& to, std::vector<Buffer> frames) {
   std::shared_ptr<Conn> c = RouteTo(to);
   if (c == nullptr) return InvalidArgument("no route to " + to.ToString());
   auto ctx = std::make_unique<SendCtx>();
-  ctx->frames = std::move(frames);
-  Lay(*ctx);
+  Lay(frames, *ctx);
   return Enqueue(c, std::move(ctx), to, 0, opts_.send_timeout, false);
 }
 

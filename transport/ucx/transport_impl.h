@@ -66,14 +66,14 @@ constexpr size_t kMaxUnauthenticated = 1024;
 struct Conn;
 class UcxTransport;
 
-// One outgoing message: the active-message header, the data's pieces and the
-// Buffers that own them, alive until UCX is done with them.
+// One outgoing message: the active-message header and data, alive until UCX
+// is done with them (`data` owns its bytes: the one payload frame it is, or
+// the frames joined).
 struct SendCtx {
   std::vector<uint64_t> header;  // the active-message header, in words
   Buffer data;                   // the active message's data (may be empty)
-  std::vector<Buffer> frames;
-  size_t bytes = 0;
-  std::shared_ptr<Conn> conn;  // whose in-flight count this message holds
+  size_t bytes = 0;              // the frames' bytes, for the counters
+  std::shared_ptr<Conn> conn;    // whose in-flight count this message holds
   UcxTransport* transport = nullptr;
 };
 
@@ -82,7 +82,6 @@ struct Incoming {
   std::vector<uint64_t> sizes;  // frame sizes (frame 0: the header frame)
   Buffer head;                  // frame 0 when it came in the header
   Buffer data;                  // the other frames (or all), padded
-  void* rndv_desc = nullptr;    // a rendezvous not yet received
   std::atomic<int> state{0};    // 0: receiving, 1: complete, 2: failed
 };
 
@@ -117,7 +116,6 @@ struct Conn {
   std::shared_ptr<const std::string> reply_address;
 
   // Progress thread only.
-  ucp_ep_h progress_ep = nullptr;  // the endpoint the arrivals map knows
   Nonce my_nonce{};
   Nonce their_nonce{};
   bool hello_seen = false;
@@ -207,8 +205,8 @@ class UcxTransport final : public Transport {
   bool Post(Conn& c, std::unique_ptr<SendCtx> ctx, std::string* why) RIGEL_REQUIRES(c.mu);
   // Releases a message UCX is done with (or never took) and its room.
   void Finish(SendCtx* ctx);
-  // Lays ctx->frames out as the active message's header and data.
-  void Lay(SendCtx& ctx) const;
+  // Lays `frames` (the header frame first) out as ctx's header and data.
+  void Lay(const std::vector<Buffer>& frames, SendCtx& ctx) const;
 
   // Progress thread (progress.cc).
   void Run();
