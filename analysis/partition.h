@@ -10,7 +10,7 @@
 // EqualCuts cuts every axis into equal lengths; MakeCuts balances each
 // coordinate axis by element counts (a value's elements are never split). The
 // JSON form (CutsToJson/CutsFromJson) is for tests and files; workers get
-// cuts typed (transport/wire/rigel.capnp TaskCuts). Errors: InvalidArgument
+// cuts typed (cluster/wire/control.capnp TaskCuts). Errors: InvalidArgument
 // naming the axis or key.
 //
 // Value types and pure functions; thread-safe.

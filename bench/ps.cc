@@ -32,12 +32,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/config.h"
+#include "common/logging.h"
 #include "common/memory.h"
 #include "ps/client.h"
 #include "ps/row_store.h"
 #include "ps/service.h"
-#include "common/config.h"
-#include "common/logging.h"
+#include "ps/wire/messages.h"
 #include "transport/create.h"
 
 namespace {
@@ -113,13 +114,13 @@ struct Bench {
       auto r = Endpoint({Role::kServer, s});
       transport::Transport* rt = r.get();
       r->SetHandler([rt, width](transport::InMessage m) {
-        if (m.type() == transport::MessageType::PULL_REQUEST) {
-          auto req = m.header().getBody().getPullRequest();
+        if (m.Is<ps::wire::PullRequest>()) {
+          auto req = m.Body<ps::wire::PullRequest>();
           size_t n = m.Keys(req.getKeys()).size();
           static thread_local std::vector<float> rows;
           if (rows.size() < n * width) rows.assign(n * width, 1.0f);
           transport::OutMessage out;
-          auto body = out.header().getBody().initPullReply();
+          auto body = out.InitBody<ps::wire::PullReply>();
           out.SetRows(body.initRows(), transport::Buffer(nullptr, rows.data(), n * width * 4),
                       static_cast<uint32_t>(width));
           (void)rt->Respond(m, std::move(out));
@@ -195,12 +196,12 @@ struct Bench {
       transport::OutMessage m;
       if (push) {
         if (rows.size() < keys.size() * width) rows.assign(keys.size() * width, 1.0f);
-        auto req = m.header().getBody().initPushRequest();
+        auto req = m.InitBody<ps::wire::PushRequest>();
         m.SetKeys(req.initKeys(), transport::Buffer(nullptr, keys.data(), keys.size() * 8));
         m.SetRows(req.initRows(), transport::Buffer(nullptr, rows.data(), keys.size() * width * 4),
                   static_cast<uint32_t>(width));
       } else {
-        auto req = m.header().getBody().initPullRequest();
+        auto req = m.InitBody<ps::wire::PullRequest>();
         m.SetKeys(req.initKeys(), transport::Buffer(nullptr, keys.data(), keys.size() * 8));
       }
       f.push_back(raw_workers[w]->RequestAsync({Role::kServer, static_cast<int>(s)}, std::move(m)));
@@ -263,8 +264,9 @@ void Sparse(int servers, int workers, int64_t width, size_t batch, double secs, 
   }
   std::vector<float> deltas(batch * width, 0.5f);
   double bytes_per_row = width * 4.0 + 8;
-  std::string name = Prefix() + "sparse/S" + std::to_string(servers) + "W" + std::to_string(workers) + "/w" +
-                     std::to_string(width) + "/" + std::to_string(batch / 1000) + "k";
+  std::string name = Prefix() + "sparse/S" + std::to_string(servers) + "W" +
+                     std::to_string(workers) + "/w" + std::to_string(width) + "/" +
+                     std::to_string(batch / 1000) + "k";
   for (bool push : {true, false}) {
     auto op = [&](size_t w) {
       if (push) {
@@ -396,7 +398,8 @@ int main(int argc, char** argv) {
 
 int RunCases(bool quick, bool pslite_only, bool dense_only) {
   double secs = quick ? 0.1 : 0.25;
-  std::fprintf(stderr, "bench/ps (%s, %s transport): rows/s and GB/s, ours vs the transport alone\n",
+  std::fprintf(stderr,
+               "bench/ps (%s, %s transport): rows/s and GB/s, ours vs the transport alone\n",
                quick ? "quick" : "full", g_backend.c_str());
   if (dense_only) {
     for (int64_t mib : {1, 16, 64}) Dense(mib, secs * 2);

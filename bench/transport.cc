@@ -19,9 +19,6 @@
 // (DESIGN.md convention). --quick: one short trial per figure (CI smoke).
 #include "transport/zmq/transport.h"
 
-#include "common/config.h"
-#include "transport/create.h"
-
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -39,8 +36,10 @@
 #include <thread>
 #include <vector>
 
+#include "common/config.h"
 #include "common/logging.h"
 #include "common/memory.h"
+#include "transport/create.h"
 
 namespace {
 
@@ -299,7 +298,7 @@ std::pair<Latency, Latency> Latencies(size_t size, int warmup, int n,
         std::string raw_address = BindAny(rep);
         auto t = Ours(kReceiver, key);
         t->SetHandler([&t](InMessage m) {
-          auto refs = m.header().getBody().getData().getFrames();
+          auto refs = m.Body<rigel::transport::wire::Data>().getFrames();
           (void)t->Respond(m, MakeDataMessage(0, {m.Bytes(refs[0])}));
         });
         ch.PutString(raw_address);
@@ -349,7 +348,6 @@ std::pair<Latency, Latency> Latencies(size_t size, int warmup, int n,
   return out;
 }
 
-
 // --- Rigel's UCX transport against its ZeroMQ transport ---
 //
 // As above, but both sides of a figure are Rigel transports: the receiver
@@ -390,8 +388,8 @@ Figures PairThroughput(size_t size, int64_t n, int rounds, const Side& a, const 
       },
       [&](Channel& ch) {
         std::string addresses[2] = {ch.GetString(), ch.GetString()};
-        std::unique_ptr<rigel::transport::Transport> ts[2] = {
-            Endpoint(kSender, b.backend, b.tls), Endpoint(kSender, a.backend, a.tls)};
+        std::unique_ptr<rigel::transport::Transport> ts[2] = {Endpoint(kSender, b.backend, b.tls),
+                                                              Endpoint(kSender, a.backend, a.tls)};
         for (int i = 0; i < 2; ++i) {
           if (!ts[i]->Connect(kReceiver, addresses[i]).ok()) Die("connect");
         }
@@ -432,7 +430,7 @@ std::pair<Latency, Latency> PairLatencies(size_t size, int warmup, int n, const 
         for (auto& t : ts) {
           rigel::transport::Transport* self = t.get();
           t->SetHandler([self](InMessage m) {
-            auto refs = m.header().getBody().getData().getFrames();
+            auto refs = m.Body<rigel::transport::wire::Data>().getFrames();
             (void)self->Respond(m, MakeDataMessage(0, {m.Bytes(refs[0])}));
           });
         }
@@ -442,8 +440,8 @@ std::pair<Latency, Latency> PairLatencies(size_t size, int warmup, int n, const 
       },
       [&](Channel& ch) {
         std::string addresses[2] = {ch.GetString(), ch.GetString()};
-        std::unique_ptr<rigel::transport::Transport> ts[2] = {
-            Endpoint(kSender, b.backend, b.tls), Endpoint(kSender, a.backend, a.tls)};
+        std::unique_ptr<rigel::transport::Transport> ts[2] = {Endpoint(kSender, b.backend, b.tls),
+                                                              Endpoint(kSender, a.backend, a.tls)};
         for (int i = 0; i < 2; ++i) {
           if (!ts[i]->Connect(kReceiver, addresses[i]).ok()) Die("connect");
         }

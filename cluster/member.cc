@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "cluster/wire/messages.h"
 #include "common/cpu_time.h"
 #include "common/hash.h"
 #include "common/memory.h"
@@ -30,12 +31,13 @@ Member::Member(transport::Transport* t, MemberOptions o)
           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()))) {}
 
 Status Member::Join() {
+  wire::RegisterMessages();
   RIGEL_RETURN_IF_ERROR(transport_->Connect(kScheduler, opts_.scheduler));
   auto deadline = std::chrono::steady_clock::now() + opts_.join_timeout;
   while (true) {
     OutMessage msg;
-    auto r = msg.header().getBody().initRegister();
-    r.setRole(static_cast<wire::Role>(transport_->self().role));
+    auto r = msg.InitBody<cluster::wire::Register>();
+    r.setRole(static_cast<transport::wire::Role>(transport_->self().role));
     r.setRank(transport_->self().rank);
     r.setAddress(transport_->address());
     r.setIncarnation(incarnation_);
@@ -119,7 +121,7 @@ void Member::Beat() {
 
 void Member::SendHeartbeat(uint64_t seq) {
   OutMessage msg;
-  auto h = msg.header().getBody().initHeartbeat();
+  auto h = msg.InitBody<cluster::wire::Heartbeat>();
   h.setSeq(seq);
   h.setIncarnation(incarnation_);
   h.setCpuMicros(static_cast<uint64_t>(ProcessCpuSeconds() * 1e6));
@@ -144,36 +146,35 @@ void Member::End(const Status& end) {
 }
 
 bool Member::Handle(const InMessage& msg) {
-  auto body = msg.header().getBody();
   if (msg.from().role == Role::kScheduler) {
     MutexLock l(&mu_);
     heard_ = std::chrono::steady_clock::now();
   }
   switch (msg.type()) {
-    case transport::MessageType::HEARTBEAT:
+    case transport::TypeId<cluster::wire::Heartbeat>():
       return msg.from().role == Role::kScheduler;
-    case transport::MessageType::PLAN: {
+    case transport::TypeId<cluster::wire::Plan>(): {
       MutexLock l(&mu_);
-      setup_ = cluster::SetupFromWire(body.getPlan(), "the scheduler's setup");
+      setup_ = cluster::SetupFromWire(msg.Body<cluster::wire::Plan>(), "the scheduler's setup");
       if (msg.is_request()) plan_request_ = msg;
       break;
     }
-    case transport::MessageType::REGISTER_REPLY: {
+    case transport::TypeId<cluster::wire::RegisterReply>(): {
       std::vector<PeerAddress> peers;
-      for (auto p : body.getRegisterReply().getPeers()) {
+      for (auto p : msg.Body<cluster::wire::RegisterReply>().getPeers()) {
         peers.push_back({PeerId{static_cast<Role>(p.getRole()), p.getRank()}, p.getAddress()});
       }
       MutexLock l(&mu_);
       peers_ = std::move(peers);
       break;
     }
-    case transport::MessageType::PEER_DOWN:
-    case transport::MessageType::SHUTDOWN: {
+    case transport::TypeId<cluster::wire::PeerDown>():
+    case transport::TypeId<cluster::wire::Shutdown>(): {
       Status end;
-      if (msg.type() == transport::MessageType::PEER_DOWN) {
-        end = Unavailable(std::string(body.getPeerDown().getReason().cStr()));
+      if (msg.Is<cluster::wire::PeerDown>()) {
+        end = Unavailable(std::string(msg.Body<cluster::wire::PeerDown>().getReason().cStr()));
       } else {
-        std::string reason = body.getShutdown().getReason().cStr();
+        std::string reason = msg.Body<cluster::wire::Shutdown>().getReason().cStr();
         end = reason == "job finished" ? Status::Ok() : Unavailable(reason);
       }
       End(end);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cluster/wire/messages.h"
+
 namespace rigel::cluster {
 
 using transport::InMessage;
@@ -10,7 +12,7 @@ using transport::OutMessage;
 
 OutMessage Rendezvous::Value(const std::string& key, const std::string& value) const {
   OutMessage m;
-  auto e = m.header().getBody().initStoreValue();
+  auto e = m.InitBody<cluster::wire::StoreValue>();
   e.setKey(key);
   auto bytes = e.initValue(static_cast<unsigned>(value.size()));
   for (size_t i = 0; i < value.size(); ++i) bytes.set(i, static_cast<uint8_t>(value[i]));
@@ -18,8 +20,8 @@ OutMessage Rendezvous::Value(const std::string& key, const std::string& value) c
 }
 
 bool Rendezvous::Handle(const InMessage& msg) {
-  if (msg.type() == MessageType::STORE_SET) {
-    auto e = msg.header().getBody().getStoreSet();
+  if (msg.Is<cluster::wire::StoreSet>()) {
+    auto e = msg.Body<cluster::wire::StoreSet>();
     std::string key = e.getKey();
     auto bytes = e.getValue();
     if (bytes.size() > kMaxValueBytes) {
@@ -41,13 +43,13 @@ bool Rendezvous::Handle(const InMessage& msg) {
       }
     }
     OutMessage ack;
-    ack.header().getBody().setAck();
+    ack.InitBody<transport::wire::Ack>();
     (void)transport_->Respond(msg, std::move(ack));
     for (Waiter& w : woken) (void)transport_->Respond(w.request, Value(key, value));
     return true;
   }
-  if (msg.type() == MessageType::STORE_GET) {
-    auto e = msg.header().getBody().getStoreGet();
+  if (msg.Is<cluster::wire::StoreGet>()) {
+    auto e = msg.Body<cluster::wire::StoreGet>();
     std::string key = e.getKey();
     std::string value;
     {

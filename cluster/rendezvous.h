@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/wire/messages.h"
 #include "common/mutex.h"
 #include "transport/transport.h"
 
@@ -27,7 +28,9 @@ class Rendezvous {
   // ids of a few hundred bytes per rank).
   static constexpr size_t kMaxValueBytes = size_t{1} << 20;
 
-  explicit Rendezvous(transport::Transport* transport) : transport_(transport) {}
+  explicit Rendezvous(transport::Transport* transport) : transport_(transport) {
+    wire::RegisterMessages();
+  }
 
   // Answers storeSet/storeGet; false for any other message. Never blocks.
   bool Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);

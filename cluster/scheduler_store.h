@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "cluster/wire/messages.h"
 #include "collectives/store.h"
 #include "transport/transport.h"
 
@@ -16,7 +17,9 @@ namespace rigel::cluster {
 class SchedulerStore : public collectives::Store {
  public:
   // `transport` (connected to the scheduler) must outlive the store.
-  explicit SchedulerStore(transport::Transport* transport) : transport_(transport) {}
+  explicit SchedulerStore(transport::Transport* transport) : transport_(transport) {
+    wire::RegisterMessages();
+  }
 
   // Errors: the scheduler's refusal, Unavailable when it cannot be reached.
   Status Set(const std::string& key, const std::string& value) override;

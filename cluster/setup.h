@@ -2,7 +2,7 @@
 // parameters the servers hold (name, rows, width, sharding, initialiser), the
 // number of servers and workers, the job's options and, for a program run,
 // the job. The scheduler sends it to every member as the typed `plan` message
-// (transport/wire/rigel.capnp); from it each process computes the same
+// (cluster/wire/setup.capnp); from it each process computes the same
 // ShardMap. A cluster started for a self-test reads it from a JSON file:
 //   {"servers": 2, "workers": 2, "staleness": 0,
 //    "params": [{"name": "W", "rows": 1000, "width": 16, "shard": "range",
@@ -18,9 +18,9 @@
 
 #include "cluster/job_options.h"
 #include "cluster/shard_map.h"
+#include "cluster/wire/setup.capnp.h"
 #include "common/status.h"
 #include "ir/ir.h"
-#include "transport/wire/rigel.capnp.h"
 
 namespace rigel::cluster {
 

@@ -11,6 +11,20 @@ function(rigel_cc_library)
   target_link_libraries(rigel_${RL_NAME} PUBLIC ${RL_DEPS})
 endfunction()
 
+# A layer's wire schemas: "<folder>/wire/x.capnp" -> generated/<folder>/wire/
+# x.capnp.{h,c++}, included as "<folder>/wire/x.capnp.h"; the .c++ files are
+# returned in OUT for the layer's library. Schemas import the transport's
+# envelope as "/transport/wire/envelope.capnp".
+function(rigel_capnp OUT)
+  set(CAPNPC_SRC_PREFIX ${PROJECT_SOURCE_DIR})
+  set(CAPNPC_OUTPUT_DIR ${PROJECT_BINARY_DIR}/generated)
+  set(CAPNPC_IMPORT_DIRS ${PROJECT_SOURCE_DIR})
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/generated/${folder}/wire)
+  capnp_generate_cpp(srcs hdrs ${ARGN})
+  set(${OUT} ${srcs} PARENT_SCOPE)
+endfunction()
+
 # One GoogleTest binary per layer, registered with CTest test by test.
 function(rigel_cc_test)
   cmake_parse_arguments(RT "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/key_sort.h"
+#include "ps/wire/messages.h"
 
 namespace rigel::ps {
 
@@ -73,6 +74,7 @@ RowCache::RowCache(int param, const cluster::ShardMap& map, float* values, int64
       capacity_(std::max<int64_t>(capacity, 1)),
       whole_(capacity_ >= rows_),
       push_bound_(std::max<uint32_t>(push_bound, 1)) {
+  wire::RegisterMessages();
   // The cells are not reserved up to the capacity: they grow as rows come
   // (and move, which the worker's binding follows: data()). Reserved,
   // FM 2^22 x 16 on 2 workers peaked at 335 MB a worker instead of 289 MB
@@ -389,7 +391,7 @@ Status RowExchange::Send(std::span<RowCache* const> caches,
   std::vector<OutMessage> msgs(static_cast<size_t>(servers_));
   std::vector<wire::RowSync::Builder> req;
   for (OutMessage& m : msgs) {
-    auto r = m.header().getBody().initRowSync();
+    auto r = m.InitBody<ps::wire::RowSync>();
     r.setStaleness(staleness);
     r.setStep(step);
     r.setAudit(audit_);
@@ -434,12 +436,11 @@ Status RowExchange::Receive() {
       first = r.status();
       continue;
     }
-    if (r->type() != transport::MessageType::ROW_SYNC_REPLY) {
-      first = Internal(std::string("a rowSync was answered with ") +
-                       transport::MessageTypeName(r->type()));
+    if (!r->Is<ps::wire::RowSyncReply>()) {
+      first = Internal(std::string("a rowSync was answered with ") + r->type_name());
       continue;
     }
-    auto sections = r->header().getBody().getRowSyncReply().getSections();
+    auto sections = r->Body<ps::wire::RowSyncReply>().getSections();
     if (sections.size() != caches_.size()) {
       first = Internal("a rowSync answer has " + std::to_string(sections.size()) +
                        " sections for " + std::to_string(caches_.size()) + " parameters");
@@ -469,7 +470,7 @@ Status RowExchange::PushReplicated(int param, int64_t width, const cluster::Shar
   for (int s = 0; s < servers_; ++s) {
     if (k[static_cast<size_t>(s)].empty()) continue;
     OutMessage m;
-    auto r = m.header().getBody().initRowSync();
+    auto r = m.InitBody<ps::wire::RowSync>();
     r.setReplica(true);
     auto sec = r.initSections(1)[0];
     sec.setParam(static_cast<uint32_t>(param));

@@ -1,6 +1,6 @@
 // A worker's write-back cache of relaxed parameters' rows (DSL.md version 3,
 // "bounded staleness per row"; the servers' side is ps/row_versions.h, the
-// exchange `rowSync` in transport/wire/rigel.capnp, the design in
+// exchange `RowSync` in ps/wire/ps.capnp, the design in
 // docs/parameter_servers.md).
 //
 // RowCache is one parameter. Its values live either in the caller's array
@@ -76,6 +76,7 @@
 
 #include "cluster/shard_map.h"
 #include "common/status.h"
+#include "ps/wire/ps.capnp.h"
 #include "transport/transport.h"
 
 namespace rigel::ps {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/key_sort.h"
+#include "ps/wire/messages.h"
 
 namespace rigel::ps {
 
@@ -146,6 +147,7 @@ std::vector<PsClient::Run> PsClient::MakeRuns(int param, std::span<const int64_t
 
 PsClient::PsClient(transport::Transport* transport, cluster::ShardMap map, PsClientOptions options)
     : transport_(transport), map_(std::move(map)), opts_(options) {
+  wire::RegisterMessages();
   pushes_sent_.assign(map_.servers(), 0);
   for (const cluster::ShardedParam& p : map_.params()) {
     pending_.push_back(std::make_unique<Pending>());
@@ -263,7 +265,7 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
       size_t len = std::min(kChunkKeys, all.size() - begin);
       std::span<const uint64_t> skeys(all.data() + begin, len);
       OutMessage msg;
-      auto req = msg.header().getBody().initPullRequest();
+      auto req = msg.InitBody<ps::wire::PullRequest>();
       req.setParam(static_cast<uint32_t>(param));
       req.setWidth(static_cast<uint32_t>(width));
       req.setClock(clock);
@@ -271,11 +273,10 @@ void PsClient::PullDirect(int param, std::span<const int64_t> keys, uint64_t lea
       auto on_reply = [this, param, s, begin, skeys, width, own_writes, keep = request[s], state,
                        join](StatusOr<InMessage> r) {
         if (!r.ok()) return join->One(r.status());
-        if (r->type() != transport::MessageType::PULL_REPLY) {
-          return join->One(Internal(std::string("a pull was answered with ") +
-                                    transport::MessageTypeName(r->type())));
+        if (!r->Is<ps::wire::PullReply>()) {
+          return join->One(Internal(std::string("a pull was answered with ") + r->type_name()));
         }
-        transport::RowsView rows = r->Rows(r->header().getBody().getPullReply().getRows());
+        transport::RowsView rows = r->Rows(r->Body<ps::wire::PullReply>().getRows());
         if (rows.rows != skeys.size() || rows.width != width) {
           return join->One(Internal("a pull reply has " + std::to_string(rows.rows) + " rows for " +
                                     std::to_string(skeys.size()) + " keys"));
@@ -397,7 +398,7 @@ std::future<Status> PsClient::Flush() {
     for (size_t begin = 0; begin < n; begin += kChunkKeys) {
       size_t len = std::min(kChunkKeys, n - begin);
       OutMessage msg;
-      auto req = msg.header().getBody().initPushRequest();
+      auto req = msg.InitBody<ps::wire::PushRequest>();
       req.setParam(static_cast<uint32_t>(b.param));
       req.setRule(wire::UpdateRule::ADD);
       req.setClock(clock);
@@ -408,7 +409,7 @@ std::future<Status> PsClient::Flush() {
       Status st = transport_->Request(
           PeerId{Role::kServer, b.server}, std::move(msg),
           [join](StatusOr<InMessage> r) {
-            join->One(r.ok() && r->type() != transport::MessageType::PUSH_REPLY
+            join->One(r.ok() && !r->Is<ps::wire::PushReply>()
                           ? Internal("a push was not answered with pushReply")
                           : r.status());
           },
@@ -444,7 +445,7 @@ Status PsClient::AdvanceClock() {
   Status first;
   for (int s = 0; s < map_.servers(); ++s) {
     OutMessage msg;
-    auto tick = msg.header().getBody().initClockTick();
+    auto tick = msg.InitBody<ps::wire::ClockTick>();
     tick.setClock(clock);
     tick.setPushes(pushes[s]);
     Status st = transport_->Send(PeerId{Role::kServer, s}, std::move(msg), opts_.call);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/param_init.h"
+#include "ps/wire/messages.h"
 
 namespace rigel::ps {
 
@@ -15,6 +16,7 @@ using transport::OutMessage;
 PsService::PsService(transport::Transport* t, int rank, cluster::ClusterSetup setup,
                      cluster::ShardMap map)
     : transport_(t), rank_(rank), setup_(std::move(setup)), map_(std::move(map)) {
+  wire::RegisterMessages();
   workers_.resize(setup_.workers);
 }
 
@@ -60,20 +62,20 @@ StatusOr<std::unique_ptr<PsService>> PsService::Create(transport::Transport* tra
 
 bool PsService::Handle(const InMessage& msg) {
   switch (msg.type()) {
-    case transport::MessageType::PULL_REQUEST:
+    case transport::TypeId<ps::wire::PullRequest>():
       ServePull(msg);
       return true;
-    case transport::MessageType::PUSH_REQUEST:
+    case transport::TypeId<ps::wire::PushRequest>():
       ServePush(msg);
       return true;
-    case transport::MessageType::CLOCK_TICK:
+    case transport::TypeId<ps::wire::ClockTick>():
       Tick(msg);
       return true;
-    case transport::MessageType::ROW_SYNC:
+    case transport::TypeId<ps::wire::RowSync>():
       ServeRowSync(msg);
       return true;
-    case transport::MessageType::CHECKPOINT:
-    case transport::MessageType::RESTORE:
+    case transport::TypeId<ps::wire::CheckpointRequest>():
+    case transport::TypeId<ps::wire::RestoreRequest>():
       Enqueue(msg);
       return true;
     default:
@@ -98,7 +100,7 @@ Status PsService::CheckKeys(int param, std::span<const uint64_t> keys) const {
 }
 
 void PsService::ServePull(const InMessage& msg) {
-  auto req = msg.header().getBody().getPullRequest();
+  auto req = msg.Body<ps::wire::PullRequest>();
   uint32_t param = req.getParam();
   uint64_t clock = req.getClock();
   auto fail = [&](const Status& st) {
@@ -131,7 +133,7 @@ void PsService::ServePull(const InMessage& msg) {
   st = stores_[param]->Pull(ikeys, rows.get());
   if (!st.ok()) return fail(st);
   OutMessage reply;
-  auto body = reply.header().getBody().initPullReply();
+  auto body = reply.InitBody<ps::wire::PullReply>();
   body.setParam(param);
   body.setMinClock(min_clock_);
   const float* data = rows.get();
@@ -144,7 +146,7 @@ void PsService::ServePull(const InMessage& msg) {
 }
 
 void PsService::ServePush(const InMessage& msg) {
-  auto req = msg.header().getBody().getPushRequest();
+  auto req = msg.Body<ps::wire::PushRequest>();
   uint32_t param = req.getParam();
   Status st;
   std::span<const uint64_t> keys;
@@ -186,7 +188,7 @@ void PsService::ServePush(const InMessage& msg) {
   }
   if (st.ok()) {
     OutMessage reply;
-    auto body = reply.header().getBody().initPushReply();
+    auto body = reply.InitBody<ps::wire::PushReply>();
     body.setParam(param);
     body.setApplied(keys.size());
     (void)transport_->Respond(msg, std::move(reply));
@@ -214,7 +216,7 @@ void PsService::ServePush(const InMessage& msg) {
 void PsService::Tick(const InMessage& msg) {
   const transport::PeerId& from = msg.from();
   if (from.role != transport::Role::kWorker || from.rank < 0 || from.rank >= setup_.workers) return;
-  auto t = msg.header().getBody().getClockTick();
+  auto t = msg.Body<ps::wire::ClockTick>();
   workers_[from.rank].ticks.emplace_back(t.getClock(), t.getPushes());
   Advance();
 }

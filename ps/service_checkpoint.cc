@@ -7,6 +7,7 @@
 
 #include "common/check.h"
 #include "ps/service.h"
+#include "ps/wire/messages.h"
 
 namespace rigel::ps {
 
@@ -66,12 +67,12 @@ void PsService::Enqueue(const InMessage& msg) {
   // it, and loops that only read may be waiting behind it on this thread.
   // Everything else goes to that thread, in order.
   std::unique_ptr<Copy> copy;
-  if (msg.type() == transport::MessageType::CHECKPOINT &&
-      !msg.header().getBody().getCheckpoint().getConfirm()) {
-    auto req = msg.header().getBody().getCheckpoint();
+  if (msg.Is<ps::wire::CheckpointRequest>() &&
+      !msg.Body<ps::wire::CheckpointRequest>().getConfirm()) {
+    auto req = msg.Body<ps::wire::CheckpointRequest>();
     copy = TakeCopy(req.getDir().cStr(), req.getSeq());
     OutMessage reply;
-    reply.header().getBody().setAck();
+    reply.InitBody<transport::wire::Ack>();
     (void)transport_->Respond(msg, std::move(reply));
   }
   {
@@ -104,17 +105,16 @@ void PsService::Background() {
 
 void PsService::Serve(Task& task) {
   const InMessage& msg = task.msg;
-  auto body = msg.header().getBody();
   OutMessage reply;
-  if (msg.type() == transport::MessageType::RESTORE) {
-    auto req = body.getRestore();
+  if (msg.Is<ps::wire::RestoreRequest>()) {
+    auto req = msg.Body<ps::wire::RestoreRequest>();
     Status st = Restore(req.getDir().cStr(), FilesOf(req.getFiles()));
-    reply.header().getBody().setAck();
+    reply.InitBody<transport::wire::Ack>();
     (void)(st.ok() ? transport_->Respond(msg, std::move(reply))
                    : transport_->RespondError(msg, st));
     return;
   }
-  auto req = body.getCheckpoint();
+  auto req = msg.Body<ps::wire::CheckpointRequest>();
   if (req.getConfirm()) {
     // Every copy queued before this one has been written by now.
     MutexLock l(&ckpt_mu_);
@@ -122,8 +122,8 @@ void PsService::Serve(Task& task) {
       (void)transport_->RespondError(msg, last_write_);
       return;
     }
-    auto files = reply.header().getBody().initCheckpointReply().initFiles(
-        static_cast<unsigned>(chain_.size()));
+    auto files =
+        reply.InitBody<ps::wire::CheckpointReply>().initFiles(static_cast<unsigned>(chain_.size()));
     for (size_t k = 0; k < chain_.size(); ++k) {
       files[k].setName(chain_[k].name);
       files[k].setBytes(chain_[k].bytes);

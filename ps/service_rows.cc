@@ -1,5 +1,5 @@
 // PsService's rowSync: the server end of the workers' write-back row caches
-// (the contract is in ps/service.h and transport/wire/rigel.capnp; the
+// (the contract is in ps/service.h and ps/wire/ps.capnp; the
 // bookkeeping in ps/row_versions.h).
 #include <algorithm>
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include "common/key_sort.h"
 #include "ps/service.h"
+#include "ps/wire/messages.h"
 
 namespace rigel::ps {
 
@@ -61,7 +62,7 @@ Status PsService::CheckRowSync(const InMessage& msg, int* worker) const {
                            ", which is not a worker of this job");
   }
   *worker = from.rank;
-  auto req = msg.header().getBody().getRowSync();
+  auto req = msg.Body<ps::wire::RowSync>();
   for (auto sec : req.getSections()) {
     const uint32_t param = sec.getParam();
     if (param >= setup_.params.size()) {
@@ -111,10 +112,10 @@ Status PsService::CheckRowSync(const InMessage& msg, int* worker) const {
 void PsService::ServeRowSync(const InMessage& msg) {
   int w = -1;
   Status st = CheckRowSync(msg, &w);
-  auto req = msg.header().getBody().getRowSync();
+  auto req = msg.Body<ps::wire::RowSync>();
   const uint32_t bound = req.getStaleness();
   OutMessage reply;
-  auto out = reply.header().getBody().initRowSyncReply().initSections(req.getSections().size());
+  auto out = reply.InitBody<ps::wire::RowSyncReply>().initSections(req.getSections().size());
   uint64_t pushed = 0, sent = 0;
   for (uint32_t i = 0; st.ok() && i < req.getSections().size(); ++i) {
     auto sec = req.getSections()[i];

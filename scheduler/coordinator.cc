@@ -5,6 +5,7 @@
 #include <atomic>
 #include <ostream>
 
+#include "cluster/wire/messages.h"
 #include "transport/endpoint.h"
 
 namespace rigel::scheduler {
@@ -20,6 +21,7 @@ Coordinator::Coordinator(transport::Transport* t, CoordinatorOptions o)
       members_({{Role::kServer, opts_.setup.servers}, {Role::kWorker, opts_.setup.workers}},
                opts_.heartbeat, opts_.heartbeat_timeout),
       rendezvous_(t) {
+  cluster::wire::RegisterMessages();
   guard_->coordinator = this;
 }
 
@@ -90,13 +92,13 @@ void Coordinator::Log(const std::string& line) {
 
 OutMessage Coordinator::MemberList(int32_t rank) const {
   OutMessage m;
-  auto r = m.header().getBody().initRegisterReply();
+  auto r = m.InitBody<cluster::wire::RegisterReply>();
   r.setRank(rank);
   const auto& all = members_.members();
   auto peers = r.initPeers(static_cast<unsigned>(all.size()));
   unsigned k = 0;
   for (const auto& [id, member] : all) {
-    peers[k].setRole(static_cast<wire::Role>(id.role));
+    peers[k].setRole(static_cast<transport::wire::Role>(id.role));
     peers[k].setRank(id.rank);
     peers[k].setAddress(member.address);
     ++k;
@@ -107,7 +109,7 @@ OutMessage Coordinator::MemberList(int32_t rank) const {
 void Coordinator::SendSetup(std::shared_ptr<std::vector<std::pair<PeerId, OutMessage>>> lists) {
   auto plan = [this] {
     OutMessage m;
-    auto p = m.header().getBody().initPlan();
+    auto p = m.InitBody<cluster::wire::Plan>();
     p.setPlanId(1);
     cluster::SetupToWire(opts_.setup, p);
     return m;
@@ -173,7 +175,7 @@ void Coordinator::BeatToMembers() {
   Broadcast(
       [seq = ++beats_] {
         OutMessage m;
-        m.header().getBody().initHeartbeat().setSeq(seq);
+        m.InitBody<cluster::wire::Heartbeat>().setSeq(seq);
         return m;
       },
       transport::Millis(0));
@@ -190,7 +192,7 @@ void Coordinator::End(Status result, const std::string& why) {
   Log("shutting down: " + reason);
   Broadcast([reason] {
     OutMessage m;
-    m.header().getBody().initShutdown().setReason(reason);
+    m.InitBody<cluster::wire::Shutdown>().setReason(reason);
     return m;
   });
   cv_.NotifyAll();
@@ -214,8 +216,8 @@ void Coordinator::Handle(const InMessage& msg) {
   auto now = cluster::Clock::now();
   if (rendezvous_.Handle(msg)) return;
   switch (msg.type()) {
-    case transport::MessageType::REGISTER: {
-      auto r = msg.header().getBody().getRegister();
+    case transport::TypeId<cluster::wire::Register>(): {
+      auto r = msg.Body<cluster::wire::Register>();
       Role role = static_cast<Role>(r.getRole());
       std::string address = r.getAddress();
       const cluster::JobIdentity theirs{r.getVersion(), r.getJobKey(), r.getJobName()};
@@ -281,8 +283,8 @@ void Coordinator::Handle(const InMessage& msg) {
       }
       return;
     }
-    case transport::MessageType::HEARTBEAT: {
-      auto h = msg.header().getBody().getHeartbeat();
+    case transport::TypeId<cluster::wire::Heartbeat>(): {
+      auto h = msg.Body<cluster::wire::Heartbeat>();
       MutexLock l(&mu_);
       members_.Heard(msg.from(), h.getIncarnation(), now);
       if (msg.from().role == Role::kServer) {
@@ -292,9 +294,11 @@ void Coordinator::Handle(const InMessage& msg) {
       }
       return;
     }
-    case transport::MessageType::STEP: {
-      auto s = msg.header().getBody().getStep();
-      if (s.getCommand() != wire::StepCommand::FINISHED || msg.from().role != Role::kWorker) break;
+    case transport::TypeId<cluster::wire::Step>(): {
+      auto s = msg.Body<cluster::wire::Step>();
+      if (s.getCommand() != cluster::wire::StepCommand::FINISHED ||
+          msg.from().role != Role::kWorker)
+        break;
       bool all;
       {
         MutexLock l(&mu_);
@@ -359,8 +363,8 @@ void Coordinator::Timer() {
       Log(why);
       Broadcast([d, why] {
         OutMessage m;
-        auto p = m.header().getBody().initPeerDown();
-        p.setRole(static_cast<wire::Role>(d.id.role));
+        auto p = m.InitBody<cluster::wire::PeerDown>();
+        p.setRole(static_cast<transport::wire::Role>(d.id.role));
         p.setRank(d.id.rank);
         p.setReason(why);
         return m;

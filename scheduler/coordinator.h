@@ -15,7 +15,7 @@
 //    members missing (named in the error).
 //  - heartbeat (one-way) from members keeps them alive; one silent for
 //    `heartbeat_timeout` is declared dead: every other member gets
-//    `peerDown`, and the job fails ("server:1 died: no heartbeat for 10 s").
+//    `PeerDown`, and the job fails ("server:1 died: no heartbeat for 10 s").
 //    A silence the coordinator caused itself (its timer ran late: a starved
 //    process) is forgiven by as much as it was late.
 //  - heartbeat (one-way) to every registered member each interval, so that

@@ -13,6 +13,7 @@
 #include "analysis/held_rows.h"
 #include "analysis/memory.h"
 #include "analysis/sync/resolve.h"
+#include "cluster/wire/messages.h"
 #include "common/cpu_time.h"
 #include "common/file.h"
 #include "common/memory.h"
@@ -24,6 +25,7 @@
 #include "exec/param_file.h"
 #include "frontend/compile.h"
 #include "ps/client.h"
+#include "ps/wire/messages.h"
 #include "transport/message.h"
 
 namespace rigel::scheduler {
@@ -51,7 +53,10 @@ struct Driver::Epoch {
   exec::EpochLog log;
 };
 
-Driver::Driver(DriverOptions options) : opts_(std::move(options)) {}
+Driver::Driver(DriverOptions options) : opts_(std::move(options)) {
+  cluster::wire::RegisterMessages();
+  ps::wire::RegisterMessages();  // checkpoints and restores
+}
 Driver::~Driver() {
   // A checkpoint still being written ends when the job was aborted (Await).
   if (writing_.joinable()) writing_.join();
@@ -309,14 +314,15 @@ StatusOr<std::unique_ptr<Driver>> Driver::Create(DriverOptions options) {
 
 bool Driver::Handle(const transport::InMessage& msg) {
   if (msg.from().role != Role::kWorker) return false;
-  if (msg.type() == transport::MessageType::STEP) {
-    if (msg.header().getBody().getStep().getCommand() != wire::StepCommand::START) return false;
+  if (msg.Is<cluster::wire::Step>()) {
+    if (msg.Body<cluster::wire::Step>().getCommand() != cluster::wire::StepCommand::START)
+      return false;
     MutexLock l(&mu_);
     ++ready_;
     cv_.NotifyAll();
     return true;
   }
-  if (msg.type() != transport::MessageType::TASK_DONE) return false;
+  if (!msg.Is<cluster::wire::TaskDone>()) return false;
   MutexLock l(&mu_);
   done_[msg.from().rank] = msg;
   cv_.NotifyAll();
@@ -333,7 +339,7 @@ namespace {
 
 // A worker's failure as the driver reports it.
 Status WorkerError(const transport::InMessage& m) {
-  std::string e = m.header().getBody().getTaskDone().getError().cStr();
+  std::string e = m.Body<cluster::wire::TaskDone>().getError().cStr();
   if (e.empty()) return Status::Ok();
   return FailedPrecondition("worker " + std::to_string(m.from().rank) + ": " + e);
 }
@@ -350,15 +356,15 @@ struct TaskSize {
   int64_t n = 0, m = 0;
 };
 
-// The typed task (transport/wire/rigel.capnp, Task.run) the workers read
+// The typed task (cluster/wire/control.capnp, Task.run) the workers read
 // with worker/task.h's ReadTask.
 void FillTask(const exec::RemoteRun& run, const analysis::Cuts& cuts, const TaskSize& size,
-              wire::Task::Builder t) {
+              cluster::wire::Task::Builder t) {
   t.setLoop(static_cast<uint32_t>(run.loop));
   t.setLaunch(run.launch);
   auto r = t.initRun();
   auto c = r.initCuts();
-  c.setSchedule(static_cast<wire::ScheduleKind>(cuts.kind));
+  c.setSchedule(static_cast<cluster::wire::ScheduleKind>(cuts.kind));
   c.setWorkers(static_cast<uint32_t>(cuts.workers));
   auto axes = c.initAxes(static_cast<unsigned>(cuts.axes.size()));
   for (size_t k = 0; k < cuts.axes.size(); ++k) {
@@ -390,14 +396,14 @@ Status Driver::WaitReady() {
 }
 
 StatusOr<std::map<int, transport::InMessage>> Driver::ToWorkers(
-    const std::function<void(wire::Task::Builder)>& fill) {
+    const std::function<void(cluster::wire::Task::Builder)>& fill) {
   {
     MutexLock lock(&mu_);
     done_.clear();
   }
   for (int w = 0; w < opts_.workers; ++w) {
     transport::OutMessage msg;
-    fill(msg.header().getBody().initTask());
+    fill(msg.InitBody<cluster::wire::Task>());
     RIGEL_RETURN_IF_ERROR(transport_->Send(PeerId{Role::kWorker, w}, std::move(msg)));
   }
   std::map<int, transport::InMessage> done;
@@ -416,11 +422,12 @@ StatusOr<std::map<int, transport::InMessage>> Driver::ToWorkers(
 
 Status Driver::FlushHeldRows() {
   if (!unflushed_) return Status::Ok();
-  RIGEL_ASSIGN_OR_RETURN(auto done, ToWorkers([](wire::Task::Builder t) { t.setFlush(true); }));
+  RIGEL_ASSIGN_OR_RETURN(auto done,
+                         ToWorkers([](cluster::wire::Task::Builder t) { t.setFlush(true); }));
   unflushed_ = false;
   double bytes = 0;
   for (const auto& [rank, m] : done) {
-    for (auto e : m.header().getBody().getTaskDone().getMetrics()) {
+    for (auto e : m.Body<cluster::wire::TaskDone>().getMetrics()) {
       const std::string name = e.getName().cStr();
       if (name.rfind("bytes.", 0) != 0) continue;
       epoch_->bytes[name.substr(6)] += e.getValue();
@@ -445,14 +452,14 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
     RIGEL_ASSIGN_OR_RETURN(size.n, ex_->EvalInt(space.grid_n));
     RIGEL_ASSIGN_OR_RETURN(size.m, ex_->EvalInt(space.grid_m));
   }
-  RIGEL_ASSIGN_OR_RETURN(auto done, ToWorkers([&](wire::Task::Builder t) {
+  RIGEL_ASSIGN_OR_RETURN(auto done, ToWorkers([&](cluster::wire::Task::Builder t) {
                            FillTask(run, cuts_[run.loop], size, t);
                          }));
   if (held_[static_cast<size_t>(run.loop)]) unflushed_ = true;
   // Each worker's hash of each allreduce replica it wrote: all must agree.
   std::map<std::string, std::pair<int, double>> hashes;
   for (const auto& [rank, m] : done) {
-    auto d = m.header().getBody().getTaskDone();
+    auto d = m.Body<cluster::wire::TaskDone>();
     if (d.getLoop() != static_cast<uint32_t>(run.loop) || d.getLaunch() != run.launch) {
       return Internal("worker " + std::to_string(rank) + " answered for loop " +
                       std::to_string(d.getLoop()) + " run " + std::to_string(d.getLaunch()) +
@@ -607,7 +614,7 @@ Status Driver::Run(transport::Transport* transport) {
   if (!st.ok()) return st;
   for (int w = 0; w < opts_.workers; ++w) {
     transport::OutMessage msg;
-    msg.header().getBody().initTask().setEnd(true);
+    msg.InitBody<cluster::wire::Task>().setEnd(true);
     (void)transport_->Send(PeerId{Role::kWorker, w}, std::move(msg));
   }
   return st;

@@ -33,6 +33,7 @@
 #include "analysis/partition.h"
 #include "analysis/plan.h"
 #include "cluster/setup.h"
+#include "cluster/wire/control.capnp.h"
 #include "common/line_file.h"
 #include "common/mutex.h"
 #include "exec/executor.h"
@@ -90,7 +91,7 @@ class Driver {
   // What each process is expected to hold at its peak (analysis/memory.h).
   const analysis::MemoryEstimate& memory() const { return memory_; }
 
-  // Takes `taskDone` and worker `step{start}` messages; false for others.
+  // Takes `TaskDone` and worker `step{start}` messages; false for others.
   bool Handle(const transport::InMessage& msg) RIGEL_EXCLUDES(mu_);
   // Runs the whole program on the cluster reachable through `transport`
   // (connected to every member). Returns the first error: a worker's
@@ -121,7 +122,7 @@ class Driver {
   // Sends every worker a task filled by `fill`; their taskDone answers, or
   // the first worker's error, or the job's end (Abort) if that comes first.
   StatusOr<std::map<int, transport::InMessage>> ToWorkers(
-      const std::function<void(wire::Task::Builder)>& fill) RIGEL_EXCLUDES(mu_);
+      const std::function<void(cluster::wire::Task::Builder)>& fill) RIGEL_EXCLUDES(mu_);
   // Has the workers push the rows they hold between runs
   // (analysis/held_rows.h) when a run left any since the last flush: before
   // the servers' rows are read (a checkpoint's copy, SaveParams).
@@ -146,7 +147,7 @@ class Driver {
   Status CheckpointFailed(uint64_t seq, const Status& why);
   // A request to every server, its body filled by `fill`; their answers.
   std::vector<std::future<StatusOr<transport::InMessage>>> ToServers(
-      const std::function<void(wire::Envelope::Body::Builder)>& fill);
+      const std::function<void(transport::OutMessage&)>& fill);
   std::vector<std::future<StatusOr<transport::InMessage>>> AskServers(uint64_t seq, bool confirm);
   // A server's answer, or the job's end (Abort) if that comes first.
   StatusOr<transport::InMessage> Await(std::future<StatusOr<transport::InMessage>>& reply)

@@ -11,6 +11,7 @@
 
 #include "cluster/job_identity.h"
 #include "common/file.h"
+#include "ps/wire/messages.h"
 #include "scheduler/driver.h"
 #include "transport/message.h"
 
@@ -165,13 +166,13 @@ StatusOr<transport::InMessage> Driver::Await(std::future<StatusOr<transport::InM
 }
 
 std::vector<std::future<StatusOr<transport::InMessage>>> Driver::ToServers(
-    const std::function<void(wire::Envelope::Body::Builder)>& fill) {
+    const std::function<void(transport::OutMessage&)>& fill) {
   transport::CallOptions co;
   co.timeout = kServerTimeout;
   std::vector<std::future<StatusOr<transport::InMessage>>> replies;
   for (int s = 0; s < opts_.servers; ++s) {
     transport::OutMessage msg;
-    fill(msg.header().getBody());
+    fill(msg);
     replies.push_back(transport_->RequestAsync(PeerId{Role::kServer, s}, std::move(msg), co));
   }
   return replies;
@@ -179,8 +180,8 @@ std::vector<std::future<StatusOr<transport::InMessage>>> Driver::ToServers(
 
 std::vector<std::future<StatusOr<transport::InMessage>>> Driver::AskServers(uint64_t seq,
                                                                             bool confirm) {
-  return ToServers([&](wire::Envelope::Body::Builder b) {
-    auto c = b.initCheckpoint();
+  return ToServers([&](transport::OutMessage& m) {
+    auto c = m.InitBody<ps::wire::CheckpointRequest>();
     c.setDir(opts_.checkpoint_dir);
     c.setSeq(seq);
     c.setConfirm(confirm);
@@ -244,7 +245,7 @@ Status Driver::WriteCheckpoint(CheckpointManifest m, const exec::DriverState& st
       }
       continue;
     }
-    for (auto f : r->header().getBody().getCheckpointReply().getFiles()) {
+    for (auto f : r->Body<ps::wire::CheckpointReply>().getFiles()) {
       m.rows.push_back({f.getName().cStr(), f.getBytes(), f.getChecksum(), f.getRows()});
       rows += f.getRows();
       bytes += f.getBytes();
@@ -288,8 +289,8 @@ Status Driver::CheckpointFailed(uint64_t seq, const Status& why) {
 Status Driver::RestoreServers() {
   const auto start = Clock::now();
   const std::string dir = std::filesystem::path(resumed_path_).parent_path().string();
-  auto replies = ToServers([&](wire::Envelope::Body::Builder b) {
-    auto r = b.initRestore();
+  auto replies = ToServers([&](transport::OutMessage& m) {
+    auto r = m.InitBody<ps::wire::RestoreRequest>();
     r.setDir(dir.empty() ? "." : dir);
     auto files = r.initFiles(static_cast<unsigned>(resumed_->rows.size()));
     for (size_t k = 0; k < resumed_->rows.size(); ++k) {

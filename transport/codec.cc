@@ -11,12 +11,15 @@
 #include <optional>
 #include <utility>
 
+#include "transport/internal/body_plan.h"
 #include "transport/internal/in_message_state.h"
 
 namespace rigel::transport {
 namespace {
 
 using internal::InMessageState;
+using internal::Name;
+using internal::Where;
 
 // Element sizes recorded per frame so misaligned frames can be re-aligned.
 constexpr uint8_t kElemBytes = 1, kElemF32 = 4, kElemU64 = 8;
@@ -24,13 +27,9 @@ constexpr uint8_t kElemBytes = 1, kElemF32 = 4, kElemU64 = 8;
 // Overflow-checked a * b.
 bool MulOk(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 
-bool KnownRole(wire::Role r) {
-  return static_cast<uint16_t>(r) <= static_cast<uint16_t>(wire::Role::CLIENT);
-}
-
 // Checks one body against its payload frames (step 4 of codec.h). Collects the
 // first problem; later checks still run but their messages are ignored.
-class BodyChecker {
+class BodyChecker final : public internal::RefVisitor {
  public:
   BodyChecker(std::span<const Buffer> frames, const Limits& limits)
       : frames_(frames), limits_(limits) {
@@ -40,16 +39,16 @@ class BodyChecker {
     std::fill(elem_.begin(), elem_.end(), 0);
   }
 
-  void Fail(std::string why) {
+  void Fail(std::string why) override {
     if (error_.empty()) error_ = std::move(why);
   }
 
-  void Keys(wire::KeysRef::Reader ref, const char* field) {
+  void Keys(wire::KeysRef::Reader ref, const Where& field) override {
     const Buffer* f = Claim(ref.getFrame(), field, kElemU64);
     if (f == nullptr) return;
     uint64_t bytes;
     if (!MulOk(ref.getCount(), 8, &bytes) || bytes != f->size()) {
-      return Fail(fmt::format("{}: {} keys need {} bytes but frame {} has {}", field,
+      return Fail(fmt::format("{}: {} keys need {} bytes but frame {} has {}", Name(field),
                               ref.getCount(), bytes, ref.getFrame(), f->size()));
     }
     // memcpy loads: the frame may still be misaligned at this point.
@@ -59,37 +58,33 @@ class BodyChecker {
       uint64_t k;
       std::memcpy(&k, p + i * 8, 8);
       if (i > 0 && k <= prev) {
-        return Fail(fmt::format("{}: keys not strictly ascending at index {}", field, i));
+        return Fail(fmt::format("{}: keys not strictly ascending at index {}", Name(field), i));
       }
       prev = k;
     }
   }
 
-  void Rows(wire::RowsRef::Reader ref, const char* field) {
+  void Rows(wire::RowsRef::Reader ref, const Where& field) override {
     const Buffer* f = Claim(ref.getFrame(), field, kElemF32);
     if (f == nullptr) return;
     uint32_t width = ref.getWidth();
     if (width == 0 || width > limits_.max_row_width) {
       return Fail(
-          fmt::format("{}: row width {} outside 1..{}", field, width, limits_.max_row_width));
+          fmt::format("{}: row width {} outside 1..{}", Name(field), width, limits_.max_row_width));
     }
     uint64_t values, bytes;
     if (!MulOk(ref.getRows(), width, &values) || !MulOk(values, 4, &bytes) || bytes != f->size()) {
-      return Fail(fmt::format("{}: {} rows of width {} do not match frame {} of {} bytes", field,
-                              ref.getRows(), width, ref.getFrame(), f->size()));
+      return Fail(fmt::format("{}: {} rows of width {} do not match frame {} of {} bytes",
+                              Name(field), ref.getRows(), width, ref.getFrame(), f->size()));
     }
   }
 
-  void Bytes(wire::BytesRef::Reader ref, const char* field) {
+  void Bytes(wire::BytesRef::Reader ref, const Where& field) override {
     const Buffer* f = Claim(ref.getFrame(), field, kElemBytes);
     if (f != nullptr && ref.getSize() != f->size()) {
-      Fail(fmt::format("{}: says {} bytes but frame {} has {}", field, ref.getSize(),
+      Fail(fmt::format("{}: says {} bytes but frame {} has {}", Name(field), ref.getSize(),
                        ref.getFrame(), f->size()));
     }
-  }
-
-  void Role(wire::Role r, const char* field) {
-    if (!KnownRole(r)) Fail(fmt::format("{}: unknown role {}", field, static_cast<int>(r)));
   }
 
   // Every frame must be named exactly once.
@@ -104,14 +99,14 @@ class BodyChecker {
   std::span<const uint8_t> elem_sizes() const { return elem_; }
 
  private:
-  const Buffer* Claim(uint32_t index, const char* field, uint8_t elem) {
+  const Buffer* Claim(uint32_t index, const Where& field, uint8_t elem) {
     if (index >= frames_.size()) {
-      Fail(fmt::format("{}: frame {} does not exist ({} payload frames)", field, index,
+      Fail(fmt::format("{}: frame {} does not exist ({} payload frames)", Name(field), index,
                        frames_.size()));
       return nullptr;
     }
     if (elem_[index] != 0) {
-      Fail(fmt::format("{}: frame {} is referred to twice", field, index));
+      Fail(fmt::format("{}: frame {} is referred to twice", Name(field), index));
       return nullptr;
     }
     elem_[index] = elem;
@@ -127,236 +122,16 @@ class BodyChecker {
   std::string error_;
 };
 
-// The typed cluster setup: every pointer touched, so a bad one fails here,
-// not in the member that reads the setup later.
-void CheckPlan(wire::Plan::Reader plan) {
-  plan.getOptions().getDevice();
-  for (auto p : plan.getParams()) p.getName(), p.getInitFile();
-  auto job = plan.getJob();
-  job.getProgram();
-  job.getPlan();
-  job.getInitParams();
-  job.getInitParamsFingerprint();
-  for (auto kv : job.getSets()) kv.getName(), kv.getValue();
-  for (auto kv : job.getData()) kv.getName(), kv.getValue();
-}
-
-void CheckPush(wire::PushRequest::Reader p, BodyChecker& c) {
-  auto keys = p.getKeys();
-  auto rows = p.getRows();
-  c.Keys(keys, "pushRequest.keys");
-  c.Rows(rows, "pushRequest.rows");
-  if (rows.getRows() != keys.getCount()) {
-    c.Fail(fmt::format("pushRequest: {} rows for {} keys", rows.getRows(), keys.getCount()));
-  }
-  if (static_cast<uint16_t>(p.getRule()) > static_cast<uint16_t>(wire::UpdateRule::ADAGRAD)) {
-    c.Fail(fmt::format("pushRequest.rule: unknown rule {}", static_cast<int>(p.getRule())));
-  }
-}
-
-void CheckRowSync(wire::RowSync::Reader r, BodyChecker& c) {
-  for (auto sec : r.getSections()) {
-    auto keys = sec.getPushKeys();
-    auto rows = sec.getPushRows();
-    c.Keys(keys, "rowSync.sections.pushKeys");
-    c.Rows(rows, "rowSync.sections.pushRows");
-    if (rows.getRows() != keys.getCount()) {
-      c.Fail(fmt::format("rowSync.sections: {} rows pushed for {} keys", rows.getRows(),
-                         keys.getCount()));
-    }
-    c.Keys(sec.getFetchKeys(), "rowSync.sections.fetchKeys");
-    c.Keys(sec.getDropKeys(), "rowSync.sections.dropKeys");
-    c.Bytes(sec.getPushScaled(), "rowSync.sections.pushScaled");
-  }
-}
-
-void CheckRowSyncReply(wire::RowSyncReply::Reader r, BodyChecker& c) {
-  for (auto sec : r.getSections()) {
-    auto keys = sec.getKeys();
-    auto rows = sec.getRows();
-    c.Keys(keys, "rowSyncReply.sections.keys");
-    c.Rows(rows, "rowSyncReply.sections.rows");
-    c.Bytes(sec.getVersions(), "rowSyncReply.sections.versions");
-    if (rows.getRows() != keys.getCount() || sec.getVersions().getSize() != keys.getCount() * 8) {
-      c.Fail(fmt::format("rowSyncReply.sections: {} rows and {} version bytes for {} keys",
-                         rows.getRows(), sec.getVersions().getSize(), keys.getCount()));
-    }
-    c.Keys(sec.getAuditKeys(), "rowSyncReply.sections.auditKeys");
-    c.Bytes(sec.getAuditVersions(), "rowSyncReply.sections.auditVersions");
-    if (sec.getAuditVersions().getSize() != sec.getAuditKeys().getCount() * 8) {
-      c.Fail(fmt::format("rowSyncReply.sections: {} audit version bytes for {} keys",
-                         sec.getAuditVersions().getSize(), sec.getAuditKeys().getCount()));
-    }
-  }
-}
-
-void CheckHandoff(wire::BlockHandoff::Reader b, BodyChecker& c) {
-  auto rows = b.getRows();
-  c.Rows(rows, "blockHandoff.rows");
-  if (b.getRowEnd() < b.getRowBegin() || rows.getRows() != b.getRowEnd() - b.getRowBegin()) {
-    c.Fail(fmt::format("blockHandoff: rows [{}, {}) but {} rows sent", b.getRowBegin(),
-                       b.getRowEnd(), rows.getRows()));
-  }
-}
-
-// The bodies of row exchanges (pulls, pushes, hand-offs, row syncs, data
-// frames); false for any other.
-bool CheckRowsBody(wire::Envelope::Body::Reader body, BodyChecker& c) {
-  switch (body.which()) {
-    case MessageType::PUSH_REPLY:
-      body.getPushReply();
-      break;
-    case MessageType::PULL_REQUEST:
-      c.Keys(body.getPullRequest().getKeys(), "pullRequest.keys");
-      break;
-    case MessageType::PULL_REPLY:
-      c.Rows(body.getPullReply().getRows(), "pullReply.rows");
-      break;
-    case MessageType::PUSH_REQUEST:
-      CheckPush(body.getPushRequest(), c);
-      break;
-    case MessageType::BLOCK_HANDOFF:
-      CheckHandoff(body.getBlockHandoff(), c);
-      break;
-    case MessageType::DATA:
-      for (auto ref : body.getData().getFrames()) c.Bytes(ref, "data.frames");
-      break;
-    case MessageType::CLOCK_TICK:
-      body.getClockTick();  // pointer kind only (see CheckControlBody's ACK)
-      break;
-    case MessageType::ROW_SYNC:
-      CheckRowSync(body.getRowSync(), c);
-      break;
-    case MessageType::ROW_SYNC_REPLY:
-      CheckRowSyncReply(body.getRowSyncReply(), c);
-      break;
-    default:
-      return false;
-  }
-  return true;
-}
-
-// The rendezvous store's and checkpoints' bodies; false for any other.
-bool CheckStoreBody(wire::Envelope::Body::Reader body, BodyChecker& c) {
-  switch (body.which()) {
-    case MessageType::STORE_SET:
-      body.getStoreSet().getKey();
-      body.getStoreSet().getValue();
-      break;
-    case MessageType::STORE_GET:
-      // Unused in a get, but Describe() reads it: a bad pointer must not
-      // get past here.
-      body.getStoreGet().getKey();
-      body.getStoreGet().getValue();
-      break;
-    case MessageType::STORE_VALUE:
-      body.getStoreValue().getKey();
-      body.getStoreValue().getValue();
-      break;
-    case MessageType::CHECKPOINT:
-      body.getCheckpoint().getDir();
-      break;
-    case MessageType::CHECKPOINT_REPLY:
-      for (auto f : body.getCheckpointReply().getFiles()) f.getName();
-      break;
-    case MessageType::RESTORE:
-      body.getRestore().getDir();
-      for (auto f : body.getRestore().getFiles()) f.getName();
-      break;
-    default:
-      return false;
-  }
-  return true;
-}
-
-// The cluster's control bodies (registration, plan, steps, tasks, ends);
-// false for any other.
-bool CheckControlBody(wire::Envelope::Body::Reader body, BodyChecker& c) {
-  switch (body.which()) {
-    // Bodies without pointer fields still sit behind a struct pointer that
-    // must be one (a list pointer there would make the getter throw later).
-    case MessageType::ACK:
-      break;
-    case MessageType::HEARTBEAT:
-      body.getHeartbeat();
-      break;
-    case MessageType::BARRIER:
-      body.getBarrier();
-      break;
-    case MessageType::BARRIER_RELEASE:
-      body.getBarrierRelease();
-      break;
-    case MessageType::ERROR:
-      body.getError().getMessage();
-      break;
-    case MessageType::REGISTER: {
-      auto r = body.getRegister();
-      c.Role(r.getRole(), "register.role");
-      r.getAddress();
-      if (r.getRank() < -1) c.Fail("register.rank must be >= -1");
-      break;
-    }
-    case MessageType::REGISTER_REPLY:
-      for (auto p : body.getRegisterReply().getPeers()) {
-        c.Role(p.getRole(), "registerReply.peers.role");
-        p.getAddress();
-      }
-      break;
-    case MessageType::PLAN:
-      CheckPlan(body.getPlan());
-      break;
-    case MessageType::STEP:
-      if (static_cast<uint16_t>(body.getStep().getCommand()) >
-          static_cast<uint16_t>(wire::StepCommand::ABORT)) {
-        c.Fail("step.command: unknown command");
-      }
-      break;
-    case MessageType::METRICS:
-      for (auto m : body.getMetrics().getEntries()) m.getName();
-      break;
-    case MessageType::SHUTDOWN:
-      body.getShutdown().getReason();
-      break;
-    case MessageType::PEER_DOWN: {
-      auto p = body.getPeerDown();
-      c.Role(p.getRole(), "peerDown.role");
-      p.getReason();
-      break;
-    }
-    case MessageType::TASK: {
-      auto t = body.getTask();
-      t.getJson();
-      auto run = t.getRun();
-      for (auto a : run.getCuts().getAxes()) a.getBounds();
-      run.getOuter();
-      break;
-    }
-    case MessageType::TASK_DONE: {
-      auto t = body.getTaskDone();
-      t.getAccums();
-      for (auto m : t.getMetrics()) m.getName();
-      t.getError();
-      break;
-    }
-    default:
-      return false;
-  }
-  return true;
-}
-
-// Reads every pointer field of the body once, with its schema type (which
-// makes Cap'n Proto check bounds, pointer kinds and the read budget), and
-// checks the Refs. May throw kj::Exception on a malformed pointer.
-void CheckBody(wire::Envelope::Reader root, BodyChecker& c) {
-  auto body = root.getBody();
-  if (!CheckRowsBody(body, c) && !CheckStoreBody(body, c) && !CheckControlBody(body, c)) {
-    c.Fail("unknown body");  // callers check which() first
-  }
+// Checks a body of registered `type` against its payload frames (step 4 of
+// codec.h): the generic walk, then the type's own check. May throw
+// kj::Exception on a malformed pointer.
+void CheckBody(wire::Envelope::Reader root, const MessageType& type, BodyChecker& c) {
+  internal::Walk(root.getBody().getAs<capnp::AnyStruct>(), *type.plan, c);
   c.Finish();
-}
-
-bool KnownType(MessageType t) {
-  return static_cast<uint16_t>(t) <= static_cast<uint16_t>(kLastMessageType);
+  if (c.ok() && type.check != nullptr) {
+    Status st = type.check(root.getBody());
+    if (!st.ok()) c.Fail(std::string(st.message()));
+  }
 }
 
 std::string Shorten(std::string s) {
@@ -408,8 +183,9 @@ std::byte* CopyHeader(std::span<const std::byte> header, InMessageState* state) 
   return words;
 }
 
-// The envelope's own fields. May throw kj::Exception.
-Status CheckEnvelope(wire::Envelope::Reader root, DropReason* reason) {
+// The envelope's own fields; sets *type to the body's registered type. May
+// throw kj::Exception.
+Status CheckEnvelope(wire::Envelope::Reader root, DropReason* reason, const MessageType** type) {
   if (root.totalSize().capCount != 0) {
     // No Rigel message holds capabilities; copying one would throw.
     return Drop(reason, DropReason::kMalformed, "header contains capability pointers");
@@ -426,9 +202,10 @@ Status CheckEnvelope(wire::Envelope::Reader root, DropReason* reason) {
   if (one_way != (root.getRequestId() == 0)) {
     return Drop(reason, DropReason::kMalformed, "request id does not match the envelope kind");
   }
-  if (!KnownType(root.getBody().which())) {
+  *type = FindMessageType(root.getType());
+  if (*type == nullptr) {
     return Drop(reason, DropReason::kUnknownType,
-                fmt::format("unknown body member {}", static_cast<int>(root.getBody().which())));
+                fmt::format("body of {}", TypeName(root.getType())));
   }
   return Status::Ok();
 }
@@ -599,10 +376,16 @@ Status ValidateOutgoing(OutMessage& msg, const Limits& limits, size_t* header_si
                                        header + msg.payload_bytes(), limits.max_message_bytes));
   }
   wire::Envelope::Reader root = msg.header().asReader();
-  if (!KnownType(root.getBody().which())) return InvalidArgument("message body is not set");
+  if (root.getType() == 0 || !root.hasBody()) return InvalidArgument("message body is not set");
+  const MessageType* type = FindMessageType(root.getType());
+  if (type == nullptr) {
+    return InvalidArgument(fmt::format(
+        "message body of {}: register it (transport/message_types.h)", TypeName(root.getType())));
+  }
   BodyChecker checker(msg.frames(), limits);
   try {
-    CheckBody(root, checker);  // a builder's pointers are well-formed; this is belt and braces
+    CheckBody(root, *type,
+              checker);  // a builder's pointers are well-formed; this is belt and braces
   } catch (const kj::Exception& e) {
     return InvalidArgument(std::string("invalid message: ") + e.getDescription().cStr());
   }
@@ -645,12 +428,13 @@ StatusOr<InMessage> DecodeMessage(const PeerId& from,
       capnp::FlatArrayMessageReader reader(kj::arrayPtr(begin, num_words), probe);
       message_words = static_cast<size_t>(reader.getEnd() - begin);
       wire::Envelope::Reader root = reader.getRoot<wire::Envelope>();
-      RIGEL_RETURN_IF_ERROR(CheckEnvelope(root, reason));
+      const MessageType* type = nullptr;
+      RIGEL_RETURN_IF_ERROR(CheckEnvelope(root, reason, &type));
       std::span<const std::byte> area(words + message_words * 8, (num_words - message_words) * 8);
       RIGEL_RETURN_IF_ERROR(
           CollectFrames(root.getPacked(), *state, area, &frames, limits, &all, reason));
       checker.emplace(all, limits);
-      CheckBody(root, *checker);
+      CheckBody(root, *type, *checker);
     }
     capnp::ReaderOptions options;
     options.traversalLimitInWords = limits.traversal_limit_words;

@@ -147,8 +147,8 @@ class LoopbackTransport final : public Transport {
                  const CallOptions& opts) override {
     if (closed_.load()) return FailedPrecondition(self_.ToString() + ": transport is closed");
     Clock::time_point send_deadline = Clock::now() + SendWait(opts), deadline;
-    StatusOr<uint64_t> id = core_.AddRequest(to, msg.header().getBody().which(), opts.timeout,
-                                             std::move(done), send_deadline, &deadline);
+    StatusOr<uint64_t> id =
+        core_.AddRequest(to, msg.type(), opts.timeout, std::move(done), send_deadline, &deadline);
     if (!id.ok()) return id.status();
     if (core_.NeedsWake(deadline)) inbox_->Wake();
     Millis left =

@@ -1,5 +1,6 @@
 #include "transport/message.h"
 
+#include <capnp/dynamic.h>
 #include <fmt/format.h>
 #include <kj/exception.h>
 
@@ -66,70 +67,6 @@ const char* RoleName(Role role) {
 }
 
 std::string PeerId::ToString() const { return fmt::format("{}:{}", RoleName(role), rank); }
-
-const char* MessageTypeName(MessageType type) {
-  switch (type) {
-    case MessageType::ACK:
-      return "ack";
-    case MessageType::ERROR:
-      return "error";
-    case MessageType::REGISTER:
-      return "register";
-    case MessageType::REGISTER_REPLY:
-      return "registerReply";
-    case MessageType::HEARTBEAT:
-      return "heartbeat";
-    case MessageType::PLAN:
-      return "plan";
-    case MessageType::PULL_REQUEST:
-      return "pullRequest";
-    case MessageType::PULL_REPLY:
-      return "pullReply";
-    case MessageType::PUSH_REQUEST:
-      return "pushRequest";
-    case MessageType::PUSH_REPLY:
-      return "pushReply";
-    case MessageType::BARRIER:
-      return "barrier";
-    case MessageType::BARRIER_RELEASE:
-      return "barrierRelease";
-    case MessageType::STEP:
-      return "step";
-    case MessageType::BLOCK_HANDOFF:
-      return "blockHandoff";
-    case MessageType::METRICS:
-      return "metrics";
-    case MessageType::SHUTDOWN:
-      return "shutdown";
-    case MessageType::DATA:
-      return "data";
-    case MessageType::CLOCK_TICK:
-      return "clockTick";
-    case MessageType::PEER_DOWN:
-      return "peerDown";
-    case MessageType::TASK:
-      return "task";
-    case MessageType::TASK_DONE:
-      return "taskDone";
-    case MessageType::STORE_SET:
-      return "storeSet";
-    case MessageType::STORE_GET:
-      return "storeGet";
-    case MessageType::STORE_VALUE:
-      return "storeValue";
-    case MessageType::CHECKPOINT:
-      return "checkpoint";
-    case MessageType::CHECKPOINT_REPLY:
-      return "checkpointReply";
-    case MessageType::RESTORE:
-      return "restore";
-    case MessageType::ROW_SYNC:
-      return "rowSync";
-    case MessageType::ROW_SYNC_REPLY:
-      return "rowSyncReply";
-  }
-  return "unknown";
-}
 
 // --- OutMessage ---
 
@@ -204,7 +141,7 @@ InMessage::InMessage(std::shared_ptr<const internal::InMessageState> state)
 
 const PeerId& InMessage::from() const { return state_->from; }
 wire::Envelope::Reader InMessage::header() const { return state_->root; }
-MessageType InMessage::type() const { return state_->root.getBody().which(); }
+uint64_t InMessage::type() const { return state_->root.getType(); }
 wire::Kind InMessage::kind() const { return state_->root.getKind(); }
 uint64_t InMessage::request_id() const { return state_->root.getRequestId(); }
 size_t InMessage::num_frames() const { return state_->frames.size(); }
@@ -242,7 +179,7 @@ Buffer InMessage::Bytes(wire::BytesRef::Reader ref) const {
 
 OutMessage MakeErrorMessage(const Status& status) {
   OutMessage msg;
-  auto e = msg.header().getBody().initError();
+  auto e = msg.InitBody<wire::Error>();
   e.setCode(static_cast<uint16_t>(status.code()));
   e.setMessage(status.message());
   return msg;
@@ -250,13 +187,13 @@ OutMessage MakeErrorMessage(const Status& status) {
 
 OutMessage MakeAckMessage() {
   OutMessage msg;
-  msg.header().getBody().setAck();
+  msg.InitBody<wire::Ack>();
   return msg;
 }
 
 OutMessage MakeDataMessage(uint32_t tag, std::vector<Buffer> frames) {
   OutMessage msg;
-  auto d = msg.header().getBody().initData();
+  auto d = msg.InitBody<wire::Data>();
   d.setTag(tag);
   auto refs = d.initFrames(static_cast<unsigned>(frames.size()));
   for (size_t i = 0; i < frames.size(); ++i) {
@@ -266,8 +203,7 @@ OutMessage MakeDataMessage(uint32_t tag, std::vector<Buffer> frames) {
 }
 
 Status ErrorToStatus(const InMessage& msg) {
-  RIGEL_CHECK(msg.type() == MessageType::ERROR);
-  auto e = msg.header().getBody().getError();
+  auto e = msg.Body<wire::Error>();
   uint16_t code = e.getCode();
   std::string text = fmt::format("{}: {}", msg.from().ToString(), e.getMessage().cStr());
   if (code == 0 || code > static_cast<uint16_t>(StatusCode::kIoError)) {
@@ -278,233 +214,116 @@ Status ErrorToStatus(const InMessage& msg) {
 
 namespace {
 
-std::string KeysText(const InMessage& msg, wire::KeysRef::Reader ref) {
-  auto k = msg.Keys(ref);
-  return k.empty() ? std::string("keys=0")
-                   : fmt::format("keys={}[{}..{}]", k.size(), k.front(), k.back());
-}
+// Describe's generic printer: every field of the body by its schema, Refs
+// as what they name, long texts and lists summarised.
+class Printer {
+ public:
+  explicit Printer(const InMessage& msg) : msg_(msg) {}
 
-std::string RowsText(const InMessage& msg, wire::RowsRef::Reader ref) {
-  RowsView v = msg.Rows(ref);
-  double sum = 0;
-  for (float x : v.values) sum += x;
-  return fmt::format("rows={}x{} sum={:g}", v.rows, v.width, sum);
-}
-
-// The fields of each kind of body, as Describe prints them.
-
-std::string Fields(wire::Error::Reader e) {
-  return fmt::format(" code={} message={}", e.getCode(), TextSummary(e.getMessage()));
-}
-
-std::string Fields(wire::Register::Reader r) {
-  return fmt::format(" role={} rank={} address={} incarnation={} threads={}",
-                     static_cast<int>(r.getRole()), r.getRank(), TextSummary(r.getAddress()),
-                     r.getIncarnation(), r.getThreads());
-}
-
-std::string Fields(wire::RegisterReply::Reader r) {
-  std::string out = fmt::format(" rank={} peers=[", r.getRank());
-  for (auto p : r.getPeers()) {
-    out += fmt::format(" {}:{}@{}", static_cast<int>(p.getRole()), p.getRank(),
-                       TextSummary(p.getAddress()));
+  void Struct(capnp::DynamicStruct::Reader s) {
+    auto schema = s.getSchema();
+    for (capnp::StructSchema::Field f : schema.getNonUnionFields()) Field(s, f);
+    KJ_IF_MAYBE (f, s.which()) {
+      Field(s, *f);
+    }
   }
-  return out + " ]";
-}
 
-std::string Fields(wire::Heartbeat::Reader h) {
-  return fmt::format(" seq={} incarnation={} sent={}", h.getSeq(), h.getIncarnation(),
-                     h.getSentUnixMicros());
-}
+  std::string Take() { return std::move(out_); }
 
-std::string Fields(wire::Plan::Reader p) {
-  return fmt::format(" plan={} servers={} workers={} params={} job={}", p.getPlanId(),
-                     p.getServers(), p.getWorkers(), p.getParams().size(),
-                     p.getHasJob() ? TextSummary(p.getJob().getProgram()) : "none");
-}
-
-std::string Fields(const InMessage& msg, wire::PullRequest::Reader p) {
-  return fmt::format(" param={} {} width={} clock={}", p.getParam(), KeysText(msg, p.getKeys()),
-                     p.getWidth(), p.getClock());
-}
-
-std::string Fields(const InMessage& msg, wire::PullReply::Reader p) {
-  return fmt::format(" param={} {} minClock={}", p.getParam(), RowsText(msg, p.getRows()),
-                     p.getMinClock());
-}
-
-std::string Fields(const InMessage& msg, wire::PushRequest::Reader p) {
-  return fmt::format(" param={} {} {} rule={} clock={} lr={:g}", p.getParam(),
-                     KeysText(msg, p.getKeys()), RowsText(msg, p.getRows()),
-                     static_cast<int>(p.getRule()), p.getClock(), p.getLr());
-}
-
-std::string Fields(wire::PushReply::Reader p) {
-  return fmt::format(" param={} applied={}", p.getParam(), p.getApplied());
-}
-
-std::string Fields(wire::Barrier::Reader b) {
-  return fmt::format(" id={} epoch={} step={}", b.getId(), b.getEpoch(), b.getStep());
-}
-
-std::string Fields(wire::Step::Reader s) {
-  return fmt::format(" epoch={} step={} loop={} command={}", s.getEpoch(), s.getStep(), s.getLoop(),
-                     static_cast<int>(s.getCommand()));
-}
-
-std::string Fields(const InMessage& msg, wire::BlockHandoff::Reader b) {
-  return fmt::format(" param={} block={} rows=[{}, {}) epoch={} step={} {}", b.getParam(),
-                     b.getBlock(), b.getRowBegin(), b.getRowEnd(), b.getEpoch(), b.getStep(),
-                     RowsText(msg, b.getRows()));
-}
-
-std::string Fields(wire::Metrics::Reader m) {
-  std::string out = fmt::format(" rank={} step={}", m.getRank(), m.getStep());
-  for (auto e : m.getEntries()) {
-    out += fmt::format(" {}={:g}", TextSummary(e.getName()), e.getValue());
+ private:
+  void Field(capnp::DynamicStruct::Reader s, capnp::StructSchema::Field f) {
+    out_ += fmt::format(" {}=", f.getProto().getName().cStr());
+    Value(s.get(f));
   }
-  return out;
-}
 
-std::string Fields(wire::Shutdown::Reader s) {
-  return fmt::format(" reason={}", TextSummary(s.getReason()));
-}
-
-std::string Fields(const InMessage& msg, wire::Data::Reader d) {
-  std::string out = fmt::format(" tag={} frames=[", d.getTag());
-  for (auto ref : d.getFrames()) out += fmt::format(" {}", msg.Bytes(ref).size());
-  return out + " ]";
-}
-
-std::string Fields(wire::ClockTick::Reader t) {
-  return fmt::format(" clock={} pushes={}", t.getClock(), t.getPushes());
-}
-
-std::string Fields(wire::PeerDown::Reader p) {
-  return fmt::format(" role={} rank={} reason={}", static_cast<int>(p.getRole()), p.getRank(),
-                     TextSummary(p.getReason()));
-}
-
-std::string Fields(wire::Task::Reader t) {
-  return fmt::format(" loop={} launch={} end={} axes={} outer={}", t.getLoop(), t.getLaunch(),
-                     t.getEnd(), t.getRun().getCuts().getAxes().size(),
-                     t.getRun().getOuter().size());
-}
-
-std::string Fields(wire::TaskDone::Reader t) {
-  return fmt::format(" loop={} launch={} accums={} metrics={} error={}", t.getLoop(), t.getLaunch(),
-                     t.getAccums().size(), t.getMetrics().size(), TextSummary(t.getError()));
-}
-
-std::string Fields(wire::StoreEntry::Reader e) {
-  return fmt::format(" key={} bytes={} timeout_ms={}", TextSummary(e.getKey()), e.getValue().size(),
-                     e.getTimeoutMillis());
-}
-
-std::string Fields(wire::CheckpointRequest::Reader c) {
-  return fmt::format(" dir={} seq={}", TextSummary(c.getDir()), c.getSeq());
-}
-
-std::string Fields(wire::CheckpointReply::Reader c) {
-  return fmt::format(" files={}", c.getFiles().size());
-}
-
-std::string Fields(wire::RestoreRequest::Reader r) {
-  return fmt::format(" dir={} files={}", TextSummary(r.getDir()), r.getFiles().size());
-}
-
-std::string Fields(const InMessage& msg, wire::RowSync::Reader r) {
-  std::string out = fmt::format(" staleness={} step={} replica={} audit={}", r.getStaleness(),
-                                r.getStep(), r.getReplica(), r.getAudit());
-  for (auto sec : r.getSections()) {
-    out += fmt::format(" [param={} push {} {} fetch {} drop {}]", sec.getParam(),
-                       KeysText(msg, sec.getPushKeys()), RowsText(msg, sec.getPushRows()),
-                       KeysText(msg, sec.getFetchKeys()), KeysText(msg, sec.getDropKeys()));
+  void Value(capnp::DynamicValue::Reader v) {
+    switch (v.getType()) {
+      case capnp::DynamicValue::VOID:
+        out_ += "void";
+        break;
+      case capnp::DynamicValue::BOOL:
+        out_ += v.as<bool>() ? "true" : "false";
+        break;
+      case capnp::DynamicValue::INT:
+        out_ += fmt::format("{}", v.as<int64_t>());
+        break;
+      case capnp::DynamicValue::UINT:
+        out_ += fmt::format("{}", v.as<uint64_t>());
+        break;
+      case capnp::DynamicValue::FLOAT:
+        out_ += fmt::format("{:g}", v.as<double>());
+        break;
+      case capnp::DynamicValue::TEXT:
+        out_ += TextSummary(v.as<capnp::Text>());
+        break;
+      case capnp::DynamicValue::DATA:
+        out_ += fmt::format("{} bytes", v.as<capnp::Data>().size());
+        break;
+      case capnp::DynamicValue::ENUM: {
+        auto e = v.as<capnp::DynamicEnum>();
+        KJ_IF_MAYBE (en, e.getEnumerant()) {
+          out_ += en->getProto().getName().cStr();
+        } else {
+          out_ += fmt::format("{}", e.getRaw());
+        }
+        break;
+      }
+      case capnp::DynamicValue::STRUCT:
+        StructValue(v.as<capnp::DynamicStruct>());
+        break;
+      case capnp::DynamicValue::LIST: {
+        auto l = v.as<capnp::DynamicList>();
+        constexpr unsigned kShown = 8;
+        out_ += "[";
+        for (unsigned i = 0; i < l.size() && i < kShown; ++i) {
+          if (i > 0) out_ += ",";
+          Value(l[i]);
+        }
+        if (l.size() > kShown) out_ += fmt::format(",...({} in all)", l.size());
+        out_ += "]";
+        break;
+      }
+      default:
+        out_ += "?";
+        break;
+    }
   }
-  return out;
-}
 
-std::string Fields(const InMessage& msg, wire::RowSyncReply::Reader r) {
-  std::string out;
-  for (auto sec : r.getSections()) {
-    out += fmt::format(" [param={} {} {} audit {}]", sec.getParam(), KeysText(msg, sec.getKeys()),
-                       RowsText(msg, sec.getRows()), KeysText(msg, sec.getAuditKeys()));
+  void StructValue(capnp::DynamicStruct::Reader s) {
+    const uint64_t id = s.getSchema().getProto().getId();
+    if (id == TypeId<wire::KeysRef>()) {
+      auto k = msg_.Keys(s.as<wire::KeysRef>());
+      out_ += k.empty() ? std::string("keys(0)")
+                        : fmt::format("keys({}:{}..{})", k.size(), k.front(), k.back());
+    } else if (id == TypeId<wire::RowsRef>()) {
+      RowsView r = msg_.Rows(s.as<wire::RowsRef>());
+      double sum = 0;
+      for (float x : r.values) sum += x;
+      out_ += fmt::format("rows({}x{} sum={:g})", r.rows, r.width, sum);
+    } else if (id == TypeId<wire::BytesRef>()) {
+      out_ += fmt::format("bytes({})", msg_.Bytes(s.as<wire::BytesRef>()).size());
+    } else {
+      out_ += "(";
+      Struct(s);
+      out_ += " )";
+    }
   }
-  return out;
-}
 
-std::string BodyFields(const InMessage& msg) {
-  auto body = msg.header().getBody();
-  switch (body.which()) {
-    case MessageType::ACK:
-      return "";
-    case MessageType::ERROR:
-      return Fields(body.getError());
-    case MessageType::REGISTER:
-      return Fields(body.getRegister());
-    case MessageType::REGISTER_REPLY:
-      return Fields(body.getRegisterReply());
-    case MessageType::HEARTBEAT:
-      return Fields(body.getHeartbeat());
-    case MessageType::PLAN:
-      return Fields(body.getPlan());
-    case MessageType::PULL_REQUEST:
-      return Fields(msg, body.getPullRequest());
-    case MessageType::PULL_REPLY:
-      return Fields(msg, body.getPullReply());
-    case MessageType::PUSH_REQUEST:
-      return Fields(msg, body.getPushRequest());
-    case MessageType::PUSH_REPLY:
-      return Fields(body.getPushReply());
-    case MessageType::BARRIER:
-      return Fields(body.getBarrier());
-    case MessageType::BARRIER_RELEASE:
-      return Fields(body.getBarrierRelease());
-    case MessageType::STEP:
-      return Fields(body.getStep());
-    case MessageType::BLOCK_HANDOFF:
-      return Fields(msg, body.getBlockHandoff());
-    case MessageType::METRICS:
-      return Fields(body.getMetrics());
-    case MessageType::SHUTDOWN:
-      return Fields(body.getShutdown());
-    case MessageType::DATA:
-      return Fields(msg, body.getData());
-    case MessageType::CLOCK_TICK:
-      return Fields(body.getClockTick());
-    case MessageType::PEER_DOWN:
-      return Fields(body.getPeerDown());
-    case MessageType::TASK:
-      return Fields(body.getTask());
-    case MessageType::TASK_DONE:
-      return Fields(body.getTaskDone());
-    case MessageType::STORE_SET:
-      return Fields(body.getStoreSet());
-    case MessageType::STORE_GET:
-      return Fields(body.getStoreGet());
-    case MessageType::STORE_VALUE:
-      return Fields(body.getStoreValue());
-    case MessageType::CHECKPOINT:
-      return Fields(body.getCheckpoint());
-    case MessageType::CHECKPOINT_REPLY:
-      return Fields(body.getCheckpointReply());
-    case MessageType::RESTORE:
-      return Fields(body.getRestore());
-    case MessageType::ROW_SYNC:
-      return Fields(msg, body.getRowSync());
-    case MessageType::ROW_SYNC_REPLY:
-      return Fields(msg, body.getRowSyncReply());
-  }
-  return "";
-}
+  const InMessage& msg_;
+  std::string out_;
+};
 
 }  // namespace
 
 std::string Describe(const InMessage& msg) {
   auto root = msg.header();
-  return fmt::format("{} #{} {} from {}:", KindName(root.getKind()), root.getRequestId(),
-                     MessageTypeName(root.getBody().which()), msg.from().ToString()) +
-         BodyFields(msg);
+  std::string out = fmt::format("{} #{} {} from {}:", KindName(root.getKind()), root.getRequestId(),
+                                msg.type_name(), msg.from().ToString());
+  const MessageType* type = FindMessageType(msg.type());
+  if (type == nullptr) return out;  // validation makes this unreachable
+  Printer p(msg);
+  p.Struct(root.getBody().getAs<capnp::DynamicStruct>(type->schema));
+  return out + p.Take();
 }
 
 }  // namespace rigel::transport

@@ -1,21 +1,25 @@
 // Messages as the transport's callers see them: an OutMessage is built by the
-// sender (a Cap'n Proto Envelope header plus payload Buffers); an InMessage is
-// what a receiver gets after the decoder (transport/codec.h) has validated it.
+// sender (a Cap'n Proto Envelope header whose body is a struct of some
+// layer's schema, plus payload Buffers); an InMessage is what a receiver gets
+// after the decoder (transport/codec.h) has validated it.
 //
 // Building (sender):
 //   OutMessage msg;
-//   auto pull = msg.header().getBody().initPullRequest();
+//   auto pull = msg.InitBody<ps::wire::PullRequest>();
 //   pull.setParam(3);
 //   msg.SetKeys(pull.initKeys(), Buffer::FromVector(std::move(sorted_keys)));
 //   transport.Request(server, std::move(msg), callback);
 // Reading (receiver, after validation):
-//   auto pull = in.header().getBody().getPullRequest();
-//   std::span<const uint64_t> keys = in.Keys(pull.getKeys());
+//   if (in.Is<ps::wire::PullRequest>()) {
+//     auto pull = in.Body<ps::wire::PullRequest>();
+//     std::span<const uint64_t> keys = in.Keys(pull.getKeys());
+//   }
 //
-// The transport fills in the Envelope's version, kind and requestId; callers
-// set only the body. Payload frames are referred to from the body by
-// KeysRef/RowsRef/BytesRef (see transport/wire/rigel.capnp); the Set* helpers
-// append the frame and fill the Ref in one step.
+// The body's type must be registered (transport/message_types.h) in the
+// receiving process. The transport fills in the Envelope's version, kind and
+// requestId; callers set only the body. Payload frames are referred to from
+// the body by KeysRef/RowsRef/BytesRef (transport/wire/envelope.capnp); the
+// Set* helpers append the frame and fill the Ref in one step.
 #ifndef RIGEL_TRANSPORT_MESSAGE_H_
 #define RIGEL_TRANSPORT_MESSAGE_H_
 
@@ -30,9 +34,11 @@
 #include <string>
 #include <vector>
 
+#include "common/check.h"
 #include "common/status.h"
 #include "transport/buffer.h"
-#include "transport/wire/rigel.capnp.h"
+#include "transport/message_types.h"
+#include "transport/wire/envelope.capnp.h"
 
 namespace rigel::transport {
 
@@ -59,14 +65,6 @@ struct PeerIdHash {
   }
 };
 
-using MessageType = wire::Envelope::Body::Which;
-// The last body member this build knows; update it when appending one (the
-// decoder drops anything beyond it as "unknown type").
-inline constexpr MessageType kLastMessageType = MessageType::ROW_SYNC_REPLY;
-
-// The body member's schema name ("pullRequest", ...), or "unknown".
-const char* MessageTypeName(MessageType type);
-
 // A message to send. Move-only. Not thread-safe: build it on one thread, then
 // give it to the transport (Send/Request/Respond take it by value).
 class OutMessage {
@@ -85,7 +83,18 @@ class OutMessage {
   // unknown fields too costly to copy within Cap'n Proto's read budget.
   Status SetHeader(wire::Envelope::Reader header);
 
-  // The Envelope to fill in; set exactly one body member.
+  // Sets the body to a new T (any struct of a layer's schema; see
+  // message_types.h) and returns it to fill in.
+  template <class T>
+  typename T::Builder InitBody() {
+    RegisterBuilt<T>();
+    root_.setType(TypeId<T>());
+    return root_.getBody().initAs<T>();
+  }
+  // The body's type id (0: no body set yet).
+  uint64_t type() const { return root_.asReader().getType(); }
+
+  // The Envelope (the transport's; callers set the body with InitBody).
   wire::Envelope::Builder header() { return root_; }
   capnp::MessageBuilder& builder() { return *builder_; }
   // Moved-from messages may only be assigned to or destroyed.
@@ -133,9 +142,10 @@ struct InMessageState;
 // its frames) is gone.
 //
 // Validation guarantees (codec.h): the header is a well-formed Envelope of the
-// current wire version with a known body member; every pointer field of the
-// body has the schema's type (so getters do not throw); every Ref names an
-// existing frame whose size matches its counts, and keys are ascending.
+// current wire version whose body is of a registered type; every pointer field
+// of the body has the schema's type (so getters do not throw), every enum
+// value is known; every Ref names an existing frame whose size matches its
+// counts, and keys are ascending; the type's own check passed.
 //
 // Thread-safety: reading the Cap'n Proto header charges a read limiter that is
 // not synchronised, so read one InMessage's header from one thread at a time
@@ -154,7 +164,19 @@ class InMessage {
   // The authenticated connection's claimed identity of the sender.
   const PeerId& from() const;
   wire::Envelope::Reader header() const;
-  MessageType type() const;
+  // The body's type id (registered: validation guarantees it) and name.
+  uint64_t type() const;
+  std::string type_name() const { return TypeName(type()); }
+  template <class T>
+  bool Is() const {
+    return type() == TypeId<T>();
+  }
+  // The body as a T. Precondition (checked): Is<T>().
+  template <class T>
+  typename T::Reader Body() const {
+    RIGEL_CHECK_MSG(Is<T>(), "InMessage::Body: the message has another type");
+    return header().getBody().template getAs<T>();
+  }
   wire::Kind kind() const;
   uint64_t request_id() const;
   bool is_request() const { return kind() == wire::Kind::REQUEST; }
@@ -179,15 +201,15 @@ class InMessage {
   std::shared_ptr<const internal::InMessageState> state_;
 };
 
-// An `error` body carrying `status` (code and message).
+// An `Error` body carrying `status` (code and message).
 OutMessage MakeErrorMessage(const Status& status);
-// An `ack` body.
+// An `Ack` body.
 OutMessage MakeAckMessage();
-// A `data` body with tag `tag` and one frame per buffer.
+// A `Data` body with tag `tag` and one frame per buffer.
 OutMessage MakeDataMessage(uint32_t tag, std::vector<Buffer> frames);
 
-// The Status an `error` body stands for: its code (unknown codes become
-// kInternal) and "FROM: message". Precondition: msg.type() == ERROR.
+// The Status an `Error` body stands for: its code (unknown codes become
+// kInternal) and "FROM: message". Precondition: msg.Is<wire::Error>().
 Status ErrorToStatus(const InMessage& msg);
 
 // One line describing `msg`: type, kind, request id, sender and every field of

@@ -1,5 +1,6 @@
 #include "worker/job.h"
 
+#include "cluster/wire/messages.h"
 #include "collectives/world.h"
 #include "worker/task.h"
 
@@ -27,7 +28,7 @@ namespace {
 Status Report(transport::Transport* t, uint32_t loop, uint64_t launch, const TaskResult* res,
               const Status& st) {
   transport::OutMessage msg;
-  auto d = msg.header().getBody().initTaskDone();
+  auto d = msg.InitBody<cluster::wire::TaskDone>();
   d.setLoop(loop);
   d.setLaunch(launch);
   if (res) {
@@ -76,11 +77,11 @@ Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport
   *owned = std::move(made).value();
   runner = owned->get();
   transport::OutMessage ready;
-  ready.header().getBody().initStep().setCommand(wire::StepCommand::START);
+  ready.InitBody<cluster::wire::Step>().setCommand(cluster::wire::StepCommand::START);
   Status result = t->Send({transport::Role::kScheduler, 0}, std::move(ready));
   transport::InMessage m;
   while (result.ok() && tasks.Pop(member, &m)) {
-    auto task = m.header().getBody().getTask();
+    auto task = m.Body<cluster::wire::Task>();
     if (task.getEnd()) break;
     auto run = [&]() -> StatusOr<TaskResult> {
       if (task.getFlush()) return (*owned)->Flush();
@@ -99,7 +100,7 @@ Status RunJob(const cluster::ClusterSetup& setup, int rank, transport::Transport
 
 Status FinishJob(transport::Transport* t, cluster::Member& member) {
   transport::OutMessage done;
-  done.header().getBody().initStep().setCommand(wire::StepCommand::FINISHED);
+  done.InitBody<cluster::wire::Step>().setCommand(cluster::wire::StepCommand::FINISHED);
   RIGEL_RETURN_IF_ERROR(t->Send({transport::Role::kScheduler, 0}, std::move(done)));
   return member.WaitForEnd();
 }

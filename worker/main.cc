@@ -24,6 +24,7 @@
 
 #include "cluster/member_flags.h"
 #include "cluster/scheduler_store.h"
+#include "cluster/wire/messages.h"
 #include "collectives/world.h"
 #include "common/memory.h"
 #include "ps/client.h"
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
   std::atomic<worker::Runner*> runner{nullptr};
   worker::TaskQueue tasks;
   (*t)->SetHandler([&](transport::InMessage m) {
-    if (m.type() == transport::MessageType::TASK) {
+    if (m.Is<cluster::wire::Task>()) {
       tasks.Push(std::move(m));
       return;
     }

@@ -10,15 +10,15 @@ namespace {
 
 using analysis::ScheduleKind;
 
-static_assert(static_cast<int>(wire::ScheduleKind::DATA_PARALLEL) ==
+static_assert(static_cast<int>(cluster::wire::ScheduleKind::DATA_PARALLEL) ==
                   static_cast<int>(ScheduleKind::kDataParallel) &&
-              static_cast<int>(wire::ScheduleKind::MODEL_PARALLEL1D) ==
+              static_cast<int>(cluster::wire::ScheduleKind::MODEL_PARALLEL1D) ==
                   static_cast<int>(ScheduleKind::kModelParallel1D) &&
-              static_cast<int>(wire::ScheduleKind::CONFLICT_FREE2D) ==
+              static_cast<int>(cluster::wire::ScheduleKind::CONFLICT_FREE2D) ==
                   static_cast<int>(ScheduleKind::kConflictFree2D) &&
-              static_cast<int>(wire::ScheduleKind::WAVEFRONT) ==
+              static_cast<int>(cluster::wire::ScheduleKind::WAVEFRONT) ==
                   static_cast<int>(ScheduleKind::kWavefront) &&
-              static_cast<int>(wire::ScheduleKind::SERIAL) ==
+              static_cast<int>(cluster::wire::ScheduleKind::SERIAL) ==
                   static_cast<int>(ScheduleKind::kSerial));
 
 constexpr uint32_t kMaxWorkers = 65536;  // as analysis::CutsFromJson
@@ -27,10 +27,10 @@ Status Bad(const std::string& field, const std::string& why) {
   return InvalidArgument("task." + field + ": " + why);
 }
 
-StatusOr<analysis::Cuts> ReadCuts(wire::TaskCuts::Reader c) {
+StatusOr<analysis::Cuts> ReadCuts(cluster::wire::TaskCuts::Reader c) {
   analysis::Cuts cuts;
   const auto kind = static_cast<uint16_t>(c.getSchedule());
-  if (kind > static_cast<uint16_t>(wire::ScheduleKind::SERIAL)) {
+  if (kind > static_cast<uint16_t>(cluster::wire::ScheduleKind::SERIAL)) {
     return Bad("run.cuts.schedule", "unknown schedule " + std::to_string(kind));
   }
   cuts.kind = static_cast<ScheduleKind>(kind);
@@ -50,7 +50,7 @@ StatusOr<analysis::Cuts> ReadCuts(wire::TaskCuts::Reader c) {
   return cuts;
 }
 
-StatusOr<TaskSpec> Read(wire::Task::Reader task) {
+StatusOr<TaskSpec> Read(cluster::wire::Task::Reader task) {
   if (!task.hasRun()) return Bad("run", "missing");
   auto run = task.getRun();
   if (!run.hasCuts()) return Bad("run.cuts", "missing");
@@ -80,7 +80,7 @@ StatusOr<TaskSpec> Read(wire::Task::Reader task) {
 
 }  // namespace
 
-StatusOr<TaskSpec> ReadTask(wire::Task::Reader task) {
+StatusOr<TaskSpec> ReadTask(cluster::wire::Task::Reader task) {
   // A received message was validated (transport/codec.h), so getters do not
   // throw; a reader from elsewhere might, and a task error must stay a Status.
   try {

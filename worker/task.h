@@ -1,5 +1,5 @@
 // One `task` message as the worker runs it: a typed TaskSpec read from the
-// wire's Task (transport/wire/rigel.capnp: Task.run, filled by the
+// wire's Task (cluster/wire/control.capnp: Task.run, filled by the
 // scheduler's driver, scheduler/driver.cc).
 //
 // ReadTask never throws: a malformed task is InvalidArgument naming the
@@ -16,9 +16,9 @@
 #include <map>
 
 #include "analysis/partition.h"
+#include "cluster/wire/control.capnp.h"
 #include "common/status.h"
 #include "kernel/kernel.h"
-#include "transport/wire/rigel.capnp.h"
 
 namespace rigel::worker {
 
@@ -35,7 +35,7 @@ struct TaskSpec {
 };
 
 // The task carried by `task` (its `end` flag is the caller's to check).
-StatusOr<TaskSpec> ReadTask(wire::Task::Reader task);
+StatusOr<TaskSpec> ReadTask(cluster::wire::Task::Reader task);
 
 }  // namespace rigel::worker
 

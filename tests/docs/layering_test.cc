@@ -42,8 +42,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Folders that hold no library or role code.
-const std::set<std::string> kNotLayers = {"tests", "bench", "examples", "scripts", "docs",
-                                          "cmake", "build", "runs"};
+const std::set<std::string> kNotLayers = {"tests", "bench", "examples", "scripts",
+                                          "docs",  "cmake", "build",    "runs"};
 
 struct Table {
   std::map<std::string, std::set<std::string>> deps;  // folder -> direct arrows
@@ -154,9 +154,8 @@ std::vector<std::string> CheckTree(const fs::path& root) {
         if (!std::regex_search(line, m, include)) continue;
         std::string to = m[1];
         if (!top.count(to) || allowed.count(to)) continue;
-        out.push_back(fs::relative(p, root).string() + ":" + std::to_string(n) + ": `" +
-                      folder + "/` may not include `" + to + "/` (" + line.substr(m.position(0)) +
-                      ")");
+        out.push_back(fs::relative(p, root).string() + ":" + std::to_string(n) + ": `" + folder +
+                      "/` may not include `" + to + "/` (" + line.substr(m.position(0)) + ")");
       }
     }
   }
@@ -308,7 +307,8 @@ TEST_F(LayeringChecker, AnUpwardIncludeIsReportedWithFileAndLine) {
   Write("kernel/run.cc", "// x\n#include \"kernel/k.h\"\n#include \"exec/executor.h\"\n");
   std::vector<std::string> bad = CheckTree(root_);
   ASSERT_EQ(bad.size(), 1u) << Join(bad);
-  EXPECT_EQ(bad[0], "kernel/run.cc:3: `kernel/` may not include `exec/` (#include \"exec/executor.h\")");
+  EXPECT_EQ(bad[0],
+            "kernel/run.cc:3: `kernel/` may not include `exec/` (#include \"exec/executor.h\")");
 }
 
 TEST_F(LayeringChecker, ARoleIsIncludedByNoLibrary) {
@@ -332,7 +332,8 @@ TEST_F(LayeringChecker, UnknownArrowsAndCyclesAreReported) {
         "| `kernel/` | x | `ir` |\n| `exec/` | x | `kernel` |\n| `worker/` | x | `exec` |\n");
   std::vector<std::string> bad = CheckTree(root_);
   std::string all = Join(bad);
-  EXPECT_NE(all.find("`ir/` may depend on `nowhere/`, which is not a row"), std::string::npos) << all;
+  EXPECT_NE(all.find("`ir/` may depend on `nowhere/`, which is not a row"), std::string::npos)
+      << all;
   EXPECT_NE(all.find("`ir/` depends on itself through its arrows (a cycle)"), std::string::npos)
       << all;
 }
@@ -359,7 +360,7 @@ TEST_F(LayeringChecker, RootHeadersSharedSubFoldersTheFolderItselfAndTestsMayInc
   Write("collectives/world.cc", "#include \"collectives/mpi/world.h\"\n");
   Write("worker/job.cc",
         "#include \"collectives/world.h\"\n#include \"transport/create.h\"\n"
-        "#include \"transport/wire/rigel.capnp.h\"\n#include \"transport/auth/keyfile.h\"\n");
+        "#include \"transport/wire/envelope.capnp.h\"\n#include \"transport/auth/keyfile.h\"\n");
   Write("tests/transport/zmq_test.cc", "#include \"transport/zmq/transport.h\"\n");
   Write("bench/allreduce.cc", "#include \"collectives/nccl/communicator.h\"\n");
   Write("build/generated/x.cc", "#include \"collectives/gloo/mesh.h\"\n");

@@ -4,7 +4,8 @@
 // report or an exception. A message that passes must then be readable in full
 // (Describe reads every field, key and row) and, copied into an OutMessage,
 // must pass the sender-side validation too, so the two never disagree about
-// what is valid.
+// what is valid. Every layer's message types are registered, as in a
+// program that uses them all.
 //
 // Input layout: byte 0 holds the number of payload frames (bits 0-2) and
 // whether to misalign them (bit 3); then one little-endian uint16 length per
@@ -15,14 +16,24 @@
 #include <cstring>
 #include <vector>
 
+#include "cluster/wire/messages.h"
+#include "ps/wire/messages.h"
 #include "transport/codec.h"
 #include "transport/message.h"
+#include "worker/wire/messages.h"
 
 namespace {
 
 constexpr size_t kMaxInputBytes = 256 * 1024;
 
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  rigel::cluster::wire::RegisterMessages();
+  rigel::ps::wire::RegisterMessages();
+  rigel::worker::wire::RegisterMessages();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace rigel::transport;

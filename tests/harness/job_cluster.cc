@@ -6,6 +6,7 @@
 
 #include "cluster/member.h"
 #include "cluster/scheduler_store.h"
+#include "cluster/wire/messages.h"
 #include "scheduler/coordinator.h"
 #include "scheduler/driver.h"
 #include "worker/job.h"
@@ -50,7 +51,7 @@ Status Worker(InProcCluster& c, int rank, const JobClusterOptions& o) {
   cluster::SchedulerStore store(t);  // the runner's rendezvous; it outlives the job
   std::unique_ptr<worker::Runner> owned;
   t->SetHandler([&](transport::InMessage m) {
-    if (m.type() == transport::MessageType::TASK) return tasks.Push(std::move(m));
+    if (m.Is<cluster::wire::Task>()) return tasks.Push(std::move(m));
     if (worker::Runner* r = runner.load(); r && r->Handle(m)) return;
     member.Handle(m);
   });

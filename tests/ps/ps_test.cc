@@ -10,6 +10,7 @@
 #include "ir/param_init.h"
 #include "ps/client.h"
 #include "ps/service.h"
+#include "ps/wire/messages.h"
 #include "tests/harness/ps_cluster.h"
 #include "transport/fault_injecting_transport.h"
 
@@ -147,7 +148,7 @@ TEST(ParameterServer, RefusesKeysItDoesNotHoldAndBadWidths) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   // A request built by hand for a row on the other server is refused by the server.
   transport::OutMessage m;
-  auto req = m.header().getBody().initPullRequest();
+  auto req = m.InitBody<ps::wire::PullRequest>();
   req.setParam(1);
   auto keys = std::make_shared<std::vector<uint64_t>>(std::vector<uint64_t>{900});
   m.SetKeys(req.initKeys(), transport::Buffer(keys, keys->data(), 8));

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "common/file.h"
+#include "ps/wire/messages.h"
 #include "tests/harness/ps_cluster.h"
 
 namespace rigel::ps {
@@ -110,7 +111,7 @@ struct Scheduler {
   // waits for that file (confirm true).
   StatusOr<transport::InMessage> Ask(int s, const std::string& dir, uint64_t seq, bool confirm) {
     transport::OutMessage m;
-    auto c = m.header().getBody().initCheckpoint();
+    auto c = m.InitBody<ps::wire::CheckpointRequest>();
     c.setDir(dir);
     c.setSeq(seq);
     c.setConfirm(confirm);
@@ -126,7 +127,7 @@ struct Scheduler {
       auto r = Ask(s, dir, seq, true);
       EXPECT_TRUE(r.ok()) << r.status().message();
       if (!r.ok()) continue;
-      for (auto f : r->header().getBody().getCheckpointReply().getFiles()) {
+      for (auto f : r->Body<ps::wire::CheckpointReply>().getFiles()) {
         out.push_back({f.getName().cStr(), f.getBytes(), f.getChecksum(), f.getRows()});
       }
     }
@@ -136,7 +137,7 @@ struct Scheduler {
   Status Restore(int servers, const std::string& dir, const std::vector<SnapshotFile>& files) {
     for (int s = 0; s < servers; ++s) {
       transport::OutMessage m;
-      auto r = m.header().getBody().initRestore();
+      auto r = m.InitBody<ps::wire::RestoreRequest>();
       r.setDir(dir);
       auto list = r.initFiles(static_cast<unsigned>(files.size()));
       for (size_t k = 0; k < files.size(); ++k) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cluster/member.h"
+#include "cluster/wire/messages.h"
 #include "common/cpu_time.h"
 #include "common/memory.h"
 #include "transport/loopback_transport.h"
@@ -53,7 +54,7 @@ struct FakeMember {
     o.join_timeout = 5000ms;
     member = std::make_unique<cluster::Member>(transport.get(), o);
     transport->SetHandler([this](transport::InMessage m) {
-      if (m.type() == transport::MessageType::PEER_DOWN) peer_down = true;
+      if (m.Is<cluster::wire::PeerDown>()) peer_down = true;
       member->Handle(m);
     });
   }
@@ -63,7 +64,7 @@ struct FakeMember {
   }
   void Finish() {
     transport::OutMessage done;
-    done.header().getBody().initStep().setCommand(wire::StepCommand::FINISHED);
+    done.InitBody<cluster::wire::Step>().setCommand(cluster::wire::StepCommand::FINISHED);
     ASSERT_TRUE(transport->Send(PeerId{Role::kScheduler, 0}, std::move(done)).ok());
   }
 };
@@ -217,8 +218,8 @@ TEST_F(CoordinatorTest, ASecondProcessCannotTakeALiveRank) {
   // Another endpoint claiming worker 0 is refused while the first is alive.
   auto other = std::move(net_->Join(PeerId{Role::kWorker, 1})).value();
   transport::OutMessage reg;
-  auto r = reg.header().getBody().initRegister();
-  r.setRole(wire::Role::WORKER);
+  auto r = reg.InitBody<cluster::wire::Register>();
+  r.setRole(transport::wire::Role::WORKER);
   r.setRank(0);
   r.setAddress("loopback://worker:1");
   r.setIncarnation(99);

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/wire/messages.h"
+#include "ps/wire/messages.h"
 #include "tests/transport/test_util.h"
 
 namespace rigel::transport {
@@ -94,7 +96,7 @@ std::string HeaderOf(OutMessage m, wire::Kind kind = wire::Kind::ONE_WAY, uint64
 
 OutMessage PullOf(uint64_t key) {
   OutMessage m;
-  m.SetKeys(m.header().getBody().initPullRequest().initKeys(),
+  m.SetKeys(m.InitBody<ps::wire::PullRequest>().initKeys(),
             Buffer::FromVector(std::vector<uint64_t>{key}));
   return m;
 }
@@ -141,7 +143,7 @@ TEST_P(TransportConformanceTest, OneWayMessagesOfEveryTypeArriveInOrder) {
   auto types = AllTypes();
   for (size_t i = 0; i < types.size(); ++i) {
     Status st = worker->Send(kServer, MakeSample(types[i], static_cast<int>(i)));
-    ASSERT_TRUE(st.ok()) << MessageTypeName(types[i]) << ": " << st.ToString();
+    ASSERT_TRUE(st.ok()) << TypeName(types[i]) << ": " << st.ToString();
   }
   ASSERT_TRUE(WaitFor([&] { return echo.count() == types.size(); }))
       << echo.count() << " of " << types.size();
@@ -177,7 +179,7 @@ TEST_P(TransportConformanceTest, SmallAndLargeMessagesArriveInSendOrder) {
       << echo.count() << " of " << kMessages;
   std::vector<InMessage> got = echo.messages();
   for (uint32_t i = 0; i < kMessages; ++i) {
-    auto data = got[i].header().getBody().getData();
+    auto data = got[i].Body<transport::wire::Data>();
     ASSERT_EQ(data.getTag(), i) << "out of order at " << i;
     ASSERT_EQ(data.getFrames().size(), 1u);
     Buffer b = got[i].Bytes(data.getFrames()[0]);
@@ -193,10 +195,10 @@ TEST_P(TransportConformanceTest, RequestsOfEveryTypeGetTheirResponses) {
   Echo echo(*server);
   Closer closer{server.get(), worker.get()};
   ASSERT_TRUE(Link(*worker, *server).ok());
-  for (MessageType t : AllTypes()) {
-    if (t == MessageType::ERROR) continue;  // an error response is a Status (next test)
+  for (uint64_t t : AllTypes()) {
+    if (t == TypeId<wire::Error>()) continue;  // an error response is a Status (next test)
     StatusOr<InMessage> r = worker->Call(kServer, MakeSample(t, 1));
-    ASSERT_TRUE(r.ok()) << MessageTypeName(t) << ": " << r.status().ToString();
+    ASSERT_TRUE(r.ok()) << TypeName(t) << ": " << r.status().ToString();
     EXPECT_EQ(r->kind(), wire::Kind::RESPONSE);
     EXPECT_EQ(r->from(), kServer);
     ExpectSample(*r, t, static_cast<int>(r->request_id() % 7));
@@ -208,9 +210,9 @@ TEST_P(TransportConformanceTest, ErrorResponsesBecomeTheCallersStatus) {
   auto worker = Make(kWorker);
   ASSERT_TRUE(server && worker);
   server->SetHandler([s = server.get()](InMessage m) {
-    if (m.type() == MessageType::PLAN) {
+    if (m.Is<cluster::wire::Plan>()) {
       (void)s->RespondError(m, InvalidArgument("bad plan"));
-    } else if (m.type() == MessageType::STEP) {
+    } else if (m.Is<cluster::wire::Step>()) {
       (void)s->RespondError(m, NotFound("no such step"));
     } else {
       (void)s->Respond(m, MakeAckMessage());
@@ -218,10 +220,10 @@ TEST_P(TransportConformanceTest, ErrorResponsesBecomeTheCallersStatus) {
   });
   Closer closer{server.get(), worker.get()};
   ASSERT_TRUE(Link(*worker, *server).ok());
-  auto plan = worker->Call(kServer, MakeSample(MessageType::PLAN, 1));
+  auto plan = worker->Call(kServer, MakeSample(TypeId<cluster::wire::Plan>(), 1));
   EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument) << plan.status().ToString();
   EXPECT_EQ(plan.status().message(), "server:0: bad plan");
-  auto step = worker->RequestAsync(kServer, MakeSample(MessageType::STEP, 1)).get();
+  auto step = worker->RequestAsync(kServer, MakeSample(TypeId<cluster::wire::Step>(), 1)).get();
   EXPECT_EQ(step.status().code(), StatusCode::kNotFound) << step.status().ToString();
   EXPECT_EQ(step.status().message(), "server:0: no such step");
   EXPECT_TRUE(worker->Call(kServer, MakeAckMessage()).ok());  // errors leave no trace
@@ -234,9 +236,9 @@ TEST_P(TransportConformanceTest, ManyRequestsFromSeveralThreadsAllComplete) {
   auto worker = Make(kWorker);
   ASSERT_TRUE(server && worker);
   server->SetHandler([s = server.get()](InMessage m) {
-    auto keys = m.Keys(m.header().getBody().getPullRequest().getKeys());
+    auto keys = m.Keys(m.Body<ps::wire::PullRequest>().getKeys());
     OutMessage r;
-    r.SetRows(r.header().getBody().initPullReply().initRows(),
+    r.SetRows(r.InitBody<ps::wire::PullReply>().initRows(),
               Buffer::FromVector(std::vector<float>(4, float(keys[0]))), 4);
     (void)s->Respond(m, std::move(r));
   });
@@ -258,7 +260,7 @@ TEST_P(TransportConformanceTest, ManyRequestsFromSeveralThreadsAllComplete) {
         uint64_t key = uint64_t(t) * kPerThread + i;
         Status st = worker->Request(kServer, PullOf(key), [&, key](StatusOr<InMessage> r) {
           if (!r.ok()) return fail(fmt::format("key {}: {}", key, r.status().ToString()));
-          float v = r->Rows(r->header().getBody().getPullReply().getRows()).values[0];
+          float v = r->Rows(r->Body<ps::wire::PullReply>().getRows()).values[0];
           if (v != float(key)) return fail(fmt::format("key {}: response carries {}", key, v));
           ++good;
         });
@@ -319,9 +321,9 @@ TEST_P(TransportConformanceTest, SixtyFourMiBPayloadsArriveIntactBothWays) {
   ASSERT_TRUE(server && worker);
   // Echo the rows back in the received frame.
   server->SetHandler([s = server.get()](InMessage m) {
-    auto rows = m.header().getBody().getPullReply().getRows();
+    auto rows = m.Body<ps::wire::PullReply>().getRows();
     OutMessage r;
-    r.SetRows(r.header().getBody().initPullReply().initRows(), m.frame(rows.getFrame()),
+    r.SetRows(r.InitBody<ps::wire::PullReply>().initRows(), m.frame(rows.getFrame()),
               rows.getWidth());
     (void)s->Respond(m, std::move(r));
   });
@@ -331,10 +333,10 @@ TEST_P(TransportConformanceTest, SixtyFourMiBPayloadsArriveIntactBothWays) {
   std::vector<float> values(kFloats);
   for (size_t i = 0; i < kFloats; ++i) values[i] = float(i % 100003) * 0.5f;
   OutMessage m;
-  m.SetRows(m.header().getBody().initPullReply().initRows(), Buffer::FromVector(values), 256);
+  m.SetRows(m.InitBody<ps::wire::PullReply>().initRows(), Buffer::FromVector(values), 256);
   auto r = worker->Call(kServer, std::move(m));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  RowsView v = r->Rows(r->header().getBody().getPullReply().getRows());
+  RowsView v = r->Rows(r->Body<ps::wire::PullReply>().getRows());
   ASSERT_EQ(v.rows * v.width, kFloats);
   EXPECT_EQ(v.width, 256u);
   EXPECT_EQ(std::memcmp(v.values.data(), values.data(), kFloats * 4), 0);
@@ -365,7 +367,7 @@ TEST_P(TransportConformanceTest, MessageOverTheSizeLimitIsRefusedAtSend) {
   ASSERT_TRUE(worker->Send(kServer, MakeDataMessage(3, {})).ok());
   EXPECT_TRUE(worker->Call(kServer, MakeAckMessage()).ok());
   ASSERT_TRUE(WaitFor([&] { return echo.count() == 1; }));
-  EXPECT_EQ(echo.messages()[0].header().getBody().getData().getTag(), 3u);
+  EXPECT_EQ(echo.messages()[0].Body<transport::wire::Data>().getTag(), 3u);
   EXPECT_FALSE(called.load()) << "a refused Request called back";
 }
 
@@ -392,7 +394,7 @@ TEST_P(TransportConformanceTest, BlockedReceiverPushesBackThenEverythingAccepted
   std::atomic<int> corrupt{0};
   server->SetHandler([&, gate](InMessage m) {
     gate->Wait();
-    auto d = m.header().getBody().getData();
+    auto d = m.Body<transport::wire::Data>();
     Buffer b = d.getFrames().size() == 1 ? m.Bytes(d.getFrames()[0]) : Buffer();
     const uint8_t want = uint8_t(d.getTag());
     if (b.size() != (64 << 10) || uint8_t(b.data()[0]) != want ||
@@ -461,7 +463,7 @@ TEST_P(TransportConformanceTest, MalformedFramesAreDroppedAndCountedAndTheReceiv
       return;
     }
     std::lock_guard<std::mutex> lock(mu);
-    tags.push_back(m.header().getBody().getData().getTag());
+    tags.push_back(m.Body<transport::wire::Data>().getTag());
   });
   Closer closer{server.get(), worker.get()};
   const PeerId raw_id{Role::kClient, 9};
@@ -469,7 +471,7 @@ TEST_P(TransportConformanceTest, MalformedFramesAreDroppedAndCountedAndTheReceiv
     Status st = cluster_->send_raw(*server, raw_id, std::move(frames));
     EXPECT_TRUE(st.ok()) << st.ToString();
   };
-  const std::string pull = HeaderOf(MakeSample(MessageType::PULL_REQUEST, 1));  // 6 keys
+  const std::string pull = HeaderOf(MakeSample(TypeId<ps::wire::PullRequest>(), 1));  // 6 keys
   OutMessage future_version = MakeDataMessage(1, {});
   future_version.header().setVersion(wire::WIRE_VERSION + 1);
   raw({"garbage!"});                           // malformed

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "ps/wire/messages.h"
 #include "tests/transport/test_util.h"
 #include "transport/fault_injecting_transport.h"
 #include "transport/loopback_transport.h"
@@ -23,7 +24,7 @@ const PeerId kWorker{Role::kWorker, 0};
 // A pull request for the one key `key`.
 OutMessage Pull(uint64_t key) {
   OutMessage m;
-  auto p = m.header().getBody().initPullRequest();
+  auto p = m.InitBody<ps::wire::PullRequest>();
   p.setParam(1);
   p.setWidth(4);
   m.SetKeys(p.initKeys(), Buffer::FromVector(std::vector<uint64_t>{key}));
@@ -37,23 +38,23 @@ std::vector<float> RowOf(uint64_t key) {
 // Answers pull requests with the row of their key; records one-way tags.
 void ServeRows(Transport& t, std::mutex* mu, std::vector<uint32_t>* tags) {
   t.SetHandler([&t, mu, tags](InMessage m) {
-    if (m.type() == MessageType::DATA) {
+    if (m.Is<transport::wire::Data>()) {
       std::lock_guard<std::mutex> lock(*mu);
-      tags->push_back(m.header().getBody().getData().getTag());
+      tags->push_back(m.Body<transport::wire::Data>().getTag());
       return;
     }
-    auto req = m.header().getBody().getPullRequest();
+    auto req = m.Body<ps::wire::PullRequest>();
     uint64_t key = m.Keys(req.getKeys())[0];
     OutMessage r;
-    r.SetRows(r.header().getBody().initPullReply().initRows(), Buffer::FromVector(RowOf(key)), 4);
+    r.SetRows(r.InitBody<ps::wire::PullReply>().initRows(), Buffer::FromVector(RowOf(key)), 4);
     (void)t.Respond(m, std::move(r));
   });
 }
 
 // Checks that a pull reply holds the row of `key`.
 bool IsRowOf(const InMessage& r, uint64_t key) {
-  if (r.type() != MessageType::PULL_REPLY) return false;
-  RowsView v = r.Rows(r.header().getBody().getPullReply().getRows());
+  if (!r.Is<ps::wire::PullReply>()) return false;
+  RowsView v = r.Rows(r.Body<ps::wire::PullReply>().getRows());
   return v.rows == 1 && std::vector<float>(v.values.begin(), v.values.end()) == RowOf(key);
 }
 

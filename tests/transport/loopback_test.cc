@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ps/wire/messages.h"
 #include "tests/transport/test_util.h"
 #include "transport/loopback_transport.h"
 
@@ -161,10 +162,10 @@ TEST(LoopbackTest, PayloadIsSharedNotCopied) {
   auto values = std::make_shared<std::vector<float>>(1024, 1.5f);
   Buffer b(values, values->data(), values->size() * 4);
   OutMessage m;
-  m.SetRows(m.header().getBody().initPullReply().initRows(), b, 16);
+  m.SetRows(m.InitBody<ps::wire::PullReply>().initRows(), b, 16);
   ASSERT_TRUE(worker->Send(kServer, std::move(m)).ok());
   InMessage in = got.get_future().get();
-  RowsView rows = in.Rows(in.header().getBody().getPullReply().getRows());
+  RowsView rows = in.Rows(in.Body<ps::wire::PullReply>().getRows());
   EXPECT_EQ(rows.values.data(), values->data());
   EXPECT_EQ(rows.rows, 64u);
 }

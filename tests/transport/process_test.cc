@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/wire/messages.h"
 #include "tests/transport/test_util.h"
 #include "transport/auth/keyfile.h"
 #include "transport/zmq/transport.h"
@@ -108,7 +109,7 @@ std::unique_ptr<Transport> Worker(std::optional<ClusterKey> key = std::nullopt, 
 int64_t Ping(Transport& t, Millis timeout) {
   auto r = t.Call(kServer, MakeAckMessage(), {.timeout = timeout});
   if (!r.ok()) return -1;
-  return int64_t(r->header().getBody().getHeartbeat().getSeq());
+  return int64_t(r->Body<cluster::wire::Heartbeat>().getSeq());
 }
 
 std::string ReadAll(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "cluster/wire/messages.h"
 #include "transport/zmq/transport.h"
 
 int main(int argc, char** argv) {
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   transport.SetHandler([&transport](InMessage m) {
     if (!m.is_request()) return;
     OutMessage r;
-    r.header().getBody().initHeartbeat().setSeq(static_cast<uint64_t>(::getpid()));
+    r.InitBody<rigel::cluster::wire::Heartbeat>().setSeq(static_cast<uint64_t>(::getpid()));
     (void)transport.Respond(m, std::move(r));
   });
   std::printf("READY %s\n", transport.address().c_str());

@@ -18,18 +18,52 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/wire/messages.h"
+#include "ps/wire/messages.h"
 #include "transport/codec.h"
 #include "transport/message.h"
 #include "transport/transport.h"
+#include "worker/wire/messages.h"
 
 namespace rigel::transport::testing {
 
-inline std::vector<MessageType> AllTypes() {
-  std::vector<MessageType> out;
-  for (int t = 0; t <= static_cast<int>(kLastMessageType); ++t) {
-    out.push_back(static_cast<MessageType>(t));
-  }
-  return out;
+// Every body type of every layer (registered here, as the layers register
+// them in their programs).
+inline std::vector<uint64_t> AllTypes() {
+  cluster::wire::RegisterMessages();
+  ps::wire::RegisterMessages();
+  worker::wire::RegisterMessages();
+  namespace cw = cluster::wire;
+  namespace pw = ps::wire;
+  return {TypeId<wire::Ack>(),
+          TypeId<wire::Error>(),
+          TypeId<wire::Data>(),
+          TypeId<cw::Register>(),
+          TypeId<cw::RegisterReply>(),
+          TypeId<cw::Heartbeat>(),
+          TypeId<cw::Plan>(),
+          TypeId<pw::PullRequest>(),
+          TypeId<pw::PullReply>(),
+          TypeId<pw::PushRequest>(),
+          TypeId<pw::PushReply>(),
+          TypeId<cw::Barrier>(),
+          TypeId<cw::BarrierRelease>(),
+          TypeId<cw::Step>(),
+          TypeId<worker::wire::BlockHandoff>(),
+          TypeId<cw::Metrics>(),
+          TypeId<cw::Shutdown>(),
+          TypeId<pw::ClockTick>(),
+          TypeId<cw::PeerDown>(),
+          TypeId<cw::Task>(),
+          TypeId<cw::TaskDone>(),
+          TypeId<cw::StoreSet>(),
+          TypeId<cw::StoreGet>(),
+          TypeId<cw::StoreValue>(),
+          TypeId<pw::CheckpointRequest>(),
+          TypeId<pw::CheckpointReply>(),
+          TypeId<pw::RestoreRequest>(),
+          TypeId<pw::RowSync>(),
+          TypeId<pw::RowSyncReply>()};
 }
 
 inline std::vector<uint64_t> SampleKeys(int seed, size_t n) {
@@ -45,23 +79,22 @@ inline std::vector<float> SampleRows(int seed, size_t n) {
 }
 
 // A message of body `type` whose every field depends on `seed`.
-inline OutMessage MakeSample(MessageType type, int seed) {
+inline OutMessage MakeSample(uint64_t type, int seed) {
   OutMessage m;
-  auto b = m.header().getBody();
   const uint32_t width = 3 + seed % 5;
   const size_t nkeys = 5 + seed % 11;
   switch (type) {
-    case MessageType::ACK:
-      b.setAck();
+    case TypeId<wire::Ack>():
+      m.InitBody<wire::Ack>();
       break;
-    case MessageType::ERROR: {
-      auto e = b.initError();
+    case TypeId<wire::Error>(): {
+      auto e = m.InitBody<transport::wire::Error>();
       e.setCode(static_cast<uint16_t>(StatusCode::kNotFound));
       e.setMessage("no row " + std::to_string(seed));
       break;
     }
-    case MessageType::REGISTER: {
-      auto r = b.initRegister();
+    case TypeId<cluster::wire::Register>(): {
+      auto r = m.InitBody<cluster::wire::Register>();
       r.setRole(wire::Role::WORKER);
       r.setRank(seed);
       r.setAddress("tcp://10.0.0." + std::to_string(seed % 250) + ":5555");
@@ -69,8 +102,8 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       r.setThreads(4);
       break;
     }
-    case MessageType::REGISTER_REPLY: {
-      auto r = b.initRegisterReply();
+    case TypeId<cluster::wire::RegisterReply>(): {
+      auto r = m.InitBody<cluster::wire::RegisterReply>();
       r.setRank(seed);
       auto peers = r.initPeers(3);
       for (unsigned i = 0; i < 3; ++i) {
@@ -80,66 +113,72 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       }
       break;
     }
-    case MessageType::HEARTBEAT: {
-      auto h = b.initHeartbeat();
+    case TypeId<cluster::wire::Heartbeat>(): {
+      auto h = m.InitBody<cluster::wire::Heartbeat>();
       h.setSeq(seed);
       h.setIncarnation(seed + 1);
       h.setSentUnixMicros(seed + 2);
       break;
     }
-    case MessageType::PLAN: {
-      auto p = b.initPlan();
+    case TypeId<cluster::wire::Plan>(): {
+      auto p = m.InitBody<cluster::wire::Plan>();
       p.setPlanId(seed);
       p.setServers(static_cast<uint32_t>(seed) + 1);
       p.initJob().setProgram("/p/" + std::to_string(seed) + ".rgl");
       break;
     }
-    case MessageType::PULL_REQUEST: {
-      auto p = b.initPullRequest();
+    case TypeId<ps::wire::PullRequest>(): {
+      auto p = m.InitBody<ps::wire::PullRequest>();
       p.setParam(seed);
       p.setWidth(width);
       m.SetKeys(p.initKeys(), Buffer::FromVector(SampleKeys(seed, nkeys)));
       break;
     }
-    case MessageType::PULL_REPLY: {
-      auto p = b.initPullReply();
+    case TypeId<ps::wire::PullReply>(): {
+      auto p = m.InitBody<ps::wire::PullReply>();
       p.setParam(seed);
       m.SetRows(p.initRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
       break;
     }
-    case MessageType::PUSH_REQUEST: {
-      auto p = b.initPushRequest();
+    case TypeId<ps::wire::PushRequest>(): {
+      auto p = m.InitBody<ps::wire::PushRequest>();
       p.setParam(seed);
-      p.setRule(wire::UpdateRule::ASSIGN);
+      p.setRule(ps::wire::UpdateRule::ASSIGN);
       p.setClock(seed * 3);
       m.SetKeys(p.initKeys(), Buffer::FromVector(SampleKeys(seed, nkeys)));
       m.SetRows(p.initRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
       break;
     }
-    case MessageType::PUSH_REPLY: {
-      auto p = b.initPushReply();
+    case TypeId<ps::wire::PushReply>(): {
+      auto p = m.InitBody<ps::wire::PushReply>();
       p.setParam(seed);
       p.setApplied(nkeys);
       break;
     }
-    case MessageType::BARRIER:
-    case MessageType::BARRIER_RELEASE: {
-      auto x = type == MessageType::BARRIER ? b.initBarrier() : b.initBarrierRelease();
-      x.setId(seed);
-      x.setEpoch(seed + 1);
-      x.setStep(seed + 2);
+    case TypeId<cluster::wire::Barrier>():
+    case TypeId<cluster::wire::BarrierRelease>(): {
+      auto fill = [&](auto x) {
+        x.setId(seed);
+        x.setEpoch(seed + 1);
+        x.setStep(seed + 2);
+      };
+      if (type == TypeId<cluster::wire::Barrier>()) {
+        fill(m.InitBody<cluster::wire::Barrier>());
+      } else {
+        fill(m.InitBody<cluster::wire::BarrierRelease>());
+      }
       break;
     }
-    case MessageType::STEP: {
-      auto s = b.initStep();
+    case TypeId<cluster::wire::Step>(): {
+      auto s = m.InitBody<cluster::wire::Step>();
       s.setEpoch(seed);
       s.setStep(seed + 1);
       s.setLoop(2);
-      s.setCommand(wire::StepCommand::FINISHED);
+      s.setCommand(cluster::wire::StepCommand::FINISHED);
       break;
     }
-    case MessageType::BLOCK_HANDOFF: {
-      auto x = b.initBlockHandoff();
+    case TypeId<worker::wire::BlockHandoff>(): {
+      auto x = m.InitBody<worker::wire::BlockHandoff>();
       x.setParam(seed);
       x.setBlock(seed % 4);
       x.setRowBegin(100);
@@ -149,8 +188,8 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       m.SetRows(x.initRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
       break;
     }
-    case MessageType::METRICS: {
-      auto x = b.initMetrics();
+    case TypeId<cluster::wire::Metrics>(): {
+      auto x = m.InitBody<cluster::wire::Metrics>();
       x.setRank(seed);
       x.setStep(seed + 5);
       auto e = x.initEntries(2);
@@ -160,39 +199,39 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       e[1].setValue(1e6);
       break;
     }
-    case MessageType::SHUTDOWN:
-      b.initShutdown().setReason("done " + std::to_string(seed));
+    case TypeId<cluster::wire::Shutdown>():
+      m.InitBody<cluster::wire::Shutdown>().setReason("done " + std::to_string(seed));
       break;
-    case MessageType::DATA: {
+    case TypeId<wire::Data>(): {
       std::vector<Buffer> frames;
       frames.push_back(Buffer::FromVector(std::vector<uint8_t>(17 + seed, uint8_t(seed))));
       frames.push_back(Buffer::FromVector(std::vector<uint8_t>()));
       m = MakeDataMessage(seed, std::move(frames));
       break;
     }
-    case MessageType::CLOCK_TICK: {
-      auto t = b.initClockTick();
+    case TypeId<ps::wire::ClockTick>(): {
+      auto t = m.InitBody<ps::wire::ClockTick>();
       t.setClock(seed + 3);
       t.setPushes(seed * 2);
       break;
     }
-    case MessageType::PEER_DOWN: {
-      auto p = b.initPeerDown();
+    case TypeId<cluster::wire::PeerDown>(): {
+      auto p = m.InitBody<cluster::wire::PeerDown>();
       p.setRole(wire::Role::SERVER);
       p.setRank(seed);
       p.setReason("silent for 3 intervals");
       break;
     }
-    case MessageType::TASK: {
-      auto t = b.initTask();
+    case TypeId<cluster::wire::Task>(): {
+      auto t = m.InitBody<cluster::wire::Task>();
       t.setLoop(seed % 3);
       t.setLaunch(seed + 7);
-      t.setJson("{\"outer\": []}");
+      t.initRun().setSpaceN(seed + 11);
       t.setEnd(seed % 2 == 1);
       break;
     }
-    case MessageType::TASK_DONE: {
-      auto t = b.initTaskDone();
+    case TypeId<cluster::wire::TaskDone>(): {
+      auto t = m.InitBody<cluster::wire::TaskDone>();
       t.setLoop(1);
       t.setLaunch(seed);
       auto a = t.initAccums(2);
@@ -204,29 +243,39 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       t.setError("");
       break;
     }
-    case MessageType::STORE_SET:
-    case MessageType::STORE_GET:
-    case MessageType::STORE_VALUE: {
-      auto e = type == MessageType::STORE_SET   ? b.initStoreSet()
-               : type == MessageType::STORE_GET ? b.initStoreGet()
-                                                : b.initStoreValue();
-      e.setKey("allreduce/rank_" + std::to_string(seed));
-      auto v = e.initValue(3);
-      for (unsigned k = 0; k < 3; ++k) v.set(k, static_cast<uint8_t>(seed + k));
-      e.setTimeoutMillis(1000);
+    case TypeId<cluster::wire::StoreSet>():
+    case TypeId<cluster::wire::StoreGet>():
+    case TypeId<cluster::wire::StoreValue>(): {
+      auto fill = [&](auto e) {
+        e.setKey("allreduce/rank_" + std::to_string(seed));
+        auto v = e.initValue(3);
+        for (unsigned k = 0; k < 3; ++k) v.set(k, static_cast<uint8_t>(seed + k));
+      };
+      if (type == TypeId<cluster::wire::StoreGet>()) {
+        auto g = m.InitBody<cluster::wire::StoreGet>();
+        g.setKey("allreduce/rank_" + std::to_string(seed));
+        g.setTimeoutMillis(1000);
+      } else if (type == TypeId<cluster::wire::StoreSet>()) {
+        fill(m.InitBody<cluster::wire::StoreSet>());
+      } else {
+        fill(m.InitBody<cluster::wire::StoreValue>());
+      }
       break;
     }
-    case MessageType::CHECKPOINT: {
-      auto c = b.initCheckpoint();
+    case TypeId<ps::wire::CheckpointRequest>(): {
+      auto c = m.InitBody<ps::wire::CheckpointRequest>();
       c.setDir("/ckpt/" + std::to_string(seed));
       c.setSeq(seed + 3);
       break;
     }
-    case MessageType::CHECKPOINT_REPLY:
-    case MessageType::RESTORE: {
-      auto files = type == MessageType::RESTORE ? b.initRestore().initFiles(2)
-                                                : b.initCheckpointReply().initFiles(2);
-      if (type == MessageType::RESTORE) b.getRestore().setDir("/ckpt");
+    case TypeId<ps::wire::CheckpointReply>():
+    case TypeId<ps::wire::RestoreRequest>(): {
+      auto files = type == TypeId<ps::wire::RestoreRequest>()
+                       ? m.InitBody<ps::wire::RestoreRequest>().initFiles(2)
+                       : m.InitBody<ps::wire::CheckpointReply>().initFiles(2);
+      if (type == TypeId<ps::wire::RestoreRequest>()) {
+        m.header().getBody().getAs<ps::wire::RestoreRequest>().setDir("/ckpt");
+      }
       for (unsigned k = 0; k < 2; ++k) {
         files[k].setName("ckpt-" + std::to_string(seed + k) + ".rows");
         files[k].setBytes(100 + k);
@@ -235,8 +284,8 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       }
       break;
     }
-    case MessageType::ROW_SYNC: {
-      auto r = b.initRowSync();
+    case TypeId<ps::wire::RowSync>(): {
+      auto r = m.InitBody<ps::wire::RowSync>();
       r.setStaleness(static_cast<uint32_t>(seed) % 4);
       r.setStep(seed + 9);
       auto sec = r.initSections(1)[0];
@@ -249,8 +298,8 @@ inline OutMessage MakeSample(MessageType type, int seed) {
       m.SetBytes(sec.initPushScaled(), Buffer::FromVector(std::vector<uint8_t>(nkeys, 1)));
       break;
     }
-    case MessageType::ROW_SYNC_REPLY: {
-      auto sec = b.initRowSyncReply().initSections(1)[0];
+    case TypeId<ps::wire::RowSyncReply>(): {
+      auto sec = m.InitBody<ps::wire::RowSyncReply>().initSections(1)[0];
       sec.setParam(static_cast<uint32_t>(seed));
       m.SetKeys(sec.initKeys(), Buffer::FromVector(SampleKeys(seed, nkeys)));
       m.SetRows(sec.initRows(), Buffer::FromVector(SampleRows(seed, nkeys * width)), width);
@@ -266,10 +315,9 @@ inline OutMessage MakeSample(MessageType type, int seed) {
 }
 
 // Checks that `in` carries exactly MakeSample(type, seed).
-inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
+inline void ExpectSample(const InMessage& in, uint64_t type, int seed) {
   ASSERT_TRUE(in.valid());
-  ASSERT_EQ(in.type(), type) << MessageTypeName(in.type());
-  auto b = in.header().getBody();
+  ASSERT_EQ(in.type(), type) << in.type_name();
   const uint32_t width = 3 + seed % 5;
   const size_t nkeys = 5 + seed % 11;
   auto expect_keys = [&](wire::KeysRef::Reader ref) {
@@ -285,14 +333,16 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
     ASSERT_EQ(std::vector<float>(v.values.begin(), v.values.end()), want);
   };
   switch (type) {
-    case MessageType::ACK:
+    case TypeId<wire::Ack>():
       break;
-    case MessageType::ERROR:
-      EXPECT_EQ(b.getError().getCode(), static_cast<uint16_t>(StatusCode::kNotFound));
-      EXPECT_EQ(std::string(b.getError().getMessage().cStr()), "no row " + std::to_string(seed));
+    case TypeId<wire::Error>():
+      EXPECT_EQ(in.Body<transport::wire::Error>().getCode(),
+                static_cast<uint16_t>(StatusCode::kNotFound));
+      EXPECT_EQ(std::string(in.Body<transport::wire::Error>().getMessage().cStr()),
+                "no row " + std::to_string(seed));
       break;
-    case MessageType::REGISTER: {
-      auto r = b.getRegister();
+    case TypeId<cluster::wire::Register>(): {
+      auto r = in.Body<cluster::wire::Register>();
       EXPECT_EQ(r.getRole(), wire::Role::WORKER);
       EXPECT_EQ(r.getRank(), seed);
       EXPECT_EQ(std::string(r.getAddress().cStr()),
@@ -301,8 +351,8 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(r.getThreads(), 4u);
       break;
     }
-    case MessageType::REGISTER_REPLY: {
-      auto r = b.getRegisterReply();
+    case TypeId<cluster::wire::RegisterReply>(): {
+      auto r = in.Body<cluster::wire::RegisterReply>();
       EXPECT_EQ(r.getRank(), seed);
       ASSERT_EQ(r.getPeers().size(), 3u);
       EXPECT_EQ(std::string(r.getPeers()[2].getAddress().cStr()),
@@ -310,60 +360,68 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(r.getPeers()[1].getRank(), 1);
       break;
     }
-    case MessageType::HEARTBEAT:
-      EXPECT_EQ(b.getHeartbeat().getSeq(), uint64_t(seed));
-      EXPECT_EQ(b.getHeartbeat().getSentUnixMicros(), uint64_t(seed) + 2);
+    case TypeId<cluster::wire::Heartbeat>():
+      EXPECT_EQ(in.Body<cluster::wire::Heartbeat>().getSeq(), uint64_t(seed));
+      EXPECT_EQ(in.Body<cluster::wire::Heartbeat>().getSentUnixMicros(), uint64_t(seed) + 2);
       break;
-    case MessageType::PLAN:
-      EXPECT_EQ(b.getPlan().getPlanId(), uint64_t(seed));
-      EXPECT_EQ(b.getPlan().getServers(), uint32_t(seed) + 1);
-      EXPECT_EQ(std::string(b.getPlan().getJob().getProgram().cStr()),
+    case TypeId<cluster::wire::Plan>():
+      EXPECT_EQ(in.Body<cluster::wire::Plan>().getPlanId(), uint64_t(seed));
+      EXPECT_EQ(in.Body<cluster::wire::Plan>().getServers(), uint32_t(seed) + 1);
+      EXPECT_EQ(std::string(in.Body<cluster::wire::Plan>().getJob().getProgram().cStr()),
                 "/p/" + std::to_string(seed) + ".rgl");
       break;
-    case MessageType::PULL_REQUEST:
-      EXPECT_EQ(b.getPullRequest().getParam(), uint32_t(seed));
-      EXPECT_EQ(b.getPullRequest().getWidth(), width);
-      expect_keys(b.getPullRequest().getKeys());
+    case TypeId<ps::wire::PullRequest>():
+      EXPECT_EQ(in.Body<ps::wire::PullRequest>().getParam(), uint32_t(seed));
+      EXPECT_EQ(in.Body<ps::wire::PullRequest>().getWidth(), width);
+      expect_keys(in.Body<ps::wire::PullRequest>().getKeys());
       break;
-    case MessageType::PULL_REPLY:
-      EXPECT_EQ(b.getPullReply().getParam(), uint32_t(seed));
-      expect_rows(b.getPullReply().getRows());
+    case TypeId<ps::wire::PullReply>():
+      EXPECT_EQ(in.Body<ps::wire::PullReply>().getParam(), uint32_t(seed));
+      expect_rows(in.Body<ps::wire::PullReply>().getRows());
       break;
-    case MessageType::PUSH_REQUEST:
-      EXPECT_EQ(b.getPushRequest().getRule(), wire::UpdateRule::ASSIGN);
-      EXPECT_EQ(b.getPushRequest().getClock(), uint64_t(seed) * 3);
-      expect_keys(b.getPushRequest().getKeys());
-      expect_rows(b.getPushRequest().getRows());
+    case TypeId<ps::wire::PushRequest>():
+      EXPECT_EQ(in.Body<ps::wire::PushRequest>().getRule(), ps::wire::UpdateRule::ASSIGN);
+      EXPECT_EQ(in.Body<ps::wire::PushRequest>().getClock(), uint64_t(seed) * 3);
+      expect_keys(in.Body<ps::wire::PushRequest>().getKeys());
+      expect_rows(in.Body<ps::wire::PushRequest>().getRows());
       break;
-    case MessageType::PUSH_REPLY:
-      EXPECT_EQ(b.getPushReply().getApplied(), nkeys);
+    case TypeId<ps::wire::PushReply>():
+      EXPECT_EQ(in.Body<ps::wire::PushReply>().getApplied(), nkeys);
       break;
-    case MessageType::BARRIER:
-    case MessageType::BARRIER_RELEASE: {
-      auto x = type == MessageType::BARRIER ? b.getBarrier() : b.getBarrierRelease();
-      EXPECT_EQ(x.getId(), uint64_t(seed));
-      EXPECT_EQ(x.getEpoch(), uint32_t(seed) + 1);
-      EXPECT_EQ(x.getStep(), uint64_t(seed) + 2);
+    case TypeId<cluster::wire::Barrier>():
+    case TypeId<cluster::wire::BarrierRelease>(): {
+      auto check = [&](auto x) {
+        EXPECT_EQ(x.getId(), uint64_t(seed));
+        EXPECT_EQ(x.getEpoch(), uint32_t(seed) + 1);
+        EXPECT_EQ(x.getStep(), uint64_t(seed) + 2);
+      };
+      if (type == TypeId<cluster::wire::Barrier>()) {
+        check(in.Body<cluster::wire::Barrier>());
+      } else {
+        check(in.Body<cluster::wire::BarrierRelease>());
+      }
       break;
     }
-    case MessageType::STEP:
-      EXPECT_EQ(b.getStep().getStep(), uint64_t(seed) + 1);
-      EXPECT_EQ(b.getStep().getCommand(), wire::StepCommand::FINISHED);
+    case TypeId<cluster::wire::Step>():
+      EXPECT_EQ(in.Body<cluster::wire::Step>().getStep(), uint64_t(seed) + 1);
+      EXPECT_EQ(in.Body<cluster::wire::Step>().getCommand(), cluster::wire::StepCommand::FINISHED);
       break;
-    case MessageType::BLOCK_HANDOFF:
-      EXPECT_EQ(b.getBlockHandoff().getRowEnd(), 100 + nkeys);
-      expect_rows(b.getBlockHandoff().getRows());
+    case TypeId<worker::wire::BlockHandoff>():
+      EXPECT_EQ(in.Body<worker::wire::BlockHandoff>().getRowEnd(), 100 + nkeys);
+      expect_rows(in.Body<worker::wire::BlockHandoff>().getRows());
       break;
-    case MessageType::METRICS:
-      ASSERT_EQ(b.getMetrics().getEntries().size(), 2u);
-      EXPECT_EQ(std::string(b.getMetrics().getEntries()[1].getName().cStr()), "rows/s");
-      EXPECT_EQ(b.getMetrics().getEntries()[0].getValue(), 0.5 + seed);
+    case TypeId<cluster::wire::Metrics>():
+      ASSERT_EQ(in.Body<cluster::wire::Metrics>().getEntries().size(), 2u);
+      EXPECT_EQ(std::string(in.Body<cluster::wire::Metrics>().getEntries()[1].getName().cStr()),
+                "rows/s");
+      EXPECT_EQ(in.Body<cluster::wire::Metrics>().getEntries()[0].getValue(), 0.5 + seed);
       break;
-    case MessageType::SHUTDOWN:
-      EXPECT_EQ(std::string(b.getShutdown().getReason().cStr()), "done " + std::to_string(seed));
+    case TypeId<cluster::wire::Shutdown>():
+      EXPECT_EQ(std::string(in.Body<cluster::wire::Shutdown>().getReason().cStr()),
+                "done " + std::to_string(seed));
       break;
-    case MessageType::DATA: {
-      auto d = b.getData();
+    case TypeId<wire::Data>(): {
+      auto d = in.Body<transport::wire::Data>();
       EXPECT_EQ(d.getTag(), uint32_t(seed));
       ASSERT_EQ(d.getFrames().size(), 2u);
       Buffer f0 = in.Bytes(d.getFrames()[0]);
@@ -372,47 +430,57 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(in.Bytes(d.getFrames()[1]).size(), 0u);
       break;
     }
-    case MessageType::CLOCK_TICK:
-      EXPECT_EQ(b.getClockTick().getClock(), uint64_t(seed + 3));
-      EXPECT_EQ(b.getClockTick().getPushes(), uint64_t(seed * 2));
+    case TypeId<ps::wire::ClockTick>():
+      EXPECT_EQ(in.Body<ps::wire::ClockTick>().getClock(), uint64_t(seed + 3));
+      EXPECT_EQ(in.Body<ps::wire::ClockTick>().getPushes(), uint64_t(seed * 2));
       break;
-    case MessageType::PEER_DOWN:
-      EXPECT_EQ(b.getPeerDown().getRole(), wire::Role::SERVER);
-      EXPECT_EQ(b.getPeerDown().getRank(), seed);
-      EXPECT_EQ(std::string(b.getPeerDown().getReason().cStr()), "silent for 3 intervals");
+    case TypeId<cluster::wire::PeerDown>():
+      EXPECT_EQ(in.Body<cluster::wire::PeerDown>().getRole(), wire::Role::SERVER);
+      EXPECT_EQ(in.Body<cluster::wire::PeerDown>().getRank(), seed);
+      EXPECT_EQ(std::string(in.Body<cluster::wire::PeerDown>().getReason().cStr()),
+                "silent for 3 intervals");
       break;
-    case MessageType::TASK:
-      EXPECT_EQ(b.getTask().getLoop(), uint32_t(seed % 3));
-      EXPECT_EQ(b.getTask().getLaunch(), uint64_t(seed + 7));
-      EXPECT_EQ(std::string(b.getTask().getJson().cStr()), "{\"outer\": []}");
-      EXPECT_EQ(b.getTask().getEnd(), seed % 2 == 1);
+    case TypeId<cluster::wire::Task>():
+      EXPECT_EQ(in.Body<cluster::wire::Task>().getLoop(), uint32_t(seed % 3));
+      EXPECT_EQ(in.Body<cluster::wire::Task>().getLaunch(), uint64_t(seed + 7));
+      EXPECT_EQ(in.Body<cluster::wire::Task>().getRun().getSpaceN(), seed + 11);
+      EXPECT_EQ(in.Body<cluster::wire::Task>().getEnd(), seed % 2 == 1);
       break;
-    case MessageType::TASK_DONE:
-      ASSERT_EQ(b.getTaskDone().getAccums().size(), 2u);
-      EXPECT_EQ(b.getTaskDone().getAccums()[0], 0.25 + seed);
-      EXPECT_EQ(b.getTaskDone().getMetrics()[0].getValue(), 42);
-      EXPECT_EQ(b.getTaskDone().getLaunch(), uint64_t(seed));
+    case TypeId<cluster::wire::TaskDone>():
+      ASSERT_EQ(in.Body<cluster::wire::TaskDone>().getAccums().size(), 2u);
+      EXPECT_EQ(in.Body<cluster::wire::TaskDone>().getAccums()[0], 0.25 + seed);
+      EXPECT_EQ(in.Body<cluster::wire::TaskDone>().getMetrics()[0].getValue(), 42);
+      EXPECT_EQ(in.Body<cluster::wire::TaskDone>().getLaunch(), uint64_t(seed));
       break;
-    case MessageType::STORE_SET:
-    case MessageType::STORE_GET:
-    case MessageType::STORE_VALUE: {
-      auto e = type == MessageType::STORE_SET   ? b.getStoreSet()
-               : type == MessageType::STORE_GET ? b.getStoreGet()
-                                                : b.getStoreValue();
-      EXPECT_EQ(std::string(e.getKey().cStr()), "allreduce/rank_" + std::to_string(seed));
-      ASSERT_EQ(e.getValue().size(), 3u);
-      EXPECT_EQ(e.getValue()[2], static_cast<uint8_t>(seed + 2));
-      EXPECT_EQ(e.getTimeoutMillis(), 1000u);
+    case TypeId<cluster::wire::StoreSet>():
+    case TypeId<cluster::wire::StoreGet>():
+    case TypeId<cluster::wire::StoreValue>(): {
+      auto check = [&](auto e) {
+        EXPECT_EQ(std::string(e.getKey().cStr()), "allreduce/rank_" + std::to_string(seed));
+        ASSERT_EQ(e.getValue().size(), 3u);
+        EXPECT_EQ(e.getValue()[2], static_cast<uint8_t>(seed + 2));
+      };
+      if (type == TypeId<cluster::wire::StoreGet>()) {
+        auto g = in.Body<cluster::wire::StoreGet>();
+        EXPECT_EQ(std::string(g.getKey().cStr()), "allreduce/rank_" + std::to_string(seed));
+        EXPECT_EQ(g.getTimeoutMillis(), 1000u);
+      } else if (type == TypeId<cluster::wire::StoreSet>()) {
+        check(in.Body<cluster::wire::StoreSet>());
+      } else {
+        check(in.Body<cluster::wire::StoreValue>());
+      }
       break;
     }
-    case MessageType::CHECKPOINT:
-      EXPECT_EQ(std::string(b.getCheckpoint().getDir().cStr()), "/ckpt/" + std::to_string(seed));
-      EXPECT_EQ(b.getCheckpoint().getSeq(), uint64_t(seed + 3));
+    case TypeId<ps::wire::CheckpointRequest>():
+      EXPECT_EQ(std::string(in.Body<ps::wire::CheckpointRequest>().getDir().cStr()),
+                "/ckpt/" + std::to_string(seed));
+      EXPECT_EQ(in.Body<ps::wire::CheckpointRequest>().getSeq(), uint64_t(seed + 3));
       break;
-    case MessageType::CHECKPOINT_REPLY:
-    case MessageType::RESTORE: {
-      auto files = type == MessageType::RESTORE ? b.getRestore().getFiles()
-                                                : b.getCheckpointReply().getFiles();
+    case TypeId<ps::wire::CheckpointReply>():
+    case TypeId<ps::wire::RestoreRequest>(): {
+      auto files = type == TypeId<ps::wire::RestoreRequest>()
+                       ? in.Body<ps::wire::RestoreRequest>().getFiles()
+                       : in.Body<ps::wire::CheckpointReply>().getFiles();
       ASSERT_EQ(files.size(), 2u);
       EXPECT_EQ(std::string(files[1].getName().cStr()),
                 "ckpt-" + std::to_string(seed + 1) + ".rows");
@@ -421,8 +489,8 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_EQ(files[1].getRows(), 8u);
       break;
     }
-    case MessageType::ROW_SYNC: {
-      auto r = b.getRowSync();
+    case TypeId<ps::wire::RowSync>(): {
+      auto r = in.Body<ps::wire::RowSync>();
       EXPECT_EQ(r.getStep(), uint64_t(seed + 9));
       ASSERT_EQ(r.getSections().size(), 1u);
       auto sec = r.getSections()[0];
@@ -434,8 +502,8 @@ inline void ExpectSample(const InMessage& in, MessageType type, int seed) {
       EXPECT_TRUE(in.Keys(sec.getDropKeys()).empty());
       break;
     }
-    case MessageType::ROW_SYNC_REPLY: {
-      auto sec = b.getRowSyncReply().getSections()[0];
+    case TypeId<ps::wire::RowSyncReply>(): {
+      auto sec = in.Body<ps::wire::RowSyncReply>().getSections()[0];
       EXPECT_EQ(sec.getParam(), uint32_t(seed));
       expect_keys(sec.getKeys());
       expect_rows(sec.getRows());

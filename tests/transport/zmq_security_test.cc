@@ -241,14 +241,14 @@ TEST(ZmqSecurityTest, MalformedMessagesAreDroppedCountedAndLoggedOncePerPeer) {
   testing::Closer closer{server.get()};
   server->SetHandler([&](InMessage m) {
     std::lock_guard<std::mutex> lock(mu);
-    good.push_back(m.header().getBody().getData().getTag());
+    good.push_back(m.Body<transport::wire::Data>().getTag());
   });
   void* ctx = zmq_ctx_new();
   const PeerId raw_id{Role::kClient, 9};
   auto raw = std::make_unique<RawPeer>(ctx, server->address(),
                                        *zmq_internal::EncodeRoutingId(raw_id, "tcp://127.0.0.1:1"));
 
-  std::string pull = HeaderOf(MakeSample(MessageType::PULL_REQUEST, 1));
+  std::string pull = HeaderOf(MakeSample(TypeId<ps::wire::PullRequest>(), 1));
   std::string zeros(8 * 6, '\0');                               // 6 keys, all zero: not ascending
   raw->Send({"garbage!"});                                      // malformed
   raw->Send({pull.substr(0, pull.size() - 8)});                 // truncated: malformed

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "ps/wire/messages.h"
 #include "tests/transport/test_util.h"
 #include "transport/zmq/transport.h"
 
@@ -93,19 +94,19 @@ TEST_P(ZmqSchemeTest, EveryMessageTypeBothWays) {
     EXPECT_EQ(echo.one_way[i].from(), kWorker);
     ExpectSample(echo.one_way[i], types[i], int(i));
   }
-  for (MessageType t : types) {
-    if (t == MessageType::ERROR) continue;  // an error response is a Status, tested below
+  for (uint64_t t : types) {
+    if (t == TypeId<wire::Error>()) continue;  // an error response is a Status, tested below
     auto r = worker->Call(kServer, MakeSample(t, 2), {.timeout = Millis(5000)});
-    ASSERT_TRUE(r.ok()) << MessageTypeName(t) << ": " << r.status().ToString();
+    ASSERT_TRUE(r.ok()) << TypeName(t) << ": " << r.status().ToString();
     EXPECT_EQ(r->from(), kServer);
     ExpectSample(*r, t, int(r->request_id() % 5));
   }
   // The server learnt the worker's address from the connection and can send first.
   Echo back(*worker);
   Closer closer{server.get(), worker.get()};
-  ASSERT_TRUE(server->Send(kWorker, MakeSample(MessageType::HEARTBEAT, 3)).ok());
+  ASSERT_TRUE(server->Send(kWorker, MakeSample(TypeId<cluster::wire::Heartbeat>(), 3)).ok());
   ASSERT_TRUE(WaitFor([&] { return back.count() == 1; }));
-  ExpectSample(back.one_way[0], MessageType::HEARTBEAT, 3);
+  ExpectSample(back.one_way[0], TypeId<cluster::wire::Heartbeat>(), 3);
   EXPECT_EQ(server->stats().dropped_total(), 0u);
   EXPECT_EQ(worker->stats().dropped_total(), 0u);
 }
@@ -158,7 +159,7 @@ TEST(ZmqTest, ResponsesToARequesterThatStopsReadingAreAccountedFor) {
   server->SetHandler([&](InMessage m) {
     if (!m.is_request()) return;
     OutMessage r;  // 1 MiB, so that the kernel's buffers fill quickly
-    r.SetRows(r.header().getBody().initPullReply().initRows(),
+    r.SetRows(r.InitBody<ps::wire::PullReply>().initRows(),
               Buffer::FromVector(std::vector<float>(size_t{1} << 18, 1.0f)), 256);
     Status st = server->Respond(m, std::move(r));
     std::lock_guard<std::mutex> lock(mu);
@@ -180,7 +181,7 @@ TEST(ZmqTest, ResponsesToARequesterThatStopsReadingAreAccountedFor) {
   constexpr Millis kTimeout{3000};
   for (int i = 0; i < kRequests; ++i) {
     OutMessage m;
-    m.SetKeys(m.header().getBody().initPullRequest().initKeys(),
+    m.SetKeys(m.InitBody<ps::wire::PullRequest>().initKeys(),
               Buffer::FromVector(std::vector<uint64_t>{uint64_t(i)}));
     ASSERT_TRUE(worker
                     ->Request(kServer, std::move(m),
@@ -237,9 +238,9 @@ TEST(ZmqTest, CallsFromSeveralThreadsAmidOtherTraffic) {
   server->SetHandler([&](InMessage m) {
     if (!m.is_request()) return;
     // Echo the key back as a row; also push one-way traffic at the worker.
-    auto keys = m.Keys(m.header().getBody().getPullRequest().getKeys());
+    auto keys = m.Keys(m.Body<ps::wire::PullRequest>().getKeys());
     OutMessage r;
-    r.SetRows(r.header().getBody().initPullReply().initRows(),
+    r.SetRows(r.InitBody<ps::wire::PullReply>().initRows(),
               Buffer::FromVector(std::vector<float>(2, float(keys[0]))), 2);
     (void)server->Respond(m, std::move(r));
     (void)server->Send(kWorker, MakeDataMessage(static_cast<uint32_t>(answered++), {}));
@@ -251,12 +252,12 @@ TEST(ZmqTest, CallsFromSeveralThreadsAmidOtherTraffic) {
   worker->SetHandler([&](InMessage m) {
     if (!worker->InReceiveThread()) ++off_thread;
     std::lock_guard<std::mutex> lock(mu);
-    tags.push_back(m.header().getBody().getData().getTag());
+    tags.push_back(m.Body<transport::wire::Data>().getTag());
   });
   ASSERT_TRUE(worker->Connect(kServer, server->address()).ok());
   auto pull = [](uint64_t key) {
     OutMessage m;
-    auto p = m.header().getBody().initPullRequest();
+    auto p = m.InitBody<ps::wire::PullRequest>();
     m.SetKeys(p.initKeys(), Buffer::FromVector(std::vector<uint64_t>{key}));
     return m;
   };
@@ -268,8 +269,7 @@ TEST(ZmqTest, CallsFromSeveralThreadsAmidOtherTraffic) {
       for (int i = 0; i < kCalls; ++i) {
         uint64_t key = uint64_t(t) * 1000 + i;
         auto r = worker->Call(kServer, pull(key), {.timeout = Millis(10000)});
-        if (!r.ok() ||
-            r->Rows(r->header().getBody().getPullReply().getRows()).values[0] != float(key)) {
+        if (!r.ok() || r->Rows(r->Body<ps::wire::PullReply>().getRows()).values[0] != float(key)) {
           ++wrong;
         }
       }
@@ -319,7 +319,7 @@ TEST(ZmqTest, OptionsAndAddressesAreChecked) {
   EXPECT_EQ(a->Send(PeerId{Role::kClient, 3}, MakeAckMessage()).code(), StatusCode::kUnavailable);
   // An invalid outgoing message is refused before it is sent.
   OutMessage bad;
-  bad.header().getBody().initPullRequest();
+  bad.InitBody<ps::wire::PullRequest>();
   EXPECT_EQ(a->Send(kWorker, std::move(bad)).code(), StatusCode::kInvalidArgument);
 }
 

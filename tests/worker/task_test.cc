@@ -1,5 +1,5 @@
 // The typed task (worker/task.h): what the scheduler fills in
-// (transport/wire/rigel.capnp's Task.run) reads back field for field, and a
+// (cluster/wire/control.capnp's Task.run) reads back field for field, and a
 // malformed task is InvalidArgument naming the field, never an exception.
 #include "worker/task.h"
 
@@ -16,12 +16,12 @@ namespace {
 
 // A well-formed task: loop 1, run 3 of a 2-D schedule on 2 workers over a
 // space sized at launch, reading driver values 4 (int) and 7 (float).
-void Fill(wire::Task::Builder t) {
+void Fill(cluster::wire::Task::Builder t) {
   t.setLoop(1);
   t.setLaunch(3);
   auto run = t.initRun();
   auto cuts = run.initCuts();
-  cuts.setSchedule(wire::ScheduleKind::CONFLICT_FREE2D);
+  cuts.setSchedule(cluster::wire::ScheduleKind::CONFLICT_FREE2D);
   cuts.setWorkers(2);
   auto axes = cuts.initAxes(2);
   axes[0].setDim(0);
@@ -46,9 +46,9 @@ void Fill(wire::Task::Builder t) {
 }
 
 // ReadTask of a task filled by Fill, then changed by `edit`.
-StatusOr<TaskSpec> ReadEdited(const std::function<void(wire::Task::Builder)>& edit) {
+StatusOr<TaskSpec> ReadEdited(const std::function<void(cluster::wire::Task::Builder)>& edit) {
   capnp::MallocMessageBuilder m;
-  auto t = m.initRoot<wire::Task>();
+  auto t = m.initRoot<cluster::wire::Task>();
   Fill(t);
   edit(t);
   return ReadTask(t.asReader());
@@ -61,7 +61,7 @@ void ExpectRefused(const StatusOr<TaskSpec>& s, const std::string& field) {
 }
 
 TEST(ReadTask, ReadsEveryField) {
-  auto s = ReadEdited([](wire::Task::Builder) {});
+  auto s = ReadEdited([](cluster::wire::Task::Builder) {});
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->loop, 1);
   EXPECT_EQ(s->launch, 3u);
@@ -83,7 +83,7 @@ TEST(ReadTask, ReadsEveryField) {
 }
 
 TEST(ReadTask, AnUnsizedSpaceIgnoresTheSizeFields) {
-  auto s = ReadEdited([](wire::Task::Builder t) {
+  auto s = ReadEdited([](cluster::wire::Task::Builder t) {
     t.getRun().setSized(false);
     t.getRun().setSpaceN(-1);
   });
@@ -92,34 +92,37 @@ TEST(ReadTask, AnUnsizedSpaceIgnoresTheSizeFields) {
 }
 
 TEST(ReadTask, MalformedFieldsAreNamed) {
-  ExpectRefused(ReadEdited([](wire::Task::Builder t) { t.disownRun(); }), "task.run: missing");
-  ExpectRefused(ReadEdited([](wire::Task::Builder t) { t.getRun().disownCuts(); }),
+  ExpectRefused(ReadEdited([](cluster::wire::Task::Builder t) { t.disownRun(); }),
+                "task.run: missing");
+  ExpectRefused(ReadEdited([](cluster::wire::Task::Builder t) { t.getRun().disownCuts(); }),
                 "task.run.cuts: missing");
-  ExpectRefused(ReadEdited([](wire::Task::Builder t) {
-                  t.getRun().getCuts().setSchedule(static_cast<wire::ScheduleKind>(9));
+  ExpectRefused(ReadEdited([](cluster::wire::Task::Builder t) {
+                  t.getRun().getCuts().setSchedule(static_cast<cluster::wire::ScheduleKind>(9));
                 }),
                 "task.run.cuts.schedule: unknown schedule 9");
-  ExpectRefused(ReadEdited([](wire::Task::Builder t) { t.getRun().getCuts().setWorkers(0); }),
-                "task.run.cuts.workers: 0 is outside 1..65536");
-  ExpectRefused(ReadEdited([](wire::Task::Builder t) { t.getRun().getOuter()[1].setId(4); }),
-                "task.run.outer[1].id: driver value 4 given twice");
-  ExpectRefused(ReadEdited([](wire::Task::Builder t) { t.getRun().setSpaceM(-2); }),
+  ExpectRefused(
+      ReadEdited([](cluster::wire::Task::Builder t) { t.getRun().getCuts().setWorkers(0); }),
+      "task.run.cuts.workers: 0 is outside 1..65536");
+  ExpectRefused(
+      ReadEdited([](cluster::wire::Task::Builder t) { t.getRun().getOuter()[1].setId(4); }),
+      "task.run.outer[1].id: driver value 4 given twice");
+  ExpectRefused(ReadEdited([](cluster::wire::Task::Builder t) { t.getRun().setSpaceM(-2); }),
                 "task.run.spaceM: -2 is negative");
 }
 
 TEST(ReadTask, ABrokenPointerIsAStatusNotAnException) {
   capnp::MallocMessageBuilder m;
-  Fill(m.initRoot<wire::Task>());
+  Fill(m.initRoot<cluster::wire::Task>());
   kj::Array<capnp::word> words = capnp::messageToFlatArray(m);
   // Word 0 is the segment table, word 1 the root pointer; the root struct's
-  // two data words follow, then its pointers: json, run. Point `run` far
-  // away, into a segment the message does not have.
-  ASSERT_GT(words.size(), 5u);
+  // two data words follow, then its pointer: run. Point it far away, into a
+  // segment the message does not have.
+  ASSERT_GT(words.size(), 4u);
   uint64_t far = (uint64_t{99} << 32) | 2;  // far pointer to segment 99
-  std::memcpy(reinterpret_cast<unsigned char*>(words.begin() + 5), &far, sizeof far);
+  std::memcpy(reinterpret_cast<unsigned char*>(words.begin() + 4), &far, sizeof far);
   capnp::FlatArrayMessageReader reader(words);
   StatusOr<TaskSpec> s = InvalidArgument("not read");
-  EXPECT_NO_THROW(s = ReadTask(reader.getRoot<wire::Task>()));
+  EXPECT_NO_THROW(s = ReadTask(reader.getRoot<cluster::wire::Task>()));
   ExpectRefused(s, "task: malformed");
 }
 

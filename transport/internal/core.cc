@@ -27,7 +27,7 @@ void Core::SetHandler(Handler handler) {
   handler_ = std::move(h);
 }
 
-StatusOr<uint64_t> Core::AddRequest(const PeerId& to, MessageType type, Millis timeout,
+StatusOr<uint64_t> Core::AddRequest(const PeerId& to, uint64_t type, Millis timeout,
                                     ResponseCallback done, Clock::time_point wait_until,
                                     Clock::time_point* deadline) {
   if (timeout.count() < 0) timeout = default_timeout_;
@@ -122,15 +122,14 @@ void Core::Deliver(InMessage msg) {
       // Usually the request timed out first: say so once per peer, so that a
       // timeout is not mistaken for a lost response.
       counters_.late_responses.fetch_add(1, std::memory_order_relaxed);
-      WarnOnce(
-          "late:" + msg.from().ToString(),
-          fmt::format("{}: response to request #{} ({}) from {} matches no pending request "
-                      "(it timed out, was answered already or went to another peer); "
-                      "dropped, further ones are counted in late_responses",
-                      name_, msg.request_id(), MessageTypeName(msg.type()), msg.from().ToString()));
+      WarnOnce("late:" + msg.from().ToString(),
+               fmt::format("{}: response to request #{} ({}) from {} matches no pending request "
+                           "(it timed out, was answered already or went to another peer); "
+                           "dropped, further ones are counted in late_responses",
+                           name_, msg.request_id(), msg.type_name(), msg.from().ToString()));
       return;
     }
-    if (msg.type() == MessageType::ERROR) {
+    if (msg.Is<transport::wire::Error>()) {
       RunCallback(done, ErrorToStatus(msg));
     } else {
       RunCallback(done, std::move(msg));
@@ -145,7 +144,7 @@ void Core::Deliver(InMessage msg) {
   if (!handler) {
     counters_.handler_errors.fetch_add(1, std::memory_order_relaxed);
     WarnOnce("no-handler", fmt::format("{}: no handler installed; dropping {} from {}", name_,
-                                       MessageTypeName(msg.type()), msg.from().ToString()));
+                                       msg.type_name(), msg.from().ToString()));
     return;
   }
   try {
@@ -178,12 +177,11 @@ Clock::time_point Core::ExpireDue(Clock::time_point now) {
       }
       due_.pop();
       Pending& p = it->second;
-      expired.emplace_back(
-          std::move(p.done),
-          Unavailable(fmt::format("{}: request #{} ({}) to {} timed out after {} ms (deadline "
-                                  "exceeded: no response; a late one is counted in late_responses)",
-                                  name_, id, MessageTypeName(p.type), p.to.ToString(),
-                                  p.timeout.count())));
+      expired.emplace_back(std::move(p.done),
+                           Unavailable(fmt::format(
+                               "{}: request #{} ({}) to {} timed out after {} ms (deadline "
+                               "exceeded: no response; a late one is counted in late_responses)",
+                               name_, id, TypeName(p.type), p.to.ToString(), p.timeout.count())));
       ReleaseSlot(p.to);
       pending_.erase(it);
     }
@@ -258,9 +256,8 @@ TransportStats Core::Snapshot() const {
   return s;
 }
 
-Status Core::SubmitRequest(const PeerId& to, MessageType type, Millis timeout,
-                           ResponseCallback done, Millis send_wait,
-                           const std::function<void()>& wake,
+Status Core::SubmitRequest(const PeerId& to, uint64_t type, Millis timeout, ResponseCallback done,
+                           Millis send_wait, const std::function<void()>& wake,
                            const std::function<Status(uint64_t id, Millis left)>& transmit) {
   Clock::time_point send_deadline = Clock::now() + send_wait, deadline;
   StatusOr<uint64_t> id = AddRequest(to, type, timeout, std::move(done), send_deadline, &deadline);

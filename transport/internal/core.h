@@ -54,7 +54,7 @@ class Core {
   // receive thread), then fails with Unavailable and drops `done` uncalled.
   // Returns the request id (never 0) and its deadline in *deadline; the
   // backend must make sure its receive thread wakes by then (see PlanWake).
-  StatusOr<uint64_t> AddRequest(const PeerId& to, MessageType type, Millis timeout,
+  StatusOr<uint64_t> AddRequest(const PeerId& to, uint64_t type, Millis timeout,
                                 ResponseCallback done, Clock::time_point wait_until,
                                 Clock::time_point* deadline) RIGEL_EXCLUDES(mu_);
   // Forgets request `id` without calling its callback (its send failed).
@@ -89,7 +89,7 @@ class Core {
   // `transmit(id, time left to send)`. A failed send forgets the request
   // unless its callback already ran (timeout, close), which then stays its
   // only outcome.
-  Status SubmitRequest(const PeerId& to, MessageType type, Millis timeout, ResponseCallback done,
+  Status SubmitRequest(const PeerId& to, uint64_t type, Millis timeout, ResponseCallback done,
                        Millis send_wait, const std::function<void()>& wake,
                        const std::function<Status(uint64_t id, Millis left)>& transmit);
   // A response to `to` (for request `id`) that could not be queued: counts
@@ -120,7 +120,7 @@ class Core {
  private:
   struct Pending {
     PeerId to;
-    MessageType type;
+    uint64_t type;  // the request body's type id, for messages
     Millis timeout;
     Clock::time_point deadline;
     ResponseCallback done;

@@ -13,7 +13,7 @@
 
 #include "transport/buffer.h"
 #include "transport/message.h"
-#include "transport/wire/rigel.capnp.h"
+#include "transport/wire/envelope.capnp.h"
 
 namespace rigel::transport::internal {
 

@@ -357,8 +357,7 @@ Status ZmqTransport::Request(const PeerId& to, OutMessage msg, ResponseCallback 
                              const CallOptions& opts) {
   if (closed_.load()) return Closed();
   return core_.SubmitRequest(
-      to, msg.header().getBody().which(), opts.timeout, std::move(done), SendWait(opts),
-      [this] { Wake(); },
+      to, msg.type(), opts.timeout, std::move(done), SendWait(opts), [this] { Wake(); },
       [&](uint64_t id, Millis left) {
         return Transmit(to, msg, wire::Kind::REQUEST, id, left, false, nullptr);
       });

@@ -6,14 +6,15 @@
 
 #include "common/seconds.h"
 #include "transport/message.h"
+#include "worker/wire/messages.h"
 
 namespace rigel::worker::sync {
 
 using Clock = std::chrono::steady_clock;
 
 bool Handoffs::Put(const transport::InMessage& msg) {
-  if (msg.type() != transport::MessageType::BLOCK_HANDOFF) return false;
-  auto b = msg.header().getBody().getBlockHandoff();
+  if (!msg.Is<worker::wire::BlockHandoff>()) return false;
+  auto b = msg.Body<worker::wire::BlockHandoff>();
   MutexLock l(&mu_);
   mailbox_[{static_cast<int>(b.getLoop()), b.getEpoch(), static_cast<int64_t>(b.getStep()),
             static_cast<int>(b.getParam())}] = msg;
@@ -33,7 +34,7 @@ Status Handoffs::Send(const ColumnId& id, const std::vector<int64_t>& keys, Sync
   io_->Gather(id.param, keys, &rows);
   const uint32_t width = static_cast<uint32_t>(io_->param(id.param).width);
   transport::OutMessage msg;
-  auto b = msg.header().getBody().initBlockHandoff();
+  auto b = msg.InitBody<worker::wire::BlockHandoff>();
   b.setLoop(static_cast<uint32_t>(id.loop));
   b.setParam(static_cast<uint32_t>(id.param));
   b.setBlock(static_cast<uint32_t>(id.column));
@@ -75,7 +76,7 @@ Status Handoffs::Take(const ColumnId& id, const std::vector<int64_t>& keys, Sync
     mailbox_.erase(key);
   }
   m->wait_s += SecondsSince(t);
-  auto b = msg.header().getBody().getBlockHandoff();
+  auto b = msg.Body<worker::wire::BlockHandoff>();
   transport::RowsView rows = msg.Rows(b.getRows());
   const int64_t width = io_->param(id.param).width;
   if (b.getBlock() != id.column || rows.rows != keys.size() || rows.width != width) {

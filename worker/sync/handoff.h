@@ -23,6 +23,7 @@
 #include "common/thread_annotations.h"
 #include "transport/transport.h"
 #include "worker/sync/row_io.h"
+#include "worker/wire/messages.h"
 
 namespace rigel::worker::sync {
 
@@ -41,7 +42,9 @@ class Handoffs {
   // `transport` and `io` must outlive the object; this is worker `rank` of
   // `workers`.
   Handoffs(transport::Transport* transport, const RowIo* io, int rank, int workers)
-      : transport_(transport), io_(io), rank_(rank), workers_(workers) {}
+      : transport_(transport), io_(io), rank_(rank), workers_(workers) {
+    wire::RegisterMessages();
+  }
 
   // Keeps a received blockHandoff for Take; false for any other message.
   bool Put(const transport::InMessage& msg);
