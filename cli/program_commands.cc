@@ -30,6 +30,7 @@
 #include "exec/vectors_file.h"
 #include "frontend/compile.h"
 #include "kernel/passes/pipeline.h"
+#include "transport/endpoint.h"
 
 extern char** environ;
 
@@ -443,7 +444,10 @@ void AddRunFlags(CLI::App* cmd, ProgramArgs* args) {
   cmd->add_option("--transport", args->transport,
                   "how the processes talk: zmq (ZeroMQ, default) or ucx (UCX: shared memory, "
                   "RDMA, TCP; docs/transport.md)")
-      ->check(CLI::IsMember({"zmq", "ucx"}));
+      ->check([](const std::string& name) {
+        const Status st = transport::CheckBackendName(name);
+        return st.ok() ? std::string() : std::string(st.message());
+      });
   cmd->add_option("--hostfile", args->hostfile,
                   "start the ranks on these hosts over ssh (HOST slots=N per line; "
                   "scripts/rigel-ssh, docs/launching.md)");
@@ -550,18 +554,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       return;
     }
     const bool distributed = args->workers > 0;
-    std::vector<std::string> only = {"--servers",
-                                     "--plan",
-                                     "--run-dir",
-                                     "--key-file",
-                                     "--transport",
-                                     "--hostfile",
-                                     "--insecure-plain",
-                                     "--checkpoint-dir",
-                                     "--checkpoint-every",
-                                     "--resume",
-                                     "--max-restarts",
-                                     "--heartbeat-timeout-s"};
+    std::vector<std::string> only = {
+        "--servers",          "--plan",     "--run-dir",        "--key-file",
+        "--transport",        "--hostfile", "--insecure-plain", "--checkpoint-dir",
+        "--checkpoint-every", "--resume",   "--max-restarts",   "--heartbeat-timeout-s"};
     // --memory-limit bounds a serial run's one process too (ExecutorOptions).
     for (const CLI::Option* o : args->job_flags) {
       if (o->get_name() != "--memory-limit") only.push_back(o->get_name());

@@ -125,9 +125,10 @@ int main(int argc, char** argv) {
   // The transport: --transport, else the scheme --scheduler names, else
   // $RIGEL_TRANSPORT, else zmq.
   std::string backend = f.transport;
-  const std::string named = ep->scheme == "ucx" ? "ucx" : ep->scheme == "tcp" ? "zmq" : "";
+  const std::string named = ep->scheme.empty() ? "" : transport::Endpoint{ep->scheme}.backend();
   if (backend.empty()) backend = named;
-  if (auto it = env.find("RIGEL_TRANSPORT"); backend.empty() && it != env.end()) backend = it->second;
+  if (auto it = env.find("RIGEL_TRANSPORT"); backend.empty() && it != env.end())
+    backend = it->second;
   if (backend.empty()) backend = "zmq";
   if (Status st = transport::CheckBackendName(backend); !st.ok()) Fail(2, st.message());
   if (!named.empty() && named != backend) {

@@ -376,7 +376,9 @@ Status ValidateOutgoing(OutMessage& msg, const Limits& limits, size_t* header_si
                                        header + msg.payload_bytes(), limits.max_message_bytes));
   }
   wire::Envelope::Reader root = msg.header().asReader();
-  if (root.getType() == 0 || !root.hasBody()) return InvalidArgument("message body is not set");
+  // A null body is a body with every field at its default, as a receiver
+  // reads it; only a message never given a body (type 0) is refused.
+  if (root.getType() == 0) return InvalidArgument("message body is not set");
   const MessageType* type = FindMessageType(root.getType());
   if (type == nullptr) {
     return InvalidArgument(fmt::format(
