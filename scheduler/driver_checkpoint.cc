@@ -245,6 +245,14 @@ Status Driver::WriteCheckpoint(CheckpointManifest m, const exec::DriverState& st
       }
       continue;
     }
+    if (!r->Is<ps::wire::CheckpointReply>()) {
+      // A peer's answer is input: another type is an error, not a crash.
+      if (first.ok()) {
+        first = Internal("server " + std::to_string(s) + " answered the checkpoint with " +
+                         r->type_name());
+      }
+      continue;
+    }
     for (auto f : r->Body<ps::wire::CheckpointReply>().getFiles()) {
       m.rows.push_back({f.getName().cStr(), f.getBytes(), f.getChecksum(), f.getRows()});
       rows += f.getRows();
