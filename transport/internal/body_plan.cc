@@ -217,6 +217,18 @@ uint16_t ReadU16(kj::ArrayPtr<const capnp::byte> data, uint32_t index) {
 
 void WalkStruct(capnp::AnyStruct::Reader s, const StructPlan& p, RefVisitor& v);
 
+// Reports a list element that is a Ref (of kind `kind`) to `v`.
+void VisitRef(Elem kind, capnp::DynamicStruct::Reader s, const Where& w, RefVisitor& v) {
+  switch (kind) {
+    case Elem::kKeys:
+      return v.Keys(s.as<wire::KeysRef>(), w);
+    case Elem::kRows:
+      return v.Rows(s.as<wire::RowsRef>(), w);
+    default:
+      return v.Bytes(s.as<wire::BytesRef>(), w);
+  }
+}
+
 // A list read with its schema's type (what a typed getter checks: pointer
 // kind and element size), then its elements by `e`. Elements that are numbers
 // or bools need no more than that read.
@@ -234,19 +246,10 @@ void WalkList(capnp::DynamicList::Reader list, const ValuePlan& e, const Where& 
       }
       break;
     case Elem::kKeys:
-      for (capnp::DynamicValue::Reader x : list) {
-        v.Keys(x.as<capnp::DynamicStruct>().as<wire::KeysRef>(), w);
-      }
-      break;
     case Elem::kRows:
-      for (capnp::DynamicValue::Reader x : list) {
-        v.Rows(x.as<capnp::DynamicStruct>().as<wire::RowsRef>(), w);
-      }
-      break;
     case Elem::kBytes:
-      for (capnp::DynamicValue::Reader x : list) {
-        v.Bytes(x.as<capnp::DynamicStruct>().as<wire::BytesRef>(), w);
-      }
+      for (capnp::DynamicValue::Reader x : list)
+        VisitRef(e.elem, x.as<capnp::DynamicStruct>(), w, v);
       break;
     case Elem::kText:
       for (capnp::DynamicValue::Reader x : list) (void)x.as<capnp::Text>();
