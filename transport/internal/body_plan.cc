@@ -16,18 +16,8 @@ namespace rigel::transport::internal {
 
 // What a pointer (or a list's element) holds, as far as the checks care.
 enum class Elem : uint8_t {
-  kOther,  // void, any pointer, interface: nothing to read
-  kBool,
-  kInt8,
-  kInt16,
-  kInt32,
-  kInt64,
-  kUInt8,
-  kUInt16,
-  kUInt32,
-  kUInt64,
-  kFloat32,
-  kFloat64,
+  kOther,  // numbers, bools, void, any pointer: nothing to read beyond the
+           // pointer itself (a list of them is checked by its typed read)
   kEnum,
   kStruct,
   kKeys,
@@ -62,7 +52,6 @@ struct FieldPlan {
 };
 
 struct StructPlan {
-  uint64_t id = 0;
   const char* name = "";
   bool has_union = false;
   uint32_t discriminant_offset = 0;  // uint16 index in the data section
@@ -90,39 +79,6 @@ ValuePlan PlanValue(Plans& plans, capnp::Type t) RIGEL_REQUIRES(plans.mu) {
   using W = capnp::schema::Type::Which;
   ValuePlan v;
   switch (t.which()) {
-    case W::BOOL:
-      v.elem = Elem::kBool;
-      break;
-    case W::INT8:
-      v.elem = Elem::kInt8;
-      break;
-    case W::INT16:
-      v.elem = Elem::kInt16;
-      break;
-    case W::INT32:
-      v.elem = Elem::kInt32;
-      break;
-    case W::INT64:
-      v.elem = Elem::kInt64;
-      break;
-    case W::UINT8:
-      v.elem = Elem::kUInt8;
-      break;
-    case W::UINT16:
-      v.elem = Elem::kUInt16;
-      break;
-    case W::UINT32:
-      v.elem = Elem::kUInt32;
-      break;
-    case W::UINT64:
-      v.elem = Elem::kUInt64;
-      break;
-    case W::FLOAT32:
-      v.elem = Elem::kFloat32;
-      break;
-    case W::FLOAT64:
-      v.elem = Elem::kFloat64;
-      break;
     case W::TEXT:
       v.elem = Elem::kText;
       break;
@@ -198,7 +154,6 @@ const StructPlan* Build(Plans& plans, capnp::StructSchema schema) {
   auto owned = std::make_unique<StructPlan>();
   StructPlan* plan = owned.get();
   plans.by_id.emplace(id, std::move(owned));
-  plan->id = id;
   plan->name = schema.getShortDisplayName().cStr();
   auto s = schema.getProto().getStruct();
   plan->has_union = s.getDiscriminantCount() > 0;
