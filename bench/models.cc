@@ -33,6 +33,13 @@
 //              integer fields scaled as the program scales them), its test
 //              AUC from liblinear-predict -b 1's probabilities.
 //
+// Serially each model runs twice: every loop body compiled to native code
+// (`--jit on`, the serial run the cluster lines compare with) and the
+// interpreter alone (`--jit off`), whose line carries `jit_speedup` (its
+// epoch over the compiled run's) and for word2vec `jit_words_speedup` (the
+// compiled run's words/s over its own; goal 1.6). The clusters run at
+// Rigel's default, --jit auto.
+//
 // The cluster lines carry the ratios the issue sets goals for, against the
 // serial run of the same model in the same bench run: `epoch_ratio` (the
 // cluster's epoch / serial's; its goal on 2 workers), `cpu_ratio` (CPU
@@ -236,15 +243,18 @@ class Models {
     return out;
   }
 
+  // `jit`: the --jit flag ("": none, Rigel's default).
   RunOut Rigel(const std::string& tag, const fs::path& program,
                const std::vector<std::string>& sets, const std::string& key, int workers,
-               const std::string& transport = "zmq") {
+               const std::string& transport = "zmq", const std::string& jit = "") {
     RunOut r;
     r.name = workers > 0 ? "rigel " + std::to_string(workers) + " workers" : "rigel serial";
     if (workers > 0 && transport != "zmq") r.name += " " + transport;
+    if (jit == "off") r.name += " interpreter";
     const fs::path log = o_.work / (tag + ".jsonl");
     std::vector<std::string> argv = {(o_.bin / "rigel").string(), "run", program.string(),
                                      "--log-json", log.string()};
+    if (!jit.empty()) argv.insert(argv.end(), {"--jit", jit});
     for (const auto& s : sets) argv.insert(argv.end(), {"--set", s});
     if (workers > 0) {
       argv.insert(argv.end(), {"--workers", std::to_string(workers), "--servers", "2", "--run-dir",
@@ -478,17 +488,25 @@ class Models {
              const std::vector<std::string>& sets, const std::string& key,
              const std::vector<RunOut>& peers, double epoch_goal) {
     if (!Wanted(model)) return;
-    double serial_epoch = 0, serial_cpu = 0, serial_quality = 0;
+    double serial_epoch = 0, serial_cpu = 0, serial_quality = 0, serial_rate = 0;
     // The zmq cluster run of each size, which a ucx one is compared with.
     std::map<int, std::array<double, 3>> zmq_run;  // epoch, cpu per epoch, quality
-    std::vector<std::pair<int, std::string>> runs = {{0, "zmq"}};
+    // Serially with every body compiled (the baseline of the cluster runs),
+    // then with the interpreter alone (`jit_speedup`: its epoch over the
+    // compiled one's); the clusters at Rigel's default (--jit auto).
+    struct Spec {
+      int workers;
+      std::string transport, jit;
+    };
+    std::vector<Spec> runs = {{0, "zmq", "on"}, {0, "zmq", "off"}};
     for (int workers : {2, 4}) {
-      for (const std::string& t : o_.transports) runs.push_back({workers, t});
+      for (const std::string& t : o_.transports) runs.push_back({workers, t, ""});
     }
-    for (const auto& [workers, transport] : runs) {
+    for (const auto& [workers, transport, jit] : runs) {
       RunOut r = Rigel(model + (workers ? "_w" + std::to_string(workers) : "_serial") +
-                           (transport == "zmq" ? "" : "_" + transport),
-                       program, sets, key, workers, transport);
+                           (transport == "zmq" ? "" : "_" + transport) +
+                           (jit == "off" ? "_interpreter" : ""),
+                       program, sets, key, workers, transport, jit);
       if (!r.ok) continue;
       std::vector<double> epoch_s, bytes;
       double cpu = 0;
@@ -510,10 +528,22 @@ class Models {
                 {"process_cpu_s", r.proc.cpu_s}};
       if (model == "word2vec") j["words_per_s"] = r.epochs.back().updates_per_s;
       const double cpu_per_epoch = cpu / static_cast<double>(r.epochs.size());
-      if (workers == 0) {
+      if (workers == 0 && jit == "off") {
+        // The interpreter against the compiled serial run of this bench run.
+        j["jit"] = "off";
+        if (serial_epoch > 0)
+          j["jit_speedup"] = Median(epoch_s) > 0 ? Median(epoch_s) / serial_epoch : 0.0;
+        if (model == "word2vec" && r.epochs.back().updates_per_s > 0) {
+          j["jit_words_speedup"] = serial_rate / r.epochs.back().updates_per_s;
+          j["jit_words_goal"] = 1.6;
+        }
+        j["quality_delta"] = (r.quality - serial_quality) / std::fabs(serial_quality);
+      } else if (workers == 0) {
+        j["jit"] = "on";
         serial_epoch = Median(epoch_s);
         serial_cpu = cpu_per_epoch;
         serial_quality = r.quality;
+        serial_rate = r.epochs.back().updates_per_s;
       } else if (serial_epoch > 0) {
         j["epoch_ratio"] = Median(epoch_s) / serial_epoch;
         if (epoch_goal > 0 && workers == 2) j["epoch_goal"] = epoch_goal;
@@ -675,8 +705,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "models: --transport zmq, ucx or both\n");
         return 2;
       }
-      o.transports = t == "both" ? std::vector<std::string>{"zmq", "ucx"}
-                                 : std::vector<std::string>{t};
+      o.transports =
+          t == "both" ? std::vector<std::string>{"zmq", "ucx"} : std::vector<std::string>{t};
     } else {
       std::fprintf(stderr,
                    "usage: models [--quick] [--words N (0: the whole corpus)] [--plot FILE.png] "

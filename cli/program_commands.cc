@@ -91,6 +91,8 @@ struct ProgramArgs {
   std::vector<std::string> print_after, disable;
   bool stats = false;
   bool verify = false;
+  bool jit_ir = false;  // dump-ir --jit
+  std::string jit;      // run --jit: auto, on, off (empty: $RIGEL_JIT, else auto)
   uint64_t seed = 0;
   bool verbose = false;
   // Distributed runs (`rigel run --workers M`).
@@ -243,6 +245,7 @@ int RunDistributed(const ProgramArgs& a) {
   };
   for (const std::string& s : a.sets) pass("--set", s);
   pass("--seed", std::to_string(a.seed));
+  if (!a.jit.empty()) pass("--jit", a.jit);
   std::vector<std::string> job = cluster::JobOptionArgs(a.job);
   for (size_t i = 0; i + 1 < job.size(); i += 2) pass(job[i], job[i + 1]);
   if (ssh && a.insecure_plain) args.push_back("--insecure-plain");
@@ -313,7 +316,10 @@ void DumpIr(const ProgramArgs& a, int* exit_code) {
   auto prog = CompileProgram(a.path, a.sets, exit_code);
   if (!prog) return;
   std::cout << ir::Print(*prog);
-  if (!a.bytecode && !a.stats && !a.verify && a.print_after.empty() && a.disable.empty()) return;
+  if (!a.bytecode && !a.stats && !a.verify && !a.jit_ir && a.print_after.empty() &&
+      a.disable.empty()) {
+    return;
+  }
   exec::ExecutorOptions opts;
   opts.compile.disable = a.disable;
   opts.compile.print_after = a.print_after;
@@ -338,6 +344,16 @@ void DumpIr(const ProgramArgs& a, int* exit_code) {
   }
   for (size_t l = 0; a.bytecode && l < prog->loops.size(); ++l) {
     std::cout << "bytecode loop " << l << "\n" << (*ex)->kernel(static_cast<int>(l)).Disassemble();
+  }
+  for (size_t l = 0; a.jit_ir && l < prog->loops.size(); ++l) {
+    auto ir = (*ex)->kernel(static_cast<int>(l)).JitIr();
+    if (!ir.ok()) {
+      std::cerr << "rigel: loop " << l << " has no compiled form: " << ir.status().message()
+                << "\n";
+      *exit_code = 1;
+      return;
+    }
+    std::cout << "llvm ir loop " << l << "\n" << *ir;
   }
   if (a.stats) PrintStats(stats);
 }
@@ -403,6 +419,9 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
       ->expected(1)
       ->take_all();
   cmd->add_flag("--stats", args->stats, "also print what each pass did to each loop");
+  cmd->add_flag("--jit", args->jit_ir,
+                "also load the data and print each loop's body as the JIT compiles it (optimised "
+                "LLVM IR for this machine's CPU; docs/architecture.md, Tiers)");
   cmd->add_flag("--verify", args->verify,
                 "check the IR and the bytecode after every pass (always on in debug builds)");
   cmd->callback([args, exit_code] { DumpIr(*args, exit_code); });
@@ -412,7 +431,14 @@ void AddDumpIrCommand(CLI::App& app, int* exit_code) {
 void AddRunFlags(CLI::App* cmd, ProgramArgs* args) {
   AddProgramArgs(cmd, args);
   cmd->add_option("--seed", args->seed, "seed of rand(), randint() and negative()")->default_val(0);
-  cmd->add_flag("-v,--verbose", args->verbose, "report data loading and per-loop timing on stderr");
+  cmd->add_flag("-v,--verbose", args->verbose,
+                "report data loading, per-loop timing and each loop's tier on stderr");
+  cmd->add_option("--jit", args->jit,
+                  "which tier runs loop bodies: auto (compile a body to native code once it has "
+                  "run as long as compiling takes), on (compile every body first) or off (the "
+                  "interpreter); default $RIGEL_JIT, else auto. Both tiers give the same results "
+                  "(docs/architecture.md, Tiers)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   cmd->add_option("--save-params", args->save_params,
                   "write the trained parameters to this file (NumPy .npz)");
   cmd->add_option("--init-params", args->init_params,
@@ -476,6 +502,7 @@ int RunSerial(const ir::Program& prog, const ProgramArgs& args,
               const std::vector<exec::VectorsRequest>& vectors) {
   exec::ExecutorOptions opts;
   opts.seed = args.seed;
+  if (!args.jit.empty()) opts.compile.jit = *kernel::ParseJitMode(args.jit);
   opts.memory_limit = args.job.memory_limit;
   opts.log = args.verbose ? &std::cerr : nullptr;
   opts.warnings = &std::cerr;

@@ -168,6 +168,7 @@ void SetupToWire(const ClusterSetup& s, wire::Plan::Builder out) {
   PairsToWire(s.job->cuts, j.initCuts(static_cast<unsigned>(s.job->cuts.size())));
   j.setInitParams(s.job->init_params);
   j.setInitParamsFingerprint(s.job->init_params_fingerprint);
+  j.setJit(s.job->jit);
 }
 
 StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& what) {
@@ -225,6 +226,10 @@ StatusOr<ClusterSetup> SetupFromWire(wire::Plan::Reader in, const std::string& w
     job.cuts = PairsFromWire(j.getCuts());
     job.init_params = j.getInitParams();
     job.init_params_fingerprint = j.getInitParamsFingerprint();
+    job.jit = j.getJit().size() == 0 ? "auto" : std::string(j.getJit().cStr());
+    if (job.jit != "auto" && job.jit != "on" && job.jit != "off") {
+      return InvalidArgument(what + ": job.jit is '" + job.jit + "', not auto, on or off");
+    }
     if (job.program.empty()) return InvalidArgument(what + ": job.program: empty");
     s.job = std::move(job);
   }

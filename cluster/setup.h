@@ -63,6 +63,9 @@ struct JobSpec {
   // data::FingerprintText at the scheduler; empty for none.
   std::string init_params;
   std::string init_params_fingerprint;
+  // --jit: which tier runs the loop bodies in every worker ("auto", "on",
+  // "off"; kernel::ParseJitMode). Both give the same results.
+  std::string jit = "auto";
 };
 
 struct ClusterSetup {

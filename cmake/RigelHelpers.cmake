@@ -25,9 +25,13 @@ function(rigel_capnp OUT)
   set(${OUT} ${srcs} PARENT_SCOPE)
 endfunction()
 
-# One GoogleTest binary per layer, registered with CTest test by test.
+# One GoogleTest binary per layer, registered with CTest test by test. With
+# JIT_TOO (and a build with LLVM) every test is registered a second time,
+# named jit/SUITE.TEST, run with $RIGEL_JIT=on: every loop body it compiles
+# runs as native code (kernel/jit/). Not in a sanitizer build, whose suite
+# runs with $RIGEL_JIT=on throughout (scripts/test.sh).
 function(rigel_cc_test)
-  cmake_parse_arguments(RT "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(RT "JIT_TOO" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${RT_NAME} ${RT_SRCS})
   target_link_libraries(${RT_NAME} PRIVATE ${RT_DEPS} GTest::gtest GTest::gtest_main)
   # A test's own code is set-up and assertions; the code under test is in
@@ -39,6 +43,10 @@ function(rigel_cc_test)
   target_compile_definitions(${RT_NAME} PRIVATE
     RIGEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" RIGEL_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   gtest_discover_tests(${RT_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${RT_LABELS}")
+  if(RT_JIT_TOO AND RIGEL_HAVE_LLVM AND NOT RIGEL_SANITIZE)
+    gtest_discover_tests(${RT_NAME} DISCOVERY_TIMEOUT 60 TEST_PREFIX "jit/"
+                         PROPERTIES LABELS "${RT_LABELS};jit" ENVIRONMENT "RIGEL_JIT=on")
+  endif()
 endfunction()
 
 function(rigel_print_summary)
@@ -52,5 +60,6 @@ function(rigel_print_summary)
   message(STATUS "  CUDA/NCCL       : ${RIGEL_HAVE_CUDA} (requested ${RIGEL_WITH_CUDA}) ${RIGEL_CUDA_NOTE}")
   message(STATUS "  UCX (shm, RDMA): ${RIGEL_HAVE_UCX} (requested ${RIGEL_WITH_UCX}) ${RIGEL_UCX_NOTE}")
   message(STATUS "  MPI             : ${RIGEL_HAVE_MPI} (requested ${RIGEL_WITH_MPI}) ${RIGEL_MPI_NOTE}")
+  message(STATUS "  LLVM JIT        : ${RIGEL_HAVE_LLVM} (requested ${RIGEL_WITH_LLVM}) ${RIGEL_LLVM_NOTE}")
   message(STATUS "")
 endfunction()

@@ -1,5 +1,6 @@
 # Optional hardware backends: AUTO detects, ON requires, OFF skips.
-# Results land in RIGEL_HAVE_CUDA / RIGEL_HAVE_UCX / RIGEL_HAVE_MPI (0 or 1) for config.h.
+# Results land in RIGEL_HAVE_CUDA / RIGEL_HAVE_UCX / RIGEL_HAVE_MPI / RIGEL_HAVE_LLVM (0 or 1)
+# for config.h.
 
 function(_rigel_resolve option found note)
   if(${option} STREQUAL "OFF")
@@ -71,3 +72,29 @@ endif()
 _rigel_resolve(RIGEL_WITH_MPI _mpi_found "${_mpi_note}")
 set(RIGEL_HAVE_MPI ${_RESOLVED_HAVE})
 set(RIGEL_MPI_NOTE "${_RESOLVED_NOTE}")
+
+# LLVM 19 (Debian's llvm-19-dev): the JIT tier for loop bodies (kernel/jit/),
+# ORC LLJIT linked from libLLVM-19.so. clang 19 (clang-19) compiles the
+# interpreter's opcodes to the bitcode the JIT inlines; it must be the same
+# LLVM version, so both are looked for under LLVM's own prefix.
+set(_llvm_found FALSE)
+set(_llvm_note "llvm-19-dev or clang-19 not installed")
+if(NOT RIGEL_WITH_LLVM STREQUAL "OFF")
+  # LLVM accepts only a request of its own major.minor.
+  find_package(LLVM 19.1 CONFIG QUIET HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+  if(LLVM_FOUND)
+    find_program(RIGEL_BITCODE_CXX NAMES clang++ HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
+    if(NOT RIGEL_BITCODE_CXX)
+      find_program(RIGEL_BITCODE_CXX NAMES clang++-${LLVM_VERSION_MAJOR})
+    endif()
+    if(RIGEL_BITCODE_CXX)
+      set(_llvm_found TRUE)
+      set(_llvm_note "LLVM ${LLVM_PACKAGE_VERSION} (${LLVM_DIR}); bitcode by ${RIGEL_BITCODE_CXX}")
+    else()
+      set(_llvm_note "LLVM ${LLVM_PACKAGE_VERSION} found but clang++-${LLVM_VERSION_MAJOR} missing (clang-19)")
+    endif()
+  endif()
+endif()
+_rigel_resolve(RIGEL_WITH_LLVM _llvm_found "${_llvm_note}")
+set(RIGEL_HAVE_LLVM ${_RESOLVED_HAVE})
+set(RIGEL_LLVM_NOTE "${_RESOLVED_NOTE}")

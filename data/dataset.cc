@@ -83,15 +83,6 @@ NegativeSampler::NegativeSampler(const std::vector<int64_t>& counts) {
   for (int32_t s : small) prob_[s] = w[s] > 0 ? 1.0f : 0.0f;
 }
 
-int32_t NegativeSampler::Sample(uint64_t hash) const {
-  // High 32 bits pick the bucket (multiply-shift, no modulo bias worth
-  // noting), low 32 bits decide between the bucket's two outcomes.
-  const uint64_t n = prob_.size();
-  const size_t bucket = static_cast<size_t>(((hash >> 32) * n) >> 32);
-  const float u = static_cast<float>(hash & 0xffffffffULL) * 0x1.0p-32f;
-  return u < prob_[bucket] ? static_cast<int32_t>(bucket) : alias_[bucket];
-}
-
 Dataset MakeGrid(int64_t n, int64_t m) {
   Dataset d;
   d.kind = DataKind::kGrid;

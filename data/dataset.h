@@ -40,6 +40,7 @@ class NegativeSampler {
   // never drawn. Requires at least one non-zero count.
   explicit NegativeSampler(const std::vector<int64_t>& counts);
   // Maps a 64-bit hash (see common/hash.h) to a token id. Pure function.
+  // Inline: the kernel's JIT (kernel/jit/) compiles it into loop bodies.
   int32_t Sample(uint64_t hash) const;
   bool empty() const { return prob_.empty(); }
 
@@ -47,6 +48,15 @@ class NegativeSampler {
   std::vector<float> prob_;     // alias-method acceptance probability per bucket
   std::vector<int32_t> alias_;  // alias token per bucket
 };
+
+inline int32_t NegativeSampler::Sample(uint64_t hash) const {
+  // High 32 bits pick the bucket (multiply-shift, no modulo bias worth
+  // noting), low 32 bits decide between the bucket's two outcomes.
+  const uint64_t n = prob_.size();
+  const size_t bucket = static_cast<size_t>(((hash >> 32) * n) >> 32);
+  const float u = static_cast<float>(hash & 0xffffffffULL) * 0x1.0p-32f;
+  return u < prob_[bucket] ? static_cast<int32_t>(bucket) : alias_[bucket];
+}
 
 // Where a data set's elements came from, so that a message about element e
 // can name the file and line it was read from (data/element_origin.h).

@@ -112,6 +112,7 @@ StatusOr<std::unique_ptr<SerialExecutor>> SerialExecutor::Create(const ir::Progr
     if (!k.ok()) return ex->ErrorAt(prog.loops[l].loc, k.status().message());
     ex->kernels_.push_back(std::move(k).value());
   }
+  ex->tier_said_.assign(prog.loops.size(), false);
   return ex;
 }
 
@@ -594,6 +595,9 @@ Status SerialExecutor::RunLoop(int loop) {
   ctx.accums = accums_.data();
   ctx.seed = opts_.seed;
   ctx.launch = launches_[loop]++;
+  // What the program still runs of this loop after this launch (for --jit
+  // auto's cost rule): the launches the enclosing `for`s have left.
+  const int64_t later_launches = LaunchesLeft();
   ctx.outer = [this](int id) -> StatusOr<kernel::OuterValue> {
     RIGEL_ASSIGN_OR_RETURN(Value v, Eval(id));
     return kernel::OuterValue{v.is_int, v.i, v.f};
@@ -622,6 +626,7 @@ Status SerialExecutor::RunLoop(int loop) {
   }
   auto start = std::chrono::steady_clock::now();
   int64_t count = data_ptrs_[l.data]->count;
+  const int64_t later = later_launches * count;
   std::vector<int64_t> order;
   if (opts_.order) {
     RIGEL_ASSIGN_OR_RETURN(order, opts_.order(loop, *data_ptrs_[l.data]));
@@ -642,10 +647,12 @@ Status SerialExecutor::RunLoop(int loop) {
     for (size_t k = 0; k < order.size();) {
       size_t end = k + 1;
       while (end < order.size() && order[end] == order[end - 1] + 1) ++end;
+      ctx.work_left = later + static_cast<int64_t>(order.size() - end);
       RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, order[k], order[end - 1] + 1));
       k = end;
     }
   } else if (!opts_.progress) {
+    ctx.work_left = later;
     RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, 0, count));
   } else {
     // Chunks are large enough that the per-call frame setup is noise, small
@@ -653,6 +660,7 @@ Status SerialExecutor::RunLoop(int loop) {
     constexpr int64_t kChunk = 1 << 15;
     bool shown = false;
     for (int64_t b = 0; b < count; b += kChunk) {
+      ctx.work_left = later + count - std::min(count, b + kChunk);
       RIGEL_RETURN_IF_ERROR(kernels_[loop].Run(ctx, b, std::min(count, b + kChunk)));
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       int64_t done = std::min(count, b + kChunk);
@@ -679,8 +687,52 @@ Status SerialExecutor::RunLoop(int loop) {
     std::snprintf(buf, sizeof buf, "loop %d (line %d): %" PRId64 " iterations in %.6f s (%.3g/s)\n",
                   loop, l.loc.line, count, secs, secs > 0 ? count / secs : 0.0);
     *opts_.log << buf;
+    if (!tier_said_[loop]) {
+      const kernel::TierReport r = kernels_[loop].tier();
+      // Said once, when the tier is settled: compiled, or interpreted for
+      // a reason (auto says nothing while the body has not repaid a compile).
+      if (r.compiled || !r.why.empty()) {
+        *opts_.log << TierLine(loop, l.loc.line, r);
+        tier_said_[loop] = true;
+      }
+    }
   }
   return Status::Ok();
+}
+
+std::string TierLine(int loop, int line, const kernel::TierReport& r) {
+  char buf[200];
+  if (r.compiled) {
+    if (r.cached) {
+      std::snprintf(buf, sizeof buf, "loop %d (line %d): jit (%s): an equal body compiled before",
+                    loop, line, kernel::JitModeName(r.mode));
+    } else {
+      std::snprintf(buf, sizeof buf,
+                    "loop %d (line %d): jit (%s): compiled in %.1f ms (IR %.1f, optimiser %.1f, "
+                    "code %.1f; %lld IR instructions)",
+                    loop, line, kernel::JitModeName(r.mode), r.compile_ms, r.lower_ms,
+                    r.optimise_ms, r.codegen_ms, static_cast<long long>(r.ir_instructions));
+    }
+    std::string out = buf;
+    if (r.interpreted_ms > 0) {
+      std::snprintf(buf, sizeof buf, ", after %.1f ms interpreted", r.interpreted_ms);
+      out += buf;
+    }
+    return out + "\n";
+  }
+  std::snprintf(buf, sizeof buf, "loop %d (line %d): interpreted (jit %s): ", loop, line,
+                kernel::JitModeName(r.mode));
+  if (!r.why.empty()) return buf + r.why + "\n";
+  if (r.compiling) {
+    std::snprintf(buf + std::strlen(buf), sizeof buf - std::strlen(buf),
+                  "compiling since %.1f ms interpreted\n", r.interpreted_ms);
+    return buf;
+  }
+  std::snprintf(buf + std::strlen(buf), sizeof buf - std::strlen(buf),
+                "%.1f ms interpreted; what was left would not have repaid a compile (%.1f ms "
+                "expected)\n",
+                r.interpreted_ms, kernel::ExpectedCompileMs());
+  return buf;
 }
 
 // DSL.md versions 3 and 4: a relaxed parameter that diverges, finite or not,
@@ -801,12 +853,32 @@ Status SerialExecutor::Print(const ir::DStmt& s) {
   return Status::Ok();
 }
 
+int64_t SerialExecutor::LaunchesLeft() const {
+  // The innermost loop's later iterations, then each enclosing loop's later
+  // iterations times a whole run of the loops inside it.
+  int64_t left = 0, per = 1;
+  for (auto f = fors_.rbegin(); f != fors_.rend(); ++f) {
+    const auto [i, lo, hi] = *f;
+    left += std::max<int64_t>(0, hi - i - 1) * per;
+    per *= std::max<int64_t>(1, hi - lo);
+  }
+  return left;
+}
+
 Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<int64_t> first) {
   RIGEL_ASSIGN_OR_RETURN(Value lo, Eval(s.a));
   RIGEL_ASSIGN_OR_RETURN(Value hi, Eval(s.b));
   // Where the parameters settle is the same in every iteration.
   const size_t settled = index >= 0 && opts_.params_settled ? SettledFrom(prog_, s.body) : 0;
+  // This loop's position while its body runs (LaunchesLeft), whichever way
+  // the body returns.
+  fors_.push_back({lo.i, lo.i, hi.i});
+  struct Pop {
+    std::vector<std::array<int64_t, 3>>* fors;
+    ~Pop() { fors->pop_back(); }
+  } pop{&fors_};
   for (int64_t i = first.value_or(lo.i); i < hi.i; ++i) {
+    fors_.back()[0] = i;
     Value v;
     v.is_int = true;
     v.i = i;
@@ -830,6 +902,18 @@ Status SerialExecutor::ExecFor(const ir::DStmt& s, int64_t index, std::optional<
 }
 
 Status SerialExecutor::Run() {
+  Status st = RunDriver();
+  if (opts_.log) {
+    for (size_t l = 0; l < kernels_.size(); ++l) {
+      if (!tier_said_[l] && launches_[l] > 0) {
+        *opts_.log << TierLine(static_cast<int>(l), prog_.loops[l].loc.line, kernels_[l].tier());
+      }
+    }
+  }
+  return st;
+}
+
+Status SerialExecutor::RunDriver() {
   if (!resume_) return Exec(prog_.driver);
   const DriverState st = *resume_;
   resume_.reset();

@@ -14,6 +14,7 @@
 #ifndef RIGEL_EXEC_EXECUTOR_H_
 #define RIGEL_EXEC_EXECUTOR_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -239,6 +240,7 @@ class SerialExecutor {
   std::map<std::string, double> TakePrinted();
 
  private:
+  Status RunDriver();  // Run() without the closing -v lines
   struct Value {
     bool is_int = false;
     int64_t i = 0;
@@ -295,6 +297,13 @@ class SerialExecutor {
   // Per loop and parameter: the relaxed parameter's magnitudes over the
   // loop's runs (CheckRelaxedDiverged).
   std::vector<std::vector<DivergenceWatch>> watches_;
+  // The driver's `for` loops running now, outermost first: (i, lo, hi).
+  std::vector<std::array<int64_t, 3>> fors_;
+  // How many more times the innermost running `for` and those around it
+  // will run their bodies after this iteration (0 outside any).
+  int64_t LaunchesLeft() const;
+  // Per loop: whether -v said its tier (TierLine).
+  std::vector<bool> tier_said_;
   int64_t elements_run_ = 0;
   double loop_seconds_ = 0;
   int64_t prints_ = 0;                         // lines print() made, quiet ones included
@@ -305,6 +314,11 @@ class SerialExecutor {
   // (data::OrderedElements; empty when the file is in that order).
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;
 };
+
+// The -v line of loop `loop`'s tier (rigel run -v, a worker's log): "loop 0
+// (line 12): jit (auto): compiled in 21.3 ms, after 25.0 ms interpreted", or
+// "... interpreted (jit on): WHY".
+std::string TierLine(int loop, int line, const kernel::TierReport& r);
 
 }  // namespace rigel::exec
 

@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -90,13 +91,60 @@ struct RunContext {
   std::function<StatusOr<OuterValue>(int id)> outer;
   uint64_t seed = 0;    // --seed
   uint64_t launch = 0;  // how many times this loop ran before (the "epoch")
+  // Elements of this loop the program will still run after this call (its
+  // launch's later calls and later launches), when the caller knows
+  // (the serial executor does); -1: unknown. Only --jit auto reads it.
+  int64_t work_left = -1;
 };
 
 // Resolves a width DExpr to a number (data attributes, consts).
 using WidthFn = std::function<StatusOr<int64_t>(int expr)>;
 
+// Which tier runs a loop body (`--jit`). The bytecode interpreter is tier 0:
+// always there, and the reference. kOn compiles every body to native code
+// when the kernel is compiled (kernel/jit/jit.h); kAuto compiles a body once
+// the interpreter has spent as long on it as a compile is expected to take
+// (docs/architecture.md, "Tiers"); kOff never compiles. Both tiers give the
+// same results bit for bit, so a body may switch between elements. A body
+// the JIT cannot compile runs interpreted, and its TierReport says why.
+enum class JitMode : uint8_t { kOff, kOn, kAuto };
+// "off", "on", "auto"; InvalidArgument naming the choices otherwise.
+StatusOr<JitMode> ParseJitMode(std::string_view text);
+const char* JitModeName(JitMode mode);
+// The mode when none is given: $RIGEL_JIT when set (an invalid value is an
+// error), otherwise kAuto.
+StatusOr<JitMode> DefaultJitMode();
+
+// The compile time kAuto weighs: before any compile in this process the
+// mean compile time of the example programs' 25 bodies on the project's
+// 2-core machine (kFirstCompileEstimateMs; 11 to 89 ms, see issue 45's
+// note), after one the mean of the process's own compiles. Thread-safe.
+inline constexpr double kFirstCompileEstimateMs = 37;
+double ExpectedCompileMs();
+// How much faster kAuto expects compiled code to run than the interpreter:
+// the smallest of the examples' serial speed-ups, rounded down (word2vec's
+// 1.7; sparse_lr 3.2, fm 4.9).
+inline constexpr double kExpectedJitSpeedup = 1.5;
+
+// A kernel's tier so far (Kernel::tier()).
+struct TierReport {
+  JitMode mode = JitMode::kOff;
+  bool compiled = false;   // running compiled code from now on
+  bool compiling = false;  // a compile is in flight (kAuto)
+  bool cached = false;     // an equal body was compiled before in this process
+  double compile_ms = 0;   // the compile's wall time (0 when cached)
+  // Its parts (kernel/jit/jit.h): bytecode to LLVM IR, LLVM's optimiser,
+  // code generation; and the size of the optimised body.
+  double lower_ms = 0, optimise_ms = 0, codegen_ms = 0;
+  int64_t ir_instructions = 0;
+  double interpreted_ms = 0;  // time the interpreter ran this body before the switch
+  std::string why;            // while not compiled: why (empty: auto, not repaid yet)
+};
+
 // How Kernel::Compile runs the pass pipeline (kernel/passes/pipeline.h).
 struct CompileOptions {
+  // The tier (above). Unset: DefaultJitMode().
+  std::optional<JitMode> jit;
   // Run the IR and bytecode verifiers before the first pass and after every
   // pass. Unset: on in debug and sanitizer builds, off in Release.
   std::optional<bool> verify;
@@ -139,6 +187,11 @@ class Kernel {
 
   // Number of bytecode instructions (for tests and dump output).
   size_t code_size() const;
+  // The body's tier so far. Thread-safe.
+  TierReport tier() const;
+  // The body's optimised LLVM IR (`rigel dump-ir --jit`), or why it has
+  // none (as TierReport::why).
+  StatusOr<std::string> JitIr() const;
   // The bytecode as text, one instruction per line.
   std::string Disassemble() const;
 

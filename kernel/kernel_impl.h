@@ -6,6 +6,7 @@
 #define RIGEL_KERNEL_KERNEL_IMPL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,9 @@ struct VOp {
     DotFn dot;
     CopyFn copy;
     PairFn pair;
+    // Only in a compiled body's constant copy of the bytecode (kernel/jit/):
+    // the row width the kernel was picked for (kernel/row_calls.h).
+    int64_t width;
   } k = {nullptr};  // kVLin/kWr*Lin, kDot/kNorm, row copies
 };
 
@@ -155,7 +159,11 @@ union Slot {
   float f;
 };
 
+class Tier;  // kernel/tier.h
+
 struct Kernel::Impl {
+  Impl();
+  ~Impl();
   const ir::Program* prog = nullptr;
   ir::Loop rewritten;  // the loop after the IR passes; what `code` was made from
   int loop = -1;
@@ -175,6 +183,10 @@ struct Kernel::Impl {
   std::vector<bool> is_view;               // per vector index: points into other memory
   // A key slice: row and element accesses were compiled to kKey.
   bool key_slice = false;
+  // Which tier runs the body; set once the bytecode is final. Shared by
+  // copies of an Impl (the verifier's tests break copies). The last member:
+  // destroyed first, it waits for a compile that reads the others.
+  std::shared_ptr<Tier> tier;
 };
 
 // The bytecode of `k` as text, one instruction per line (kernel/debug.cc).

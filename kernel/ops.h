@@ -19,6 +19,7 @@
 #include "common/int_math.h"
 #include "kernel/float_ops.h"
 #include "kernel/kernel_impl.h"
+#include "kernel/row_calls.h"
 #include "kernel/vec_ops.h"
 
 namespace rigel::kernel::ops {
@@ -114,9 +115,14 @@ inline bool OutOfRange(int64_t index, int64_t limit) {
   return static_cast<uint64_t>(index) >= static_cast<uint64_t>(limit);
 }
 
+// f may call libm (exp, log ...), which no vectoriser vectorises: clang
+// (the JIT's bitcode, the sanitizer build) would warn that it could not do
+// what RIGEL_IVDEP asks, so only GCC gets the pragma.
 template <typename N, typename F>
 __attribute__((always_inline)) inline void VecMap(float* d, N n, F f) {
-#pragma GCC ivdep
+#if !defined(__clang__)
+  RIGEL_IVDEP
+#endif
   for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) d[k] = f(k);
 }
 
@@ -232,7 +238,7 @@ RIGEL_OP SMove(Machine& m, const VOp* o) {
 
 // Vectors of o->n floats.
 RIGEL_OP VMove(Machine& m, const VOp* o) {
-  if (m.V[o->d] != m.V[o->a]) o->k.copy(m.V[o->d], m.V[o->a], o->n);
+  if (m.V[o->d] != m.V[o->a]) row::CallCopy(o, m.V[o->d], m.V[o->a], o->n);
   return o + 1;
 }
 RIGEL_OP VZero(Machine& m, const VOp* o) {
@@ -240,7 +246,7 @@ RIGEL_OP VZero(Machine& m, const VOp* o) {
   return o + 1;
 }
 RIGEL_OP VLin(Machine& m, const VOp* o) {
-  o->k.lin(m.V[o->d], m.terms + o->t, m.S, m.V, nullptr, o->n);
+  row::CallLin(o, m.V[o->d], m.terms + o->t, m.S, m.V, nullptr, o->n);
   return o + 1;
 }
 RIGEL_OP VBin(Machine& m, const VOp* o) {
@@ -276,11 +282,11 @@ RIGEL_OP VClip(Machine& m, const VOp* o) {
   return o + 1;
 }
 RIGEL_OP Dot(Machine& m, const VOp* o) {
-  m.S[o->d].f = o->k.dot(m.V[o->a], m.V[o->b], o->n);
+  m.S[o->d].f = row::CallDot(o, m.V[o->a], m.V[o->b], o->n);
   return o + 1;
 }
 RIGEL_OP DotOp(Machine& m, const VOp* o) {
-  float dot = o->k.dot(m.V[o->a], m.V[o->b], o->n);
+  float dot = row::CallDot(o, m.V[o->a], m.V[o->b], o->n);
   float c = m.S[o->c].f;
   float x = o->t ? dot : c, y = o->t ? c : dot;
   m.S[o->d].f = o->fn == kFAdd ? x + y : o->fn == kFSub ? x - y : x * y;
@@ -291,7 +297,7 @@ RIGEL_OP Sum(Machine& m, const VOp* o) {
   return o + 1;
 }
 RIGEL_OP Norm(Machine& m, const VOp* o) {
-  m.S[o->d].f = std::sqrt(o->k.dot(m.V[o->a], m.V[o->a], o->n));
+  m.S[o->d].f = std::sqrt(row::CallDot(o, m.V[o->a], m.V[o->a], o->n));
   return o + 1;
 }
 RIGEL_OP VElem(Machine& m, const VOp* o) {
@@ -405,7 +411,7 @@ RIGEL_OP RdRowCopy(Machine& m, const VOp* o) {
   const float* r = RowPtr(p, i);
   if (r == nullptr) [[unlikely]]
     return m.NotHeld(o, o->aux, i);
-  o->k.copy(m.V[o->d], r, o->n);
+  row::CallCopy(o, m.V[o->d], r, o->n);
   return o + 1;
 }
 // Two reads fused into one instruction; a bad second row is reported at the
@@ -437,13 +443,23 @@ RIGEL_OP RdWholeCopy(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   if (p.slots != nullptr) [[unlikely]]
     return m.NotHeld(o, o->aux, -1);
-  o->k.copy(m.V[o->d], p.data, o->n);
+  row::CallCopy(o, m.V[o->d], p.data, o->n);
   return o + 1;
 }
 
 // Parameter writes: element and row updates `op=` (o->fn) a scalar, a
 // vector or a linear combination. Each counts the row when the binding has
 // a tracker (a worker's row cache).
+#ifdef RIGEL_KERNEL_JIT_BITCODE
+// A compiled body counts through the host (kernel/jit/jit.cc), whose code
+// is this function's: a worker's cache is rare and its vectors' growth is
+// no code to compile into every body.
+extern "C" void rigel_jit_track(const RowTracker* t, int64_t row);
+__attribute__((always_inline)) inline void Track(const ParamBinding& p, int64_t row) {
+  if (p.tracker != nullptr) [[unlikely]]
+    rigel_jit_track(p.tracker, row);
+}
+#else
 __attribute__((always_inline)) inline void Track(const ParamBinding& p, int64_t row) {
   if (p.tracker == nullptr) [[likely]]
     return;
@@ -457,6 +473,7 @@ __attribute__((always_inline)) inline void Track(const ParamBinding& p, int64_t 
   if (n == 1 && t.started != nullptr) t.started->push_back(row);
   if (n == t.bound) t.due->push_back(row);
 }
+#endif
 RIGEL_OP WrElem1(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   int64_t i = m.S[o->a].i;
@@ -519,18 +536,26 @@ RIGEL_OP WrRowLin(Machine& m, const VOp* o) {
   float* dst = RowPtr(p, i);
   if (dst == nullptr) [[unlikely]]
     return m.NotHeld(o, o->aux, i);
-  o->k.lin(dst, m.terms + o->t, m.S, m.V, dst, p.width);
+  row::CallLin(o, dst, m.terms + o->t, m.S, m.V, dst, p.width);
   Track(p, i);
   return o + 1;
 }
 // Sequentially the first row is written before the second write fails:
 // that write is done (the second lands in scratch) before the fault.
-__attribute__((noinline, cold)) inline void WriteFirstOfPair(const VOp* o, float* first,
-                                                             int64_t width, const Term* terms,
-                                                             const Slot* S, float* const* V) {
+// Out of line in the interpreter, whose hot loop it would crowd; inlined in
+// a compiled body, where the instruction's counts are constants (one kernel
+// instead of every pair kernel).
+#ifdef RIGEL_KERNEL_JIT_BITCODE
+#define RIGEL_PAIR_FAULT_PATH __attribute__((always_inline)) inline
+#else
+#define RIGEL_PAIR_FAULT_PATH __attribute__((noinline, cold)) inline
+#endif
+RIGEL_PAIR_FAULT_PATH void WriteFirstOfPair(const VOp* o, float* first, int64_t width,
+                                            const Term* terms, const Slot* S, float* const* V) {
   std::vector<float> scratch(static_cast<size_t>(width), 0.0f);
-  o->k.pair(first, scratch.data(), terms + o->t, S, V, width);
+  row::CallPair(o, first, scratch.data(), terms + o->t, S, V, width);
 }
+#undef RIGEL_PAIR_FAULT_PATH
 RIGEL_OP WrRowPair(Machine& m, const VOp* o) {
   const ParamBinding& p1 = m.P[o->aux];
   const ParamBinding& p2 = m.P[o->d];
@@ -546,7 +571,7 @@ RIGEL_OP WrRowPair(Machine& m, const VOp* o) {
   float* r2 = RowPtr(p2, j);
   if (r2 == nullptr) [[unlikely]]
     return m.NotHeld(o, o->d, j);
-  o->k.pair(r1, r2, m.terms + o->t, m.S, m.V, p1.width);
+  row::CallPair(o, r1, r2, m.terms + o->t, m.S, m.V, p1.width);
   Track(p1, i);
   Track(p2, j);
   return o + 1;
@@ -569,7 +594,7 @@ RIGEL_OP WrWholeLin(Machine& m, const VOp* o) {
   const ParamBinding& p = m.P[o->aux];
   if (p.slots != nullptr) [[unlikely]]
     return m.NotHeld(o, o->aux, -1);
-  o->k.lin(p.data, m.terms + o->t, m.S, m.V, p.data, p.rows);
+  row::CallLin(o, p.data, m.terms + o->t, m.S, m.V, p.data, p.rows);
   return o + 1;
 }
 RIGEL_OP Accum(Machine& m, const VOp* o) {

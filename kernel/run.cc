@@ -4,20 +4,24 @@
 // predictor learns per opcode). What each instruction does is in
 // kernel/ops.h; vector instructions do a whole row per dispatch, which is
 // what keeps the interpreter within a small factor of hand-written loops.
+#include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "data/element_origin.h"
+#include "kernel/elements.h"
 #include "kernel/kernel_impl.h"
 #include "kernel/ops.h"
+#include "kernel/tier.h"
 
 namespace rigel::kernel {
 
 namespace {
 
-// How many elements ahead RunElements prefetches a listed element's data:
-// enough to cover a memory latency at a few nanoseconds per element.
-constexpr int64_t kPrefetchAhead = 16;
+// Elements the interpreter runs between two looks at the tier under --jit
+// auto: the clock read costs about one element of the smallest body.
+constexpr int64_t kTierStretch = 1024;
 
 // Keeps rand(), randint() and negative() streams apart for equal coordinates.
 constexpr uint64_t kRandSalt = 0x72616e64;      // "rand"
@@ -48,53 +52,6 @@ Status InitRegisters(const Kernel::Impl& K, const RunContext& ctx, Registers* r)
     }
   }
   return Status::Ok();
-}
-
-// A listed block visits the data set out of order: without a prefetch the
-// element loads miss the cache for nearly every element, and in a key slice
-// (key_slice.h) those misses are most of the time per element.
-__attribute__((always_inline)) inline void Prefetch(const data::Dataset& data, data::DataKind kind,
-                                                    int64_t e) {
-  e = data.Local(e);
-  if (e < 0) return;
-  if (kind == data::DataKind::kTriples) {
-    __builtin_prefetch(&data.ti[e]);
-    __builtin_prefetch(&data.tj[e]);
-    __builtin_prefetch(&data.tv[e]);
-  } else if (kind == data::DataKind::kTokens) {
-    __builtin_prefetch(&data.tokens[e]);
-  }
-}
-
-// Sets the loop variables (slots vars[0..]) to element e's values, which are
-// at column position l (Dataset::Local).
-__attribute__((always_inline)) inline void BindElement(const data::Dataset& data,
-                                                       data::DataKind kind, const int* vars,
-                                                       Slot* S, int64_t e, int64_t l) {
-  switch (kind) {
-    case data::DataKind::kTriples:
-      S[vars[0]].i = data.ti[l];
-      S[vars[1]].i = data.tj[l];
-      S[vars[2]].f = data.tv[l];
-      break;
-    case data::DataKind::kLibsvm:
-    case data::DataKind::kDenseCsv:
-      S[vars[0]].i = e;
-      S[vars[1]].i = e;
-      break;
-    case data::DataKind::kTokens:
-      S[vars[0]].i = e;
-      S[vars[1]].i = data.tokens[l];
-      if (data.lines) S[vars[2]].i = data.token_doc[l];
-      break;
-    case data::DataKind::kGrid:
-      S[vars[0]].i = e / data.cols;
-      S[vars[1]].i = e % data.cols;
-      break;
-    case data::DataKind::kRange:
-      S[vars[0]].i = e;
-      break;
-  }
 }
 
 // A fault as a Status: the program position, then the data line of the
@@ -178,51 +135,12 @@ __attribute__((noinline, cold)) Status FaultStatus(const Kernel::Impl& K, const 
                     data::ElementNote(data, K.prog->data[K.data].name, e, "while running"));
 }
 
-}  // namespace
-
-Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
-  return RunSome(ctx, nullptr, begin, end, nullptr);
-}
-
-Status Kernel::CheckElements(const RunContext& ctx, std::span<const int64_t> elements) const {
-  const int64_t count = (*ctx.data)[impl_->data]->count;
-  for (int64_t e : elements) {
-    if (e < 0 || e >= count) {
-      return InvalidArgument("element " + std::to_string(e) + " is outside the loop's " +
-                             std::to_string(count) + " elements");
-    }
-  }
-  return Status::Ok();
-}
-
-Status Kernel::RunElements(const RunContext& ctx, std::span<const int64_t> elements) const {
-  RIGEL_RETURN_IF_ERROR(CheckElements(ctx, elements));
-  return RunSome(ctx, elements.data(), 0, static_cast<int64_t>(elements.size()), nullptr);
-}
-
-Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin, int64_t end,
-                       KeyTrace* keys) const {
-  const Impl& K = *impl_;
-  Registers regs;
-  RIGEL_RETURN_IF_ERROR(InitRegisters(K, ctx, &regs));
-  const data::Dataset& data = *(*ctx.data)[K.data];
-  ops::Machine m{.S = regs.slots.data(),
-                 .V = regs.vecs.data(),
-                 .P = ctx.params->data(),
-                 .datas = ctx.data->data(),
-                 .code = K.code.data(),
-                 .terms = K.terms.data(),
-                 .acc = ctx.accums,
-                 // Only key slices have kKey instructions; for them the trace
-                 // has a list per parameter (KeySlice::Run sizes it).
-                 .key_out = keys ? keys->data() : nullptr,
-                 .key_mark = nullptr,
-                 .rand_seed = ctx.seed ^ kRandSalt,
-                 .negative_seed = ctx.seed ^ kNegativeSalt,
-                 .run_key = (static_cast<uint64_t>(K.loop) << 32) | ctx.launch,
-                 .e = -1,
-                 .draw = 0,
-                 .fault = {}};
+// Elements list[begin..end) (begin..end without a list) through the
+// interpreter; `keys` as in RunSome. `m` is a copy, so that its fields stay
+// in registers.
+Status Interpret(const Kernel::Impl& K, const data::Dataset& data, const int64_t* list,
+                 int64_t begin, int64_t end, std::vector<std::vector<int64_t>>* keys,
+                 ops::Machine m) {
   const int* vars = K.var_slots.data();
   std::vector<size_t> marks(keys ? keys->size() : 0);
   m.key_mark = marks.data();
@@ -308,6 +226,88 @@ Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin
   // clang-format on
 #undef RIGEL_OP
   return Status::Ok();
+}
+
+// The same elements through a compiled body (kernel/jit/jit.h), whose
+// element loop is compiled with it.
+Status RunCompiled(const Kernel::Impl& K, const data::Dataset& data, const int64_t* list,
+                   int64_t begin, int64_t end, jit::BodyFn body, ops::Machine& m) {
+  switch (body(&m, &data, list, begin, end)) {
+    case kRanAll:
+      return Status::Ok();
+    case kElementFaulted:
+      return FaultStatus(K, data, m.e, m.fault);
+    default:
+      return FaultStatus(K, data, m.e, ops::Fault{.kind = ops::Fault::kNotHeld, .value = m.e});
+  }
+}
+
+}  // namespace
+
+Status Kernel::Run(const RunContext& ctx, int64_t begin, int64_t end) const {
+  return RunSome(ctx, nullptr, begin, end, nullptr);
+}
+
+Status Kernel::CheckElements(const RunContext& ctx, std::span<const int64_t> elements) const {
+  const int64_t count = (*ctx.data)[impl_->data]->count;
+  for (int64_t e : elements) {
+    if (e < 0 || e >= count) {
+      return InvalidArgument("element " + std::to_string(e) + " is outside the loop's " +
+                             std::to_string(count) + " elements");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Kernel::RunElements(const RunContext& ctx, std::span<const int64_t> elements) const {
+  RIGEL_RETURN_IF_ERROR(CheckElements(ctx, elements));
+  return RunSome(ctx, elements.data(), 0, static_cast<int64_t>(elements.size()), nullptr);
+}
+
+Status Kernel::RunSome(const RunContext& ctx, const int64_t* list, int64_t begin, int64_t end,
+                       KeyTrace* keys) const {
+  const Impl& K = *impl_;
+  Registers regs;
+  RIGEL_RETURN_IF_ERROR(InitRegisters(K, ctx, &regs));
+  const data::Dataset& data = *(*ctx.data)[K.data];
+  ops::Machine m{.S = regs.slots.data(),
+                 .V = regs.vecs.data(),
+                 .P = ctx.params->data(),
+                 .datas = ctx.data->data(),
+                 .code = K.code.data(),
+                 .terms = K.terms.data(),
+                 .acc = ctx.accums,
+                 // Only key slices have kKey instructions; for them the trace
+                 // has a list per parameter (KeySlice::Run sizes it).
+                 .key_out = keys ? keys->data() : nullptr,
+                 .key_mark = nullptr,
+                 .rand_seed = ctx.seed ^ kRandSalt,
+                 .negative_seed = ctx.seed ^ kNegativeSalt,
+                 .run_key = (static_cast<uint64_t>(K.loop) << 32) | ctx.launch,
+                 .e = -1,
+                 .draw = 0,
+                 .fault = {}};
+  if (keys != nullptr) return Interpret(K, data, list, begin, end, keys, m);
+  // Under --jit auto the interpreter runs stretches of elements, timed,
+  // until the body is compiled; the rest of the run is compiled code.
+  Tier& tier = *K.tier;
+  int64_t k = begin;
+  while (k < end) {
+    if (jit::BodyFn fn = tier.Body(); fn != nullptr && tier.Fits(*ctx.params)) {
+      return RunCompiled(K, data, list, k, end, fn, m);
+    }
+    if (!tier.Watching()) break;
+    const int64_t stop = std::min(end, k + kTierStretch);
+    const auto start = std::chrono::steady_clock::now();
+    RIGEL_RETURN_IF_ERROR(Interpret(K, data, list, k, stop, nullptr, m));
+    tier.Interpreted(K,
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - start)
+                         .count(),
+                     stop - k, ctx.work_left < 0 ? -1 : ctx.work_left + (end - stop));
+    k = stop;
+  }
+  return Interpret(K, data, list, k, end, nullptr, m);
 }
 
 }  // namespace rigel::kernel

@@ -149,6 +149,9 @@ StatusOr<exec::ExecutorOptions> Driver::JobExecutorOptions() {
   const DriverOptions& o = opts_;
   exec::ExecutorOptions eo;
   eo.seed = o.seed;
+  RIGEL_ASSIGN_OR_RETURN(jit_,
+                         o.jit.empty() ? kernel::DefaultJitMode() : kernel::ParseJitMode(o.jit));
+  eo.compile.jit = jit_;
   // The scheduler needs a data set's elements only to cut loops by their
   // coordinates; where every loop over it (or over its split parts) is cut
   // by element count, the facts of a current index do (data/data_index.h).
@@ -239,6 +242,7 @@ Status Driver::MakeSetup() {
   job.program = o.program;
   job.sets = o.sets;
   job.seed = o.seed;
+  job.jit = kernel::JitModeName(jit_);
   job.plan = plan_json_;
   if (!o.init_params.empty()) {
     RIGEL_ASSIGN_OR_RETURN(data::FileFingerprint f, data::FingerprintFile(o.init_params));

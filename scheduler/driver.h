@@ -53,13 +53,16 @@ struct DriverOptions {
   std::string plan_path;  // empty: plan the program for `workers`
   int workers = 1;
   int servers = 1;
-  cluster::JobOptions job;                // staleness, batch, sync_every, device
-  std::ostream* out = nullptr;            // the program's prints; null: std::cout
-  std::ostream* progress = nullptr;       // per-epoch progress lines; null: none
-  std::ostream* log = nullptr;            // scheduler log lines; null: none
-  std::string log_json;                   // per-epoch JSON lines to this file; empty: none
-  std::string save_params;                // write the final parameters here; empty: no
-  std::string init_params;                // start the parameters it names from this file
+  cluster::JobOptions job;           // staleness, batch, sync_every, device
+  std::ostream* out = nullptr;       // the program's prints; null: std::cout
+  std::ostream* progress = nullptr;  // per-epoch progress lines; null: none
+  std::ostream* log = nullptr;       // scheduler log lines; null: none
+  std::string log_json;              // per-epoch JSON lines to this file; empty: none
+  std::string save_params;           // write the final parameters here; empty: no
+  std::string init_params;           // start the parameters it names from this file
+  // --jit: the tier of every loop body, here and in the workers (kernel/
+  // kernel.h); empty: kernel::DefaultJitMode().
+  std::string jit;
   std::vector<std::string> save_vectors;  // PARAM=FILE: word2vec text files (exec/vectors_file.h)
   // Checkpoints (scheduler/checkpoint.h, docs/operations.md): into this
   // directory (empty: none, unless resuming), every N top-level loop
@@ -156,7 +159,8 @@ class Driver {
 
   DriverOptions opts_;
   std::unique_ptr<ir::Program> prog_;
-  std::vector<exec::VectorsRequest> vectors_;  // --save-vectors, checked before the run
+  std::vector<exec::VectorsRequest> vectors_;     // --save-vectors, checked before the run
+  kernel::JitMode jit_ = kernel::JitMode::kAuto;  // --jit, resolved
   analysis::Plan plan_;
   std::string plan_json_;
   cluster::ClusterSetup setup_;

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--set", o.sets, "override a const or data path (NAME=VALUE); repeatable")
       ->take_all();
   app.add_option("--seed", d.seed, "seed of rand(), randint() and negative()");
+  app.add_option("--jit", d.jit,
+                 "which tier runs loop bodies, here and in every worker: auto, on or off "
+                 "(docs/architecture.md, Tiers)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   rigel::cluster::AddJobOptionFlags(&app, &d.job);
   app.add_option("--log-json", d.log_json, "write per-epoch metrics as JSON lines here");
   app.add_option("--save-params", d.save_params, "write the trained parameters here (NumPy .npz)");

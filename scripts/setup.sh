@@ -17,6 +17,9 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev capnproto libcapnp-dev libtbb-dev libsodium-dev
   # the ucx transport: shared memory, RDMA verbs (InfiniBand, RoCE), TCP
   libucx-dev libibverbs-dev librdmacm-dev libgloo-dev
+  # the JIT tier for loop bodies (kernel/jit/): ORC LLJIT from LLVM 19, and
+  # clang 19 to compile the interpreter's opcodes to the bitcode it inlines
+  llvm-19-dev clang-19
   # bench/allreduce's reference: mpirun and MPI_Allreduce (CMake builds
   # bench/allreduce_mpi only when it finds MPI)
   openmpi-bin libopenmpi-dev

@@ -4,8 +4,9 @@
 #   scripts/test.sh              Release build in build/, ctest
 #   scripts/test.sh --sanitize   clang + ASan/UBSan + libFuzzer build in
 #                                build-sanitize/, ctest (less the full-size
-#                                model-accuracy runs), then parser_fuzz,
-#                                loader_fuzz and transport_fuzz for
+#                                model-accuracy runs) with every loop body
+#                                JIT-compiled (RIGEL_JIT=on), then parser_fuzz,
+#                                loader_fuzz, transport_fuzz and jit_fuzz for
 #                                --fuzz-seconds (default 60) each, seeded from
 #                                examples/*.rgl and tests/fuzz/seeds/
 #
@@ -62,6 +63,10 @@ if [[ $sanitize -eq 1 ]]; then
   # (if any) override these.
   export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:check_initialization_order=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+  # Every loop body the suite runs is compiled by the JIT (where the build
+  # has it, kernel/jit/): the compiled code runs under the sanitizers'
+  # eyes on the same memory. The release suite runs both tiers.
+  export RIGEL_JIT=on
 else
   mode=release
   build_dir=build
@@ -110,7 +115,7 @@ ctest --test-dir "$build_dir" --output-on-failure --no-tests=error \
 stage_done
 
 if [[ $sanitize -eq 1 ]]; then
-  stage "fuzz: parser_fuzz, loader_fuzz and transport_fuzz for ${fuzz_seconds} s each"
+  stage "fuzz: parser_fuzz, loader_fuzz, transport_fuzz and jit_fuzz for ${fuzz_seconds} s each"
   work=$(mktemp -d "${TMPDIR:-/tmp}/rigel-fuzz.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   artifacts="$root/$build_dir/fuzz-artifacts"
@@ -155,6 +160,7 @@ if [[ $sanitize -eq 1 ]]; then
   fuzz parser_fuzz tests/fuzz/rgl.dict examples/*.rgl tests/fuzz/seeds/parser/*
   fuzz loader_fuzz '' tests/fuzz/seeds/loader/*
   fuzz transport_fuzz '' tests/fuzz/seeds/transport/*
+  fuzz jit_fuzz ''
   shopt -u nullglob
   stage_done
 fi

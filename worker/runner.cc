@@ -115,6 +115,7 @@ StatusOr<std::unique_ptr<Runner>> Runner::Create(const cluster::JobSpec& job,
   }
   exec::ExecutorOptions eo;
   eo.seed = job.seed;
+  RIGEL_ASSIGN_OR_RETURN(eo.compile.jit, kernel::ParseJitMode(job.jit));
   // Data sets only data-parallel loops run over are held in part: this
   // worker's blocks, and the samples every worker plans from unless the
   // workers exchange what their own samples touch (runner_samples.cc).

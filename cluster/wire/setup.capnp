@@ -88,4 +88,5 @@ struct Job {
   cuts @8 :List(NamedText);   # (loop id, cuts JSON) per loop whose cuts decide what is held
   initParams @9 :Text;        # --init-params: the file every worker reads too ("" none)
   initParamsFingerprint @10 :Text;  # its data::FingerprintText at the scheduler
+  jit @11 :Text;              # --jit: auto, on or off ("" from an older sender: auto)
 }
