@@ -48,12 +48,12 @@ int Main(int runs) {
   fs::create_directories(work);
   // One epoch or iteration: every loop runs (and so is compiled) once.
   const std::vector<std::pair<std::string, std::vector<std::string>>> examples = {
-      {"bias.rgl", {"EPOCHS=1"}},     {"ctr_fm.rgl", {"EPOCHS=1"}},
-      {"dense_lr.rgl", {"EPOCHS=1"}}, {"fm.rgl", {"EPOCHS=1"}},
-      {"kmeans.rgl", {"ITERS=1"}},    {"lda.rgl", {"ITERS=1"}},
-      {"mf.rgl", {"EPOCHS=1"}},       {"softmax.rgl", {"EPOCHS=1"}},
+      {"bias.rgl", {"EPOCHS=1"}},      {"ctr_fm.rgl", {"EPOCHS=1"}},
+      {"dense_lr.rgl", {"EPOCHS=1"}},  {"fm.rgl", {"EPOCHS=1"}},
+      {"kmeans.rgl", {"ITERS=1"}},     {"lda.rgl", {"ITERS=1"}},
+      {"mf.rgl", {"EPOCHS=1"}},        {"softmax.rgl", {"EPOCHS=1"}},
       {"sparse_lr.rgl", {"EPOCHS=1"}}, {"wavefront.rgl", {"N=64", "M=64"}},
-      {"word2vec.rgl", {"EPOCHS=1"}}, {"word2vec_heldout.rgl", {"EPOCHS=1"}},
+      {"word2vec.rgl", {"EPOCHS=1"}},  {"word2vec_heldout.rgl", {"EPOCHS=1"}},
   };
   static const std::regex kLine(
       R"(loop (\d+) \(line \d+\): jit \(on\): compiled in ([0-9.]+) ms \(IR ([0-9.]+), optimiser )"
@@ -63,8 +63,12 @@ int Main(int runs) {
   bool failed = false;
   for (int r = 0; r < runs; ++r) {
     for (const auto& [file, sets] : examples) {
-      std::vector<std::string> argv = {(bin / "rigel").string(), "run",
-                                       (source / "examples" / file).string(), "-v", "--jit", "on"};
+      std::vector<std::string> argv = {(bin / "rigel").string(),
+                                       "run",
+                                       (source / "examples" / file).string(),
+                                       "-v",
+                                       "--jit",
+                                       "on"};
       for (const std::string& s : sets) argv.insert(argv.end(), {"--set", s});
       const fs::path out = work / "out", err = work / "err";
       ProcResult p = Run(argv, out, err, 600);
@@ -111,7 +115,8 @@ int Main(int runs) {
         static_cast<long long>(b.instructions), b.total.size());
   }
   const double p50 = Percentile(all, 0.5), p90 = Percentile(all, 0.9);
-  std::fprintf(stderr, "%zu bodies, %zu compiles: median %.1f ms, 90th percentile %.1f ms (goal <= 50)\n",
+  std::fprintf(stderr,
+               "%zu bodies, %zu compiles: median %.1f ms, 90th percentile %.1f ms (goal <= 50)\n",
                bodies.size(), all.size(), p50, p90);
   std::printf(
       "{\"bench\": \"jit_compile\", \"case\": \"example_bodies/p90\", \"metric\": \"compile ms\", "

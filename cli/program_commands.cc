@@ -65,6 +65,11 @@ class SerialEpochs {
     f.servers = 0;
     f.peak_bytes["process"] = PeakResidentBytes();
     f.printed = ex.TakePrinted();
+    for (int l = 0; l < ex.loops(); ++l) {
+      const kernel::TierReport t = ex.kernel(l).tier();
+      f.tiers[l] = {t.compiled ? "jit" : t.compiling ? "compiling" : "interpreter", t.compile_ms,
+                    t.interpreted_ms};
+    }
     epoch_start_ = now;
     elements_ = ex.elements_run();
     loop_s_ = ex.loop_seconds();

@@ -66,6 +66,13 @@ std::string EpochJson(const EpochFigures& f) {
     j["printed"] = nlohmann::json::object();
     for (const auto& [k, v] : f.printed) j["printed"][k] = v;
   }
+  if (!f.tiers.empty()) {
+    j["tiers"] = nlohmann::json::object();
+    for (const auto& [loop, t] : f.tiers) {
+      j["tiers"][std::to_string(loop)] = {
+          {"tier", t.tier}, {"compile_ms", t.compile_ms}, {"interpreted_ms", t.interpreted_ms}};
+    }
+  }
   return j.dump();
 }
 

@@ -58,6 +58,14 @@ struct EpochFigures {
   // trailing ':' or '='), the last print winning. `print("epoch", ep,
   // "test_rmse", r)` gives {"epoch": 3, "test_rmse": 0.91}.
   std::map<std::string, double> printed;
+  // Each loop's tier so far (serially; kernel::TierReport): "jit",
+  // "compiling" or "interpreter", the compile's milliseconds and the
+  // interpreted milliseconds before it.
+  struct Tier {
+    std::string tier;
+    double compile_ms = 0, interpreted_ms = 0;
+  };
+  std::map<int, Tier> tiers;
 };
 
 // `f` as one JSON object (no newline).

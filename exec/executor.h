@@ -212,6 +212,7 @@ class SerialExecutor {
   const std::vector<double>& accums() const { return accums_; }
   const data::Dataset& data(int index) const { return *data_[index]; }
   const kernel::Kernel& kernel(int loop) const { return kernels_[loop]; }
+  int loops() const { return static_cast<int>(kernels_.size()); }
   // Runs loop `loop` once over all its elements (as the driver would).
   Status RunLoop(int loop);
   // Elements run here so far, every loop's, and seconds spent running them

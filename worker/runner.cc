@@ -643,6 +643,13 @@ void Runner::Report(const TaskSpec& task, const analysis::StepLists& steps, doub
                << " elements in " << steps.size() << " step(s), " << total << " s (compute "
                << m.compute_s << " s, communication " << m.comm_s << " s, waiting " << m.wait_s
                << " s, slicing " << keys_s << " s)\n";
+    // The loop's tier, once settled (exec::TierLine, as `rigel run -v`).
+    tier_said_.resize(prog_.loops.size(), false);
+    const kernel::TierReport t = ex_->kernel(task.loop).tier();
+    if (!tier_said_[task.loop] && (t.compiled || !t.why.empty())) {
+      *opts_.log << exec::TierLine(task.loop, prog_.loops[task.loop].loc.line, t);
+      tier_said_[task.loop] = true;
+    }
   }
 }
 

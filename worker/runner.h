@@ -234,6 +234,8 @@ class Runner {
   ir::Program prog_;
   analysis::Plan plan_;
   std::unique_ptr<exec::SerialExecutor> ex_;  // data, local parameter copies, kernels
+  // Per loop: whether the log said its tier (logging only, hence mutable).
+  mutable std::vector<bool> tier_said_;
   std::vector<kernel::KeySlice> slices_;
   std::vector<bool> static_keys_;  // per loop: touched rows depend only on the elements
   std::unique_ptr<ps::PsClient> client_;
