@@ -115,15 +115,16 @@ const char* JitModeName(JitMode mode);
 // error), otherwise kAuto.
 StatusOr<JitMode> DefaultJitMode();
 
-// The compile time kAuto weighs: before any compile in this process the
-// mean compile time of the example programs' 25 bodies on the project's
-// 2-core machine (kFirstCompileEstimateMs; 11 to 89 ms, see issue 45's
-// note), after one the mean of the process's own compiles. Thread-safe.
+// The compile time kAuto weighs: before any compile in this process about
+// the mean compile time of the example programs' 25 bodies on the project's
+// 2-core machine (kFirstCompileEstimateMs; they take 13 to 128 ms,
+// bench/jit_compile), after one the mean of the process's own compiles.
+// Thread-safe.
 inline constexpr double kFirstCompileEstimateMs = 37;
 double ExpectedCompileMs();
 // How much faster kAuto expects compiled code to run than the interpreter:
 // the smallest of the examples' serial speed-ups, rounded down (word2vec's
-// 1.7; sparse_lr 3.2, fm 4.9).
+// 1.85; mf 2.7, fm 3.5, sparse_lr 4.7, lda 5.5: docs/benchmarks.md).
 inline constexpr double kExpectedJitSpeedup = 1.5;
 
 // A kernel's tier so far (Kernel::tier()).
