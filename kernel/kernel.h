@@ -118,7 +118,7 @@ StatusOr<JitMode> DefaultJitMode();
 // The compile time kAuto weighs: before any compile in this process about
 // the mean compile time of the example programs' 25 bodies on the project's
 // 2-core machine (kFirstCompileEstimateMs; they take 13 to 128 ms,
-// bench/jit_compile), after one the mean of the process's own compiles.
+// bench/jit_compile.cc), after one the mean of the process's own compiles.
 // Thread-safe.
 inline constexpr double kFirstCompileEstimateMs = 37;
 double ExpectedCompileMs();

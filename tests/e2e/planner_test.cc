@@ -190,7 +190,9 @@ TEST_P(Predicted, BytesAndSecondsAreWithinTwiceTheDocumentedBoundsOfARun) {
   const double predicted_s = steady.at("seconds").get<double>();
   std::vector<double> ratios = {predicted_s / MeasuredSeconds(testing::Slurp(dir + "/log.jsonl"))};
   auto within = [](double ratio) { return ratio >= 0.5 && ratio <= 1.5; };
+  int runs = 1;
   for (int again = 1; !within(ratios[0]) && again <= 2; ++again) {
+    ++runs;
     std::vector<std::string> more = run;
     const std::string log = dir + "/log" + std::to_string(again) + ".jsonl";
     *std::find(more.begin(), more.end(), dir + "/log.jsonl") = log;
@@ -202,6 +204,10 @@ TEST_P(Predicted, BytesAndSecondsAreWithinTwiceTheDocumentedBoundsOfARun) {
       ratios = {ratios[1]};
     }
   }
+  // Printed whether or not it holds: CI's log shows only a failure's tail,
+  // and how near a bound a ratio runs is what tells a drift from a flake.
+  std::cout << c.program << ": predicted over measured seconds per epoch " << ratios[0]
+            << (runs == 1 ? "" : " (the median of 3 runs)") << "\n";
   EXPECT_TRUE(within(ratios[0])) << c.program << ": predicted " << predicted_s
                                  << " s per epoch, predicted over measured " << ratios[0];
 }
@@ -372,7 +378,15 @@ TEST(PlanByCost, TuneTriesRelaxedSettingsAndAPlansSettingsReachTheRun) {
 INSTANTIATE_TEST_SUITE_P(
     Programs, Predicted,
     ::testing::Values(
-        Case{"examples/mf.rgl", {"EPOCHS=3"}}, Case{"examples/bias.rgl", {"EPOCHS=3"}},
+        Case{"examples/mf.rgl", {"EPOCHS=3"}},
+        // Over its own 420k ratings its epochs are 5 ms, and after the first 5 to 12 ms on the
+        // 2-core VM (task round trips between five processes on two cores; predicted 5.3):
+        // predicted over measured went 0.48 to 0.68. Over 2 million the workers compute most
+        // of an epoch.
+        Case{"examples/bias.rgl",
+             {"EPOCHS=4", "ratings.path=DATA"},
+             4,
+             {"ratings", "--count", "2000000", "--rows", "20000", "--cols", "6000"}},
         // Its 252 Gloo all-reduces per epoch took 0.019 to 0.042 s in runs of one build on the
         // 2-core VM (docs/planner.md): bytes only.
         Case{"examples/dense_lr.rgl", {"EPOCHS=4"}, 4, {}, false},

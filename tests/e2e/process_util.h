@@ -47,6 +47,22 @@ inline std::vector<double> PrintedNumbers(const std::string& text) {
   return out;
 }
 
+// `text`'s words, those that PrintedNumbers reads as numbers written as
+// "#", one space between words: what two runs print when only their numbers
+// may differ.
+inline std::string MaskNumbers(const std::string& text) {
+  std::string out;
+  std::istringstream in(text);
+  std::string tok;
+  while (in >> tok) {
+    char* end = nullptr;
+    (void)std::strtod(tok.c_str(), &end);
+    out += (end && *end == '\0' && end != tok.c_str()) ? std::string("#") : tok;
+    out += ' ';
+  }
+  return out;
+}
+
 // What a finished `rigel` command printed.
 struct RigelResult {
   int rc = -1;  // exit status; 128 + signal when killed
