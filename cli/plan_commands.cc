@@ -41,6 +41,7 @@ struct PlanArgs {
   cluster::JobOptions job;
   std::vector<CLI::Option*> job_flags;
   std::string constants;  // --constants FILE (cli/constants_file.h)
+  std::string jit;        // the run's --jit (empty: $RIGEL_JIT, else auto)
 
   int ServersFor(const analysis::Plan& plan) const {
     return servers > 0 ? servers : cluster::DefaultServers(plan.workers);
@@ -111,6 +112,11 @@ void AddCostArgs(CLI::App* cmd, PlanArgs* args, const std::string& what) {
                       " if it exists, else the "
                       "built-in defaults)");
   cmd->add_option("--seed", args->seed, "the run's --seed (random draws decide some rows)");
+  cmd->add_option("--jit", args->jit,
+                  "the run's --jit: the tier --cost times loop bodies in (auto: compiled once a "
+                  "worker has interpreted a body as long as a compile takes; default $RIGEL_JIT, "
+                  "else auto)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   // The run's own flags, with its defaults: what is predicted is what `rigel
   // run` with the same flags starts.
   args->job_flags = cluster::AddJobOptionFlags(cmd, &args->job);
@@ -152,6 +158,7 @@ exec::ProbeOptions ProbeOptionsFor(const PlanArgs& args, const analysis::Plan& p
   exec::ProbeOptions po = exec::ProbeOptionsOf(args.job, plan.workers, args.ServersFor(plan));
   po.epochs = args.epochs;
   po.seed = args.seed;
+  if (!args.jit.empty()) po.jit = *kernel::ParseJitMode(args.jit);  // checked by the flag
   return po;
 }
 

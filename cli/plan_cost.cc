@@ -183,6 +183,9 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
     j["workers"] = cost.options.workers;
     j["servers"] = cost.options.servers;
     j["element_s"] = r.element_s;
+    j["jit_element_s"] = r.jit_element_s;
+    j["compile_ms"] = r.compile_ms;
+    j["compiled"] = r.compiled;
     for (const exec::EpochCost& e : r.epochs) j["epochs"].push_back(Figures(e.prediction));
     j["steady"] = Figures(r.steady);
     j["candidates"] = nlohmann::json::array();
@@ -199,10 +202,20 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
                     " (docs/planner.md; constants: " + cost.constants + "):\n";
   for (size_t l = 0; l < r.element_s.size(); ++l) {
     if (r.element_s[l] <= 0) continue;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "  loop %zu at line %d: %.3g us per element here\n", l,
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "  loop %zu at line %d: %.3g us per element here", l,
                   prog.loops[l].loc.line, r.element_s[l] * 1e6);
     out += buf;
+    if (r.jit_element_s[l] > 0) {
+      std::snprintf(buf, sizeof buf, " interpreted, %.3g compiled", r.jit_element_s[l] * 1e6);
+      out += buf;
+      if (r.compile_ms[l] > 0) {
+        std::snprintf(buf, sizeof buf, " (compiled in %.0f ms)", r.compile_ms[l]);
+        out += buf;
+      }
+      if (!r.compiled[l]) out += "; later epochs counted interpreted (the work does not repay it)";
+    }
+    out += "\n";
   }
   for (size_t e = 0; e < r.epochs.size(); ++e) {
     out += Line(("epoch " + std::to_string(e)).c_str(), r.epochs[e].prediction);

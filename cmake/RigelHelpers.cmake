@@ -28,8 +28,8 @@ endfunction()
 # One GoogleTest binary per layer, registered with CTest test by test. With
 # JIT_TOO (and a build with LLVM) every test is registered a second time,
 # named jit/SUITE.TEST, run with $RIGEL_JIT=on: every loop body it compiles
-# runs as native code (kernel/jit/). Not in a sanitizer build, whose suite
-# runs with $RIGEL_JIT=on throughout (scripts/test.sh).
+# runs as native code (kernel/jit/). A sanitizer build registers them too: its
+# suite runs with $RIGEL_JIT=off otherwise (scripts/test.sh says why).
 function(rigel_cc_test)
   cmake_parse_arguments(RT "JIT_TOO" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${RT_NAME} ${RT_SRCS})
@@ -43,7 +43,7 @@ function(rigel_cc_test)
   target_compile_definitions(${RT_NAME} PRIVATE
     RIGEL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" RIGEL_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   gtest_discover_tests(${RT_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${RT_LABELS}")
-  if(RT_JIT_TOO AND RIGEL_HAVE_LLVM AND NOT RIGEL_SANITIZE)
+  if(RT_JIT_TOO AND RIGEL_HAVE_LLVM)
     gtest_discover_tests(${RT_NAME} DISCOVERY_TIMEOUT 60 TEST_PREFIX "jit/"
                          PROPERTIES LABELS "${RT_LABELS};jit" ENVIRONMENT "RIGEL_JIT=on")
   endif()

@@ -31,9 +31,18 @@ class Probe {
   }
 
   StatusOr<std::vector<ProbeResult>> Run() {
+    if (opts_.jit) {
+      jit_ = *opts_.jit;
+    } else {
+      RIGEL_ASSIGN_OR_RETURN(jit_, kernel::DefaultJitMode());
+    }
     std::ostringstream quiet;
     ExecutorOptions eo;
     eo.seed = opts_.seed;
+    // The probe's own serial execution is interpreted: no compile thread of
+    // its own competes with the timings; the compiled tier is timed on a
+    // compiled twin of each body (TimeCompiled).
+    eo.compile.jit = kernel::JitMode::kOff;
     eo.out = &quiet;
     eo.remote = [this](const RemoteRun& run) { return Count(run); };
     eo.at_checkpoint_point = [this]() -> Status {
@@ -46,10 +55,10 @@ class Probe {
     };
     RIGEL_ASSIGN_OR_RETURN(ex_, SerialExecutor::Create(prog_, eo));
     const SerialExecutor* ex = ex_.get();
-    kernel::WidthFn widths = [ex](int expr) { return ex->EvalInt(expr); };
+    widths_ = [ex](int expr) { return ex->EvalInt(expr); };
     for (size_t l = 0; l < prog_.loops.size(); ++l) {
       RIGEL_ASSIGN_OR_RETURN(kernel::KeySlice s,
-                             kernel::KeySlice::Compile(prog_, static_cast<int>(l), widths));
+                             kernel::KeySlice::Compile(prog_, static_cast<int>(l), widths_));
       slices_.push_back(std::move(s));
     }
     for (size_t p = 0; p < prog_.params.size(); ++p) {
@@ -57,7 +66,13 @@ class Probe {
       shapes_.push_back({prog_.params[p].name, b.rows, b.width});
     }
     element_s_.assign(prog_.loops.size(), 0.0);
-    for (Variant& v : variants_) v.result.batch.assign(prog_.loops.size(), 0);
+    jit_element_s_.assign(prog_.loops.size(), 0.0);
+    compile_ms_.assign(prog_.loops.size(), 0.0);
+    for (Variant& v : variants_) {
+      v.result.batch.assign(prog_.loops.size(), 0);
+      v.result.compiled.assign(prog_.loops.size(), false);
+      v.interpreted_s.assign(prog_.loops.size(), 0.0);
+    }
     Status st = ex_->Run();
     if (!st.ok() && !done_) return st;
     if (!variants_[0].current.runs.empty() || epochs_ == 0) Close();
@@ -65,6 +80,8 @@ class Probe {
     for (Variant& v : variants_) {
       ProbeResult& r = v.result;
       r.element_s = element_s_;
+      r.jit_element_s = jit_element_s_;
+      r.compile_ms = compile_ms_;
       std::vector<analysis::Prediction> later;
       for (size_t e = r.epochs.size() > 1 ? 1 : 0; e < r.epochs.size(); ++e) {
         later.push_back(r.epochs[e].prediction);
@@ -76,6 +93,15 @@ class Probe {
   }
 
  private:
+  // One plan's counts.
+  struct Variant {
+    analysis::CountState state;
+    EpochCost current;
+    ProbeResult result;
+    // Per loop: what its busiest worker has interpreted so far (--jit auto).
+    std::vector<double> interpreted_s;
+  };
+
   // Ends the epoch under way: its prediction from the runs counted.
   void Close() {
     for (Variant& v : variants_) {
@@ -250,16 +276,65 @@ class Probe {
     double& t = element_s_[static_cast<size_t>(loop)];
     if (t > 0 || space.count == 0) return Status::Ok();
     std::vector<std::vector<float>> saved = Snapshot();
-    Status st = TimeStretches(loop, ctx, space, &t);
+    Status st = TimeStretches(ex_->kernel(loop), ctx, space, &t);
+    Swap(&saved);
+    if (!st.ok() || jit_ == kernel::JitMode::kOff) return st;
+    return TimeCompiled(loop, ctx, space);
+  }
+
+  // The same stretches through the body compiled (--jit on's compile, done
+  // here and now; a worker compiles its own). A body the JIT cannot compile
+  // keeps no compiled figure: its runs are counted interpreted, as they run.
+  Status TimeCompiled(int loop, const kernel::RunContext& ctx, const data::Dataset& space) {
+    kernel::CompileOptions co;
+    co.jit = kernel::JitMode::kOn;
+    RIGEL_ASSIGN_OR_RETURN(kernel::Kernel k, kernel::Kernel::Compile(prog_, loop, widths_, co));
+    const kernel::TierReport tier = k.tier();
+    if (!tier.compiled) return Status::Ok();
+    compile_ms_[static_cast<size_t>(loop)] = tier.compile_ms;
+    std::vector<std::vector<float>> saved = Snapshot();
+    Status st = TimeStretches(k, ctx, space, &jit_element_s_[static_cast<size_t>(loop)]);
     Swap(&saved);
     return st;
   }
 
-  Status TimeStretches(int loop, const kernel::RunContext& ctx, const data::Dataset& space,
-                       double* t) const {
+  // The seconds per element a run of `loop` counted as `counts` is charged
+  // with in `v`, by the workers' rule (cost_probe.h). Under auto the worker
+  // with the most of the run's elements decides, as the slowest: it
+  // interprets until it has spent the expected compile time, and on while
+  // the compile runs beside it; the rest of the run is compiled.
+  double ElementSeconds(Variant* v, int loop, const analysis::RunCounts& counts) const {
+    const size_t l = static_cast<size_t>(loop);
+    const double interpreted = element_s_[l], compiled = jit_element_s_[l];
+    if (compiled <= 0 || jit_ == kernel::JitMode::kOff) return interpreted;
+    if (jit_ == kernel::JitMode::kOn || interpreted <= 0) {
+      v->result.compiled[l] = true;
+      return compiled;
+    }
+    int64_t most = 0;
+    for (const analysis::WorkerCounts& w : counts.workers) {
+      most = std::max(most, std::accumulate(w.step_elements.begin(), w.step_elements.end(),
+                                            int64_t{0}));
+    }
+    if (most == 0) return interpreted;
+    const double expected_s = kernel::ExpectedCompileMs() / 1e3;
+    double& spent = v->interpreted_s[l];
+    double slow = 0;  // elements of this run interpreted
+    if (spent < expected_s) {
+      const double compile_s = compile_ms_[l] > 0 ? compile_ms_[l] / 1e3 : expected_s;
+      slow = std::min<double>(static_cast<double>(most),
+                              (expected_s - spent + compile_s) / interpreted);
+      spent += slow * interpreted;
+    }
+    v->result.compiled[l] = slow < static_cast<double>(most);
+    return (slow * interpreted + (static_cast<double>(most) - slow) * compiled) /
+           static_cast<double>(most);
+  }
+
+  Status TimeStretches(const kernel::Kernel& k, const kernel::RunContext& ctx,
+                       const data::Dataset& space, double* t) const {
     const int64_t n = std::min<int64_t>(space.count, opts_.time_sample);
     const int64_t lo = (space.count - n) / 2;
-    const kernel::Kernel& k = ex_->kernel(loop);
     RIGEL_RETURN_IF_ERROR(k.Run(ctx, lo, lo + std::min<int64_t>(n, 1024)));
     // The least of at least three stretches, and of as many as fit in
     // kTimingS (at most kMostStretches): a cheap body's stretch lasts well
@@ -307,7 +382,7 @@ class Probe {
       RIGEL_ASSIGN_OR_RETURN(analysis::RunCounts counts,
                              CountFor(plans_[v], run, ctx, effects, &variants_[v].state,
                                       &variants_[v].result.batch[static_cast<size_t>(run.loop)]));
-      counts.element_s = element_s_[static_cast<size_t>(run.loop)];
+      counts.element_s = ElementSeconds(&variants_[v], run.loop, counts);
       variants_[v].current.runs.push_back(std::move(counts));
     }
     return Status::Ok();
@@ -347,12 +422,6 @@ class Probe {
     return analysis::CountRun(lp, in, blocks, shapes_, rows, touches, cache, state, &effects);
   }
 
-  // One plan's counts.
-  struct Variant {
-    analysis::CountState state;
-    EpochCost current;
-    ProbeResult result;
-  };
 
   const ir::Program& prog_;
   const std::vector<analysis::Plan>& plans_;
@@ -362,6 +431,9 @@ class Probe {
   std::vector<analysis::ParamShape> shapes_;
   std::vector<Variant> variants_;
   std::vector<double> element_s_;                                 // per loop, measured on first run
+  std::vector<double> jit_element_s_, compile_ms_;                // per loop, compiled (0: none)
+  kernel::JitMode jit_ = kernel::JitMode::kOff;                   // the run's tier rule
+  kernel::WidthFn widths_;
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;  // `ordered` loops' order
   int epochs_ = 0;                                                // epochs closed
   bool done_ = false;

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config.h"
 #include "tests/e2e/process_util.h"
 
 namespace rigel {
@@ -252,6 +253,51 @@ TEST(PlanByCost, RowSumsListTheirCandidatesAndTheCutWins) {
 
 // A trial run stops after the epochs asked, serially and distributed, with
 // one log line per epoch run and the program's prints up to there.
+// The probe times loop bodies in the tier the run would use (--jit, as
+// `rigel run` takes it; docs/planner.md): off, interpreted only; on, every
+// body compiled and charged at its compiled speed; auto, a body a worker
+// interprets for longer than a compile is compiled within the first epoch,
+// which is charged partly at the interpreter's speed.
+TEST(PlanByCost, TheProbeTimesTheTierTheRunUses) {
+  const std::string dir = testing::MakeTempDir("rigel-planner-test");
+  testing::RigelResult g = testing::RunRigel({"gen", "corpus", "--vocab", "2000", "--tokens",
+                                              "100000", "--out", dir + "/corpus.txt", "--no-info"},
+                                             dir);
+  ASSERT_EQ(g.rc, 0) << g.err;
+  auto explain = [&](const std::string& jit) {
+    testing::RigelResult e = testing::RunRigel(
+        {"explain", std::string(RIGEL_SOURCE_DIR) + "/examples/word2vec.rgl", "--workers", "2",
+         "--cost", "--json", "--jit", jit, "--set", "corpus.path=" + dir + "/corpus.txt"},
+        dir);
+    EXPECT_EQ(e.rc, 0) << e.err;
+    return e.rc == 0 ? nlohmann::json::parse(e.out) : nlohmann::json::object();
+  };
+  const nlohmann::json off = explain("off");
+  ASSERT_TRUE(off.contains("jit_element_s")) << off.dump();
+  EXPECT_GT(off.at("element_s")[0].get<double>(), 0);
+  EXPECT_EQ(off.at("jit_element_s")[0].get<double>(), 0);
+  EXPECT_FALSE(off.at("compiled")[0].get<bool>());
+  const nlohmann::json on = explain("on");
+  const nlohmann::json automatic = explain("auto");
+  ASSERT_TRUE(automatic.contains("steady")) << automatic.dump();
+#if RIGEL_HAVE_LLVM
+  // word2vec's body runs 1.85x faster compiled (docs/benchmarks.md).
+  EXPECT_LT(on.at("jit_element_s")[0].get<double>(), on.at("element_s")[0].get<double>());
+  EXPECT_TRUE(on.at("compiled")[0].get<bool>());
+  EXPECT_NEAR(on.at("epochs")[0].at("compute_s").get<double>(),
+              on.at("steady").at("compute_s").get<double>(),
+              1e-9 * on.at("steady").at("compute_s").get<double>());
+  // 50,000 elements a worker at about 6 us each interpreted: the compile
+  // starts about 37 ms into the first epoch.
+  EXPECT_TRUE(automatic.at("compiled")[0].get<bool>());
+  EXPECT_GT(automatic.at("epochs")[0].at("compute_s").get<double>(),
+            automatic.at("steady").at("compute_s").get<double>());
+#else
+  EXPECT_EQ(on.at("jit_element_s")[0].get<double>(), 0);
+  EXPECT_FALSE(automatic.at("compiled")[0].get<bool>());
+#endif
+}
+
 TEST(PlanByCost, StopAfterEpochsEndsARunAsIfTheProgramEndedThere) {
   const std::string dir = testing::MakeTempDir("rigel-planner-test");
   for (const char* workers : {"", "2"}) {
