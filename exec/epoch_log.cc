@@ -69,8 +69,9 @@ std::string EpochJson(const EpochFigures& f) {
   if (!f.tiers.empty()) {
     j["tiers"] = nlohmann::json::object();
     for (const auto& [loop, t] : f.tiers) {
-      j["tiers"][std::to_string(loop)] = {
-          {"tier", t.tier}, {"compile_ms", t.compile_ms}, {"interpreted_ms", t.interpreted_ms}};
+      nlohmann::json& o = j["tiers"][std::to_string(loop)];
+      o = {{"tier", t.tier}, {"compile_ms", t.compile_ms}, {"interpreted_ms", t.interpreted_ms}};
+      if (t.compiled_workers >= 0) o["compiled_workers"] = t.compiled_workers;
     }
   }
   return j.dump();

@@ -58,12 +58,15 @@ struct EpochFigures {
   // trailing ':' or '='), the last print winning. `print("epoch", ep,
   // "test_rmse", r)` gives {"epoch": 3, "test_rmse": 0.91}.
   std::map<std::string, double> printed;
-  // Each loop's tier so far (serially; kernel::TierReport): "jit",
-  // "compiling" or "interpreter", the compile's milliseconds and the
-  // interpreted milliseconds before it.
+  // Each loop's tier so far (kernel::TierReport): "jit", "compiling" or
+  // "interpreter", the compile's milliseconds and the interpreted
+  // milliseconds before it. Distributed, of the loops run so far: "jit" once
+  // every worker runs it compiled, the most milliseconds of any worker, and
+  // how many workers run it compiled (-1 serially: not written).
   struct Tier {
     std::string tier;
     double compile_ms = 0, interpreted_ms = 0;
+    int compiled_workers = -1;
   };
   std::map<int, Tier> tiers;
 };

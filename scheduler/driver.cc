@@ -50,6 +50,10 @@ struct Driver::Epoch {
   std::map<int, int64_t> batch;            // mini-batch by loop
   std::map<std::string, double> param_bytes;
   std::map<int, std::map<std::string, double>> relaxed;  // by loop (exec::EpochFigures)
+  // Each loop's tier as each worker last said it (by loop, then rank; kept
+  // across epochs, as a tier only moves on): "tier" 0 interpreted, 1
+  // compiling, 2 compiled in `tier`, the milliseconds beside it.
+  std::map<int, std::map<int, exec::EpochFigures::Tier>> tiers;
   exec::EpochLog log;
 };
 
@@ -495,6 +499,12 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
         epoch_->worker_peak_bytes = std::max(epoch_->worker_peak_bytes, static_cast<int64_t>(v));
       } else if (name == "batch") {
         epoch_->batch[run.loop] = static_cast<int64_t>(v);
+      } else if (name == "tier") {
+        epoch_->tiers[run.loop][rank].tier = v >= 2 ? "jit" : v >= 1 ? "compiling" : "interpreter";
+      } else if (name == "tier.compile_ms") {
+        epoch_->tiers[run.loop][rank].compile_ms = v;
+      } else if (name == "tier.interpreted_ms") {
+        epoch_->tiers[run.loop][rank].interpreted_ms = v;
       } else if (name.rfind("bytes.", 0) == 0) {
         epoch_->bytes[name.substr(6)] += v;
       } else if (name.rfind("param_bytes.", 0) == 0) {
@@ -545,6 +555,23 @@ Status Driver::OnEpoch(int64_t i, int64_t lo, int64_t hi) {
   f.batch = e.batch;
   f.param_bytes = e.param_bytes;
   f.relaxed = e.relaxed;
+  // A loop is "jit" once every worker runs it compiled, "compiling" while
+  // some do or compile, else "interpreter"; the milliseconds are the most
+  // any worker took.
+  for (const auto& [loop, by_rank] : e.tiers) {
+    exec::EpochFigures::Tier& t = f.tiers[loop];
+    int compiled = 0, compiling = 0;
+    for (const auto& [rank, w] : by_rank) {
+      compiled += w.tier == "jit";
+      compiling += w.tier == "compiling";
+      t.compile_ms = std::max(t.compile_ms, w.compile_ms);
+      t.interpreted_ms = std::max(t.interpreted_ms, w.interpreted_ms);
+    }
+    t.tier = compiled == static_cast<int>(by_rank.size()) ? "jit"
+             : compiled + compiling > 0                   ? "compiling"
+                                                          : "interpreter";
+    t.compiled_workers = compiled;
+  }
   f.printed = ex_->TakePrinted();
   if (opts_.progress) *opts_.progress << exec::EpochProgressLine(f) << std::flush;
   if (e.log.is_open()) RIGEL_RETURN_IF_ERROR(e.log.Write(f));

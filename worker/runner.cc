@@ -638,6 +638,13 @@ void Runner::Report(const TaskSpec& task, const analysis::StepLists& steps, doub
                   {"keys_s", keys_s}};
   for (const auto& [k, v] : m.bytes) out->metrics.emplace_back("bytes." + k, v);
   out->metrics.insert(out->metrics.end(), m.values.begin(), m.values.end());
+  // The loop's tier so far, for the scheduler's epoch lines (--log-json
+  // "tiers"): 0 interpreted, 1 compiling, 2 compiled.
+  const kernel::TierReport tier = ex_->kernel(task.loop).tier();
+  out->metrics.insert(out->metrics.end(),
+                      {{"tier", tier.compiled ? 2.0 : tier.compiling ? 1.0 : 0.0},
+                       {"tier.compile_ms", tier.compile_ms},
+                       {"tier.interpreted_ms", tier.interpreted_ms}});
   if (opts_.log) {
     *opts_.log << "loop " << task.loop << " run " << task.launch << ": " << elements
                << " elements in " << steps.size() << " step(s), " << total << " s (compute "
@@ -645,9 +652,8 @@ void Runner::Report(const TaskSpec& task, const analysis::StepLists& steps, doub
                << " s, slicing " << keys_s << " s)\n";
     // The loop's tier, once settled (exec::TierLine, as `rigel run -v`).
     tier_said_.resize(prog_.loops.size(), false);
-    const kernel::TierReport t = ex_->kernel(task.loop).tier();
-    if (!tier_said_[task.loop] && (t.compiled || !t.why.empty())) {
-      *opts_.log << exec::TierLine(task.loop, prog_.loops[task.loop].loc.line, t);
+    if (!tier_said_[task.loop] && (tier.compiled || !tier.why.empty())) {
+      *opts_.log << exec::TierLine(task.loop, prog_.loops[task.loop].loc.line, tier);
       tier_said_[task.loop] = true;
     }
   }

@@ -23,6 +23,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -178,6 +180,34 @@ TEST(Jit, VerboseSaysEachLoopsTier) {
   EXPECT_NE(off.result.err.find("loop 0 (line 15): interpreted (jit off): --jit off"),
             std::string::npos)
       << off.result.err;
+}
+
+// A distributed run's --log-json lines say each loop's tier as the workers
+// report it: with --jit on every worker runs every loop compiled.
+TEST(Jit, DistributedLogLinesSayEachLoopsTier) {
+  const std::string dir = testing::MakeTempDir("rigel-jit-log");
+  for (const std::string mode : {"on", "off"}) {
+    const std::string log = dir + "/" + mode + ".jsonl";
+    JitRun r = RunWith("sparse_lr.rgl", {"EPOCHS=2"}, 2, mode, {"--log-json", log});
+    ASSERT_EQ(r.result.rc, 0) << r.result.err;
+    std::istringstream lines(testing::Slurp(log));
+    int n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+      const nlohmann::json tiers = nlohmann::json::parse(line).at("tiers");
+      ASSERT_EQ(tiers.size(), 2u) << line;  // the training and the test loop
+      for (const auto& [loop, t] : tiers.items()) {
+#if RIGEL_HAVE_LLVM
+        const bool compiled = mode == "on";
+#else
+        const bool compiled = false;
+#endif
+        EXPECT_EQ(t.at("tier"), compiled ? "jit" : "interpreter") << mode << ": " << line;
+        EXPECT_EQ(t.at("compiled_workers"), compiled ? 2 : 0) << mode << ": " << line;
+        EXPECT_EQ(t.at("compile_ms").get<double>() > 0, compiled) << mode << ": " << line;
+      }
+    }
+    EXPECT_EQ(n, 2) << mode;
+  }
 }
 
 TEST(Jit, RejectsAnUnknownMode) {
