@@ -7,33 +7,9 @@
 namespace rigel::kernel {
 
 const char* CodeName(uint16_t code) {
-  // clang-format off
-  static const char* kNames[] = {
-      "end",           "iadd",          "isub",          "imul",
-      "idiv",          "imod",          "imin",          "imax",
-      "ilt",           "ile",           "igt",           "ige",
-      "ieq",           "ine",           "ineg",          "fadd",
-      "fsub",          "fmul",          "fdiv",          "fmin",
-      "fmax",          "fpow",          "flt",           "fle",
-      "fgt",           "fge",           "feq",           "fne",
-      "fun",
-      "itof",          "ftoi",          "itoi32",
-      "band",          "bor",           "bnot",          "fclip",
-      "smove",         "vmove",         "vzero",         "vlin",
-      "vbin",          "vbinvs",        "vbinsv",        "vun",
-      "vclip",         "dot",           "sum",           "norm",
-      "velem",         "vpick",         "onehot",        "vset",
-      "sample",
-      "dot.op",        "rd.elem1",      "rd.elem2",      "rd.row.view",
-      "rd.row.copy",   "rd.whole.view", "rd.whole.copy", "rd.row.view2",
-      "wr.elem1",      "wr.elem2",      "wr.row.vec",    "wr.row.scalar",
-      "wr.row.lin",    "wr.row.pair",   "wr.whole.vec",  "wr.whole.scalar",
-      "wr.whole.lin",  "accum",         "accum.vec",     "accum.elem",
-      "rand",          "randint",
-      "negative",      "label",         "rowx",          "jump",
-      "jump.if.false", "for.init",      "for.next",      "feat.init",
-      "feat.next",     "win.init",      "win.next",      "key"};
-  // clang-format on
+#define RIGEL_NAME(name, text) text,
+  static const char* kNames[] = {"end", RIGEL_KERNEL_OPCODES(RIGEL_NAME)};
+#undef RIGEL_NAME
   return code < sizeof(kNames) / sizeof(kNames[0]) ? kNames[code] : "?";
 }
 

@@ -146,46 +146,16 @@ Status Interpret(const Kernel::Impl& K, const data::Dataset& data, const int64_t
   m.key_mark = marks.data();
 
   // clang-format off
-#define RIGEL_LABEL(name) [k##name] = &&L_##name
+#define RIGEL_LABEL(name, text) [k##name] = &&L_##name,
   static const void* const kLabels[] = {
-      RIGEL_LABEL(End),         RIGEL_LABEL(IAdd),         RIGEL_LABEL(ISub),
-      RIGEL_LABEL(IMul),        RIGEL_LABEL(IDiv),         RIGEL_LABEL(IMod),
-      RIGEL_LABEL(IMin),
-      RIGEL_LABEL(IMax),        RIGEL_LABEL(ILt),          RIGEL_LABEL(ILe),
-      RIGEL_LABEL(IGt),         RIGEL_LABEL(IGe),          RIGEL_LABEL(IEq),
-      RIGEL_LABEL(INe),         RIGEL_LABEL(INeg),         RIGEL_LABEL(FAdd),
-      RIGEL_LABEL(FSub),        RIGEL_LABEL(FMul),         RIGEL_LABEL(FDiv),
-      RIGEL_LABEL(FMin),        RIGEL_LABEL(FMax),         RIGEL_LABEL(FPow),
-      RIGEL_LABEL(FLt),
-      RIGEL_LABEL(FLe),         RIGEL_LABEL(FGt),          RIGEL_LABEL(FGe),
-      RIGEL_LABEL(FEq),         RIGEL_LABEL(FNe),          RIGEL_LABEL(FUn),
-      RIGEL_LABEL(IToF),        RIGEL_LABEL(FToI),         RIGEL_LABEL(IToI32),       RIGEL_LABEL(BAnd),         RIGEL_LABEL(BOr),
-      RIGEL_LABEL(BNot),        RIGEL_LABEL(FClip),        RIGEL_LABEL(SMove),
-      RIGEL_LABEL(VMove),       RIGEL_LABEL(VZero),        RIGEL_LABEL(VLin),
-      RIGEL_LABEL(VBin),        RIGEL_LABEL(VBinVS),       RIGEL_LABEL(VBinSV),
-      RIGEL_LABEL(VUn),         RIGEL_LABEL(VClip),        RIGEL_LABEL(Dot),
-      RIGEL_LABEL(Sum),         RIGEL_LABEL(Norm),         RIGEL_LABEL(VElem),
-      RIGEL_LABEL(VPick),       RIGEL_LABEL(OneHot),       RIGEL_LABEL(VSet),
-      RIGEL_LABEL(Sample),      RIGEL_LABEL(DotOp),
-      RIGEL_LABEL(RdElem1),     RIGEL_LABEL(RdElem2),      RIGEL_LABEL(RdRowView),
-      RIGEL_LABEL(RdRowCopy),   RIGEL_LABEL(RdWholeView),  RIGEL_LABEL(RdWholeCopy),
-      RIGEL_LABEL(RdRowView2),  RIGEL_LABEL(WrElem1),      RIGEL_LABEL(WrElem2),
-      RIGEL_LABEL(WrRowVec),    RIGEL_LABEL(WrRowScalar),  RIGEL_LABEL(WrRowLin),
-      RIGEL_LABEL(WrRowPair),   RIGEL_LABEL(WrWholeVec),   RIGEL_LABEL(WrWholeScalar),
-      RIGEL_LABEL(WrWholeLin),  RIGEL_LABEL(Accum),        RIGEL_LABEL(AccumVec),
-      RIGEL_LABEL(AccumElem),   RIGEL_LABEL(Rand),
-      RIGEL_LABEL(RandInt),     RIGEL_LABEL(Negative),     RIGEL_LABEL(Label),
-      RIGEL_LABEL(RowX),        RIGEL_LABEL(Jump),         RIGEL_LABEL(JumpIfFalse),
-      RIGEL_LABEL(ForInit),     RIGEL_LABEL(ForNext),      RIGEL_LABEL(FeatInit),
-      RIGEL_LABEL(FeatNext),    RIGEL_LABEL(WinInit),      RIGEL_LABEL(WinNext),
-      RIGEL_LABEL(Key),         [ops::kFaulted] = &&L_Faulted};
+      [kEnd] = &&L_End, RIGEL_KERNEL_OPCODES(RIGEL_LABEL) [ops::kFaulted] = &&L_Faulted};
 #undef RIGEL_LABEL
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == ops::kFaulted + 1,
                 "every opcode needs a label");
   // Each handler ends in its own indirect jump.
-#define RIGEL_OP(name)     \
-  L_##name:                \
-  o = ops::name(m, o);     \
+#define RIGEL_OP(name, text) \
+  L_##name:                  \
+  o = ops::name(m, o);       \
   goto* kLabels[o->code];
 
   for (int64_t k = begin; k < end; ++k) {
@@ -201,24 +171,7 @@ Status Interpret(const Kernel::Impl& K, const data::Dataset& data, const int64_t
     m.draw = 0;
     const VOp* o = m.code;
     goto* kLabels[o->code];
-    RIGEL_OP(IAdd) RIGEL_OP(ISub) RIGEL_OP(IMul) RIGEL_OP(IDiv) RIGEL_OP(IMod) RIGEL_OP(FToI) RIGEL_OP(IToI32)
-    RIGEL_OP(IMin) RIGEL_OP(IMax)
-    RIGEL_OP(ILt) RIGEL_OP(ILe) RIGEL_OP(IGt) RIGEL_OP(IGe) RIGEL_OP(IEq) RIGEL_OP(INe)
-    RIGEL_OP(INeg) RIGEL_OP(FAdd) RIGEL_OP(FSub) RIGEL_OP(FMul) RIGEL_OP(FDiv) RIGEL_OP(FMin)
-    RIGEL_OP(FMax) RIGEL_OP(FPow) RIGEL_OP(FLt) RIGEL_OP(FLe) RIGEL_OP(FGt) RIGEL_OP(FGe) RIGEL_OP(FEq)
-    RIGEL_OP(FNe) RIGEL_OP(FUn) RIGEL_OP(IToF) RIGEL_OP(BAnd) RIGEL_OP(BOr) RIGEL_OP(BNot)
-    RIGEL_OP(FClip) RIGEL_OP(SMove) RIGEL_OP(VMove) RIGEL_OP(VZero) RIGEL_OP(VLin)
-    RIGEL_OP(VBin) RIGEL_OP(VBinVS) RIGEL_OP(VBinSV) RIGEL_OP(VUn) RIGEL_OP(VClip)
-    RIGEL_OP(Dot) RIGEL_OP(Sum) RIGEL_OP(Norm) RIGEL_OP(VElem) RIGEL_OP(VPick) RIGEL_OP(OneHot) RIGEL_OP(VSet)
-    RIGEL_OP(Sample) RIGEL_OP(DotOp) RIGEL_OP(RdElem1)
-    RIGEL_OP(RdElem2) RIGEL_OP(RdRowView) RIGEL_OP(RdRowCopy) RIGEL_OP(RdWholeView)
-    RIGEL_OP(RdWholeCopy) RIGEL_OP(RdRowView2) RIGEL_OP(WrElem1) RIGEL_OP(WrElem2)
-    RIGEL_OP(WrRowVec) RIGEL_OP(WrRowScalar) RIGEL_OP(WrRowLin) RIGEL_OP(WrRowPair)
-    RIGEL_OP(WrWholeVec) RIGEL_OP(WrWholeScalar) RIGEL_OP(WrWholeLin) RIGEL_OP(Accum)
-    RIGEL_OP(AccumVec) RIGEL_OP(AccumElem)
-    RIGEL_OP(Rand) RIGEL_OP(RandInt) RIGEL_OP(Negative) RIGEL_OP(Label) RIGEL_OP(RowX)
-    RIGEL_OP(Jump) RIGEL_OP(JumpIfFalse) RIGEL_OP(ForInit) RIGEL_OP(ForNext) RIGEL_OP(FeatInit)
-    RIGEL_OP(FeatNext) RIGEL_OP(WinInit) RIGEL_OP(WinNext) RIGEL_OP(Key)
+    RIGEL_KERNEL_OPCODES(RIGEL_OP)
   L_Faulted:
     return FaultStatus(K, data, m.e, m.fault);
   L_End:;

@@ -42,33 +42,9 @@ using namespace rigel::kernel;  // the opcodes (kIAdd ...)
 #pragma clang diagnostic ignored "-Wreorder-init-list"
 
 // clang-format off
-#define RIGEL_JIT_OP(name) [k##name] = reinterpret_cast<const void*>(&Run<ops::name>)
+#define RIGEL_JIT_OP(name, text) [k##name] = reinterpret_cast<const void*>(&Run<ops::name>),
 extern "C" const void* const rigel_jit_ops[ops::kFaulted] = {
-    [kEnd] = nullptr,
-    RIGEL_JIT_OP(IAdd), RIGEL_JIT_OP(ISub), RIGEL_JIT_OP(IMul), RIGEL_JIT_OP(IDiv),
-    RIGEL_JIT_OP(IMod), RIGEL_JIT_OP(IMin), RIGEL_JIT_OP(IMax), RIGEL_JIT_OP(ILt),
-    RIGEL_JIT_OP(ILe), RIGEL_JIT_OP(IGt), RIGEL_JIT_OP(IGe), RIGEL_JIT_OP(IEq),
-    RIGEL_JIT_OP(INe), RIGEL_JIT_OP(INeg), RIGEL_JIT_OP(FAdd), RIGEL_JIT_OP(FSub),
-    RIGEL_JIT_OP(FMul), RIGEL_JIT_OP(FDiv), RIGEL_JIT_OP(FMin), RIGEL_JIT_OP(FMax),
-    RIGEL_JIT_OP(FPow), RIGEL_JIT_OP(FLt), RIGEL_JIT_OP(FLe), RIGEL_JIT_OP(FGt),
-    RIGEL_JIT_OP(FGe), RIGEL_JIT_OP(FEq), RIGEL_JIT_OP(FNe), RIGEL_JIT_OP(FUn),
-    RIGEL_JIT_OP(IToF), RIGEL_JIT_OP(FToI), RIGEL_JIT_OP(IToI32), RIGEL_JIT_OP(BAnd),
-    RIGEL_JIT_OP(BOr), RIGEL_JIT_OP(BNot), RIGEL_JIT_OP(FClip), RIGEL_JIT_OP(SMove),
-    RIGEL_JIT_OP(VMove), RIGEL_JIT_OP(VZero), RIGEL_JIT_OP(VLin), RIGEL_JIT_OP(VBin),
-    RIGEL_JIT_OP(VBinVS), RIGEL_JIT_OP(VBinSV), RIGEL_JIT_OP(VUn), RIGEL_JIT_OP(VClip),
-    RIGEL_JIT_OP(Dot), RIGEL_JIT_OP(Sum), RIGEL_JIT_OP(Norm), RIGEL_JIT_OP(VElem),
-    RIGEL_JIT_OP(VPick), RIGEL_JIT_OP(OneHot), RIGEL_JIT_OP(VSet), RIGEL_JIT_OP(Sample),
-    RIGEL_JIT_OP(DotOp), RIGEL_JIT_OP(RdElem1), RIGEL_JIT_OP(RdElem2), RIGEL_JIT_OP(RdRowView),
-    RIGEL_JIT_OP(RdRowCopy), RIGEL_JIT_OP(RdWholeView), RIGEL_JIT_OP(RdWholeCopy),
-    RIGEL_JIT_OP(RdRowView2), RIGEL_JIT_OP(WrElem1), RIGEL_JIT_OP(WrElem2),
-    RIGEL_JIT_OP(WrRowVec), RIGEL_JIT_OP(WrRowScalar), RIGEL_JIT_OP(WrRowLin),
-    RIGEL_JIT_OP(WrRowPair), RIGEL_JIT_OP(WrWholeVec), RIGEL_JIT_OP(WrWholeScalar),
-    RIGEL_JIT_OP(WrWholeLin), RIGEL_JIT_OP(Accum), RIGEL_JIT_OP(AccumVec),
-    RIGEL_JIT_OP(AccumElem), RIGEL_JIT_OP(Rand), RIGEL_JIT_OP(RandInt),
-    RIGEL_JIT_OP(Negative), RIGEL_JIT_OP(Label), RIGEL_JIT_OP(RowX), RIGEL_JIT_OP(Jump),
-    RIGEL_JIT_OP(JumpIfFalse), RIGEL_JIT_OP(ForInit), RIGEL_JIT_OP(ForNext),
-    RIGEL_JIT_OP(FeatInit), RIGEL_JIT_OP(FeatNext), RIGEL_JIT_OP(WinInit),
-    RIGEL_JIT_OP(WinNext), RIGEL_JIT_OP(Key)};
+    [kEnd] = nullptr, RIGEL_KERNEL_OPCODES(RIGEL_JIT_OP)};
 #undef RIGEL_JIT_OP
 // clang-format on
 
