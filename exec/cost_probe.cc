@@ -317,7 +317,9 @@ class Probe {
                                             int64_t{0}));
     }
     if (most == 0) return interpreted;
-    const double expected_s = kernel::ExpectedCompileMs() / 1e3;
+    // A worker's first compile waits for the first estimate; the probe's own
+    // compiles (its twins) say nothing of a worker's, which starts afresh.
+    const double expected_s = kernel::kFirstCompileEstimateMs / 1e3;
     double& spent = v->interpreted_s[l];
     double slow = 0;  // elements of this run interpreted
     if (spent < expected_s) {

@@ -15,8 +15,10 @@
 // Which tier a run's step is counted at follows the workers' rule
 // (kernel/tier.h): --jit on, compiled from the start; auto, compiled once
 // the worker that runs the most of the loop's elements has interpreted it
-// for ExpectedCompileMs() (workers do not know the work left, so they do
-// not compile sooner); off, or a body the JIT cannot compile, interpreted.
+// for kernel::kFirstCompileEstimateMs (a fresh worker's estimate; workers do
+// not know the work left, so they do not compile sooner) and for the
+// body's measured compile time after that; off, or a body the JIT cannot
+// compile, interpreted.
 //
 // Not thread-safe; one call is one probe.
 #ifndef RIGEL_EXEC_COST_PROBE_H_
