@@ -213,7 +213,9 @@ std::string CostReport(const ir::Program& prog, const PlanCost& cost, bool json)
         std::snprintf(buf, sizeof buf, " (compiled in %.0f ms)", r.compile_ms[l]);
         out += buf;
       }
-      if (!r.compiled[l]) out += "; later epochs counted interpreted (the work does not repay it)";
+      if (!r.compiled[l]) {
+        out += "; counted interpreted (too little work for a worker to compile it)";
+      }
     }
     out += "\n";
   }

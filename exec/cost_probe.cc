@@ -313,8 +313,8 @@ class Probe {
     }
     int64_t most = 0;
     for (const analysis::WorkerCounts& w : counts.workers) {
-      most = std::max(most, std::accumulate(w.step_elements.begin(), w.step_elements.end(),
-                                            int64_t{0}));
+      most = std::max(most,
+                      std::accumulate(w.step_elements.begin(), w.step_elements.end(), int64_t{0}));
     }
     if (most == 0) return interpreted;
     // A worker's first compile waits for the first estimate; the probe's own
@@ -424,7 +424,6 @@ class Probe {
     return analysis::CountRun(lp, in, blocks, shapes_, rows, touches, cache, state, &effects);
   }
 
-
   const ir::Program& prog_;
   const std::vector<analysis::Plan>& plans_;
   const ProbeOptions opts_;
@@ -432,9 +431,9 @@ class Probe {
   std::vector<kernel::KeySlice> slices_;
   std::vector<analysis::ParamShape> shapes_;
   std::vector<Variant> variants_;
-  std::vector<double> element_s_;                                 // per loop, measured on first run
-  std::vector<double> jit_element_s_, compile_ms_;                // per loop, compiled (0: none)
-  kernel::JitMode jit_ = kernel::JitMode::kOff;                   // the run's tier rule
+  std::vector<double> element_s_;                   // per loop, measured on first run
+  std::vector<double> jit_element_s_, compile_ms_;  // per loop, compiled (0: none)
+  kernel::JitMode jit_ = kernel::JitMode::kOff;     // the run's tier rule
   kernel::WidthFn widths_;
   std::map<const data::Dataset*, std::vector<int64_t>> ordered_;  // `ordered` loops' order
   int epochs_ = 0;                                                // epochs closed

@@ -19,103 +19,103 @@ namespace rigel::kernel {
 // handlers (run.cc) and the JIT's table of handlers (jit/ops_bitcode.cc)
 // are made from this one list. Comments here are /* */: a // comment would
 // swallow the line continuation.
-#define RIGEL_KERNEL_OPCODES(X)                                                                    \
-  /* Scalars: d = a op b over slots. Bools are ints 0/1. */                                        \
-  X(IAdd, "iadd")                                                                                  \
-  X(ISub, "isub")                                                                                  \
-  X(IMul, "imul")                                                                                  \
-  X(IDiv, "idiv")                                                                                  \
-  X(IMod, "imod")  /* floored (common/int_math.h) */                                               \
-  X(IMin, "imin")                                                                                  \
-  X(IMax, "imax")                                                                                  \
-  X(ILt, "ilt")                                                                                    \
-  X(ILe, "ile")                                                                                    \
-  X(IGt, "igt")                                                                                    \
-  X(IGe, "ige")                                                                                    \
-  X(IEq, "ieq")                                                                                    \
-  X(INe, "ine")                                                                                    \
-  X(INeg, "ineg")                                                                                  \
-  X(FAdd, "fadd")                                                                                  \
-  X(FSub, "fsub")                                                                                  \
-  X(FMul, "fmul")                                                                                  \
-  X(FDiv, "fdiv")                                                                                  \
-  X(FMin, "fmin")                                                                                  \
-  X(FMax, "fmax")                                                                                  \
-  X(FPow, "fpow")                                                                                  \
-  X(FLt, "flt")                                                                                    \
-  X(FLe, "fle")                                                                                    \
-  X(FGt, "fgt")                                                                                    \
-  X(FGe, "fge")                                                                                    \
-  X(FEq, "feq")                                                                                    \
-  X(FNe, "fne")                                                                                    \
-  X(FUn, "fun")  /* d = fn(a), fn an ir::UnFn on f32 */                                            \
-  X(IToF, "itof")                                                                                  \
-  X(FToI, "ftoi")  /* int(): toward zero; NaN or out of range is a fault */                        \
-  /* an int to an i32 parameter's f32 cell; beyond 2^24 in magnitude a fault */                    \
-  X(IToI32, "itoi32")                                                                              \
-  X(BAnd, "band")                                                                                  \
-  X(BOr, "bor")                                                                                    \
-  X(BNot, "bnot")                                                                                  \
-  X(FClip, "fclip")                                                                                \
-  X(SMove, "smove")                                                                                \
-  /* Vectors of n floats: V[d] (owned buffer) = ... */                                             \
-  X(VMove, "vmove")                                                                                \
-  X(VZero, "vzero")                                                                                \
-  X(VLin, "vlin")  /* V[d] = sum over terms[t .. t+c) of S[coef] * V[src] */                       \
-  X(VBin, "vbin")  /* V[d] = V[a] fn V[b] */                                                       \
-  X(VBinVS, "vbinvs")  /* V[d] = V[a] fn S[b] */                                                   \
-  X(VBinSV, "vbinsv")  /* V[d] = S[a] fn V[b] */                                                   \
-  X(VUn, "vun")                                                                                    \
-  X(VClip, "vclip")                                                                                \
-  X(Dot, "dot")  /* fn 1: the value is read once (kernel/passes/fuse_dot.cc may fuse it) */        \
-  X(Sum, "sum")                                                                                    \
-  X(Norm, "norm")                                                                                  \
-  X(VElem, "velem")  /* S[d] = V[a][S[b]] (width n; out of range: a fault) */                      \
-  X(VPick, "vpick")  /* S[d] = max/min (f) or argmax/argmin (i) of V[a] by fn (ir::PickFn) */      \
-  X(OneHot, "onehot")  /* V[d] = 1 at S[a], 0 elsewhere (width n; out of range: a fault) */        \
-  X(VSet, "vset")  /* V[d][S[b]] fn= S[c], in place (a == d; fn ir::BinOp or kPlainAssign) */      \
-  /* S[d] = k with probability V[a][k] / sum (one draw; a bad vector: a fault) */                  \
-  X(Sample, "sample")                                                                              \
-  /* S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul */          \
-  X(DotOp, "dot.op")                                                                               \
-  /* Parameters: param index aux, subscripts in slots a (row) and b (column). */                   \
-  X(RdElem1, "rd.elem1")                                                                           \
-  X(RdElem2, "rd.elem2")                                                                           \
-  /* A row or whole copy with fn 1 may be a view: no write to its parameter */                     \
-  /* can happen while the value is live (kernel/passes/read_views.cc). */                          \
-  X(RdRowView, "rd.row.view")                                                                      \
-  X(RdRowCopy, "rd.row.copy")                                                                      \
-  X(RdWholeView, "rd.whole.view")                                                                  \
-  X(RdWholeCopy, "rd.whole.copy")                                                                  \
-  X(RdRowView2, "rd.row.view2")  /* two views: V[d] = P[aux] row S[a]; V[b] = P[t] row S[c] */     \
-  X(WrElem1, "wr.elem1")                                                                           \
-  X(WrElem2, "wr.elem2")  /* P op= S[c]  (fn: ir::BinOp or kPlainAssign) */                        \
-  X(WrRowVec, "wr.row.vec")                                                                        \
-  X(WrRowScalar, "wr.row.scalar")  /* row op= V[c] / S[c] */                                       \
-  X(WrRowLin, "wr.row.lin")  /* row = terms (src -1 is the row itself) */                          \
-  X(WrRowPair, "wr.row.pair")  /* rows aux[a] and d[b] = terms t..t+c and t+c..t+c+fn, at once */  \
-  X(WrWholeVec, "wr.whole.vec")                                                                    \
-  X(WrWholeScalar, "wr.whole.scalar")                                                              \
-  X(WrWholeLin, "wr.whole.lin")                                                                    \
-  /* Accumulators (accumulator aux, its first slot in RunContext::accums c): */                    \
-  X(Accum, "accum")  /* accums[c] += S[a] */                                                       \
-  X(AccumVec, "accum.vec")  /* accums[c + k] += V[a][k] for k < n (the accumulator's width) */     \
-  X(AccumElem, "accum.elem")  /* accums[c + S[b]] += S[a] (S[b] outside [0, n): a fault) */        \
-  X(Rand, "rand")                                                                                  \
-  X(RandInt, "randint")                                                                            \
-  X(Negative, "negative")  /* data set aux for negative */                                         \
-  X(Label, "label")                                                                                \
-  X(RowX, "rowx")  /* row slot a of data aux */                                                    \
-  X(Jump, "jump")                                                                                  \
-  X(JumpIfFalse, "jump.if.false")  /* target n */                                                  \
-  X(ForInit, "for.init")                                                                           \
-  X(ForNext, "for.next")  /* var d, lo a, hi b, hidden slot c; exit / body target n */             \
-  X(FeatInit, "feat.init")                                                                         \
-  X(FeatNext, "feat.next")  /* f d, x b, row a, hidden slots c, c+1; data aux */                   \
-  X(WinInit, "win.init")                                                                           \
-  X(WinNext, "win.next")  /* c d, t a, radius b, hidden slots c, c+1, c+2; data aux */             \
-  /* Key slices only (key_slice.h): append row S[a] of param aux to the key */                     \
-  /* trace after checking it (and column S[b] when b >= 0) like a read would. */                   \
+#define RIGEL_KERNEL_OPCODES(X)                                                                  \
+  /* Scalars: d = a op b over slots. Bools are ints 0/1. */                                      \
+  X(IAdd, "iadd")                                                                                \
+  X(ISub, "isub")                                                                                \
+  X(IMul, "imul")                                                                                \
+  X(IDiv, "idiv")                                                                                \
+  X(IMod, "imod") /* floored (common/int_math.h) */                                              \
+  X(IMin, "imin")                                                                                \
+  X(IMax, "imax")                                                                                \
+  X(ILt, "ilt")                                                                                  \
+  X(ILe, "ile")                                                                                  \
+  X(IGt, "igt")                                                                                  \
+  X(IGe, "ige")                                                                                  \
+  X(IEq, "ieq")                                                                                  \
+  X(INe, "ine")                                                                                  \
+  X(INeg, "ineg")                                                                                \
+  X(FAdd, "fadd")                                                                                \
+  X(FSub, "fsub")                                                                                \
+  X(FMul, "fmul")                                                                                \
+  X(FDiv, "fdiv")                                                                                \
+  X(FMin, "fmin")                                                                                \
+  X(FMax, "fmax")                                                                                \
+  X(FPow, "fpow")                                                                                \
+  X(FLt, "flt")                                                                                  \
+  X(FLe, "fle")                                                                                  \
+  X(FGt, "fgt")                                                                                  \
+  X(FGe, "fge")                                                                                  \
+  X(FEq, "feq")                                                                                  \
+  X(FNe, "fne")                                                                                  \
+  X(FUn, "fun") /* d = fn(a), fn an ir::UnFn on f32 */                                           \
+  X(IToF, "itof")                                                                                \
+  X(FToI, "ftoi") /* int(): toward zero; NaN or out of range is a fault */                       \
+  /* an int to an i32 parameter's f32 cell; beyond 2^24 in magnitude a fault */                  \
+  X(IToI32, "itoi32")                                                                            \
+  X(BAnd, "band")                                                                                \
+  X(BOr, "bor")                                                                                  \
+  X(BNot, "bnot")                                                                                \
+  X(FClip, "fclip")                                                                              \
+  X(SMove, "smove")                                                                              \
+  /* Vectors of n floats: V[d] (owned buffer) = ... */                                           \
+  X(VMove, "vmove")                                                                              \
+  X(VZero, "vzero")                                                                              \
+  X(VLin, "vlin")     /* V[d] = sum over terms[t .. t+c) of S[coef] * V[src] */                  \
+  X(VBin, "vbin")     /* V[d] = V[a] fn V[b] */                                                  \
+  X(VBinVS, "vbinvs") /* V[d] = V[a] fn S[b] */                                                  \
+  X(VBinSV, "vbinsv") /* V[d] = S[a] fn V[b] */                                                  \
+  X(VUn, "vun")                                                                                  \
+  X(VClip, "vclip")                                                                              \
+  X(Dot, "dot") /* fn 1: the value is read once (kernel/passes/fuse_dot.cc may fuse it) */       \
+  X(Sum, "sum")                                                                                  \
+  X(Norm, "norm")                                                                                \
+  X(VElem, "velem")   /* S[d] = V[a][S[b]] (width n; out of range: a fault) */                   \
+  X(VPick, "vpick")   /* S[d] = max/min (f) or argmax/argmin (i) of V[a] by fn (ir::PickFn) */   \
+  X(OneHot, "onehot") /* V[d] = 1 at S[a], 0 elsewhere (width n; out of range: a fault) */       \
+  X(VSet, "vset")     /* V[d][S[b]] fn= S[c], in place (a == d; fn ir::BinOp or kPlainAssign) */ \
+  /* S[d] = k with probability V[a][k] / sum (one draw; a bad vector: a fault) */                \
+  X(Sample, "sample")                                                                            \
+  /* S[d] = S[c] fn dot(V[a], V[b]) (or dot fn S[c] when t == 1); fn kFAdd/kFSub/kFMul */        \
+  X(DotOp, "dot.op")                                                                             \
+  /* Parameters: param index aux, subscripts in slots a (row) and b (column). */                 \
+  X(RdElem1, "rd.elem1")                                                                         \
+  X(RdElem2, "rd.elem2")                                                                         \
+  /* A row or whole copy with fn 1 may be a view: no write to its parameter */                   \
+  /* can happen while the value is live (kernel/passes/read_views.cc). */                        \
+  X(RdRowView, "rd.row.view")                                                                    \
+  X(RdRowCopy, "rd.row.copy")                                                                    \
+  X(RdWholeView, "rd.whole.view")                                                                \
+  X(RdWholeCopy, "rd.whole.copy")                                                                \
+  X(RdRowView2, "rd.row.view2") /* two views: V[d] = P[aux] row S[a]; V[b] = P[t] row S[c] */    \
+  X(WrElem1, "wr.elem1")                                                                         \
+  X(WrElem2, "wr.elem2") /* P op= S[c]  (fn: ir::BinOp or kPlainAssign) */                       \
+  X(WrRowVec, "wr.row.vec")                                                                      \
+  X(WrRowScalar, "wr.row.scalar") /* row op= V[c] / S[c] */                                      \
+  X(WrRowLin, "wr.row.lin")       /* row = terms (src -1 is the row itself) */                   \
+  X(WrRowPair, "wr.row.pair") /* rows aux[a] and d[b] = terms t..t+c and t+c..t+c+fn, at once */ \
+  X(WrWholeVec, "wr.whole.vec")                                                                  \
+  X(WrWholeScalar, "wr.whole.scalar")                                                            \
+  X(WrWholeLin, "wr.whole.lin")                                                                  \
+  /* Accumulators (accumulator aux, its first slot in RunContext::accums c): */                  \
+  X(Accum, "accum")          /* accums[c] += S[a] */                                             \
+  X(AccumVec, "accum.vec")   /* accums[c + k] += V[a][k] for k < n (the accumulator's width) */  \
+  X(AccumElem, "accum.elem") /* accums[c + S[b]] += S[a] (S[b] outside [0, n): a fault) */       \
+  X(Rand, "rand")                                                                                \
+  X(RandInt, "randint")                                                                          \
+  X(Negative, "negative") /* data set aux for negative */                                        \
+  X(Label, "label")                                                                              \
+  X(RowX, "rowx") /* row slot a of data aux */                                                   \
+  X(Jump, "jump")                                                                                \
+  X(JumpIfFalse, "jump.if.false") /* target n */                                                 \
+  X(ForInit, "for.init")                                                                         \
+  X(ForNext, "for.next") /* var d, lo a, hi b, hidden slot c; exit / body target n */            \
+  X(FeatInit, "feat.init")                                                                       \
+  X(FeatNext, "feat.next") /* f d, x b, row a, hidden slots c, c+1; data aux */                  \
+  X(WinInit, "win.init")                                                                         \
+  X(WinNext, "win.next") /* c d, t a, radius b, hidden slots c, c+1, c+2; data aux */            \
+  /* Key slices only (key_slice.h): append row S[a] of param aux to the key */                   \
+  /* trace after checking it (and column S[b] when b >= 0) like a read would. */                 \
   X(Key, "key")
 
 #define RIGEL_KERNEL_ENUM(name, text) k##name,

@@ -641,10 +641,11 @@ void Runner::Report(const TaskSpec& task, const analysis::StepLists& steps, doub
   // The loop's tier so far, for the scheduler's epoch lines (--log-json
   // "tiers"): 0 interpreted, 1 compiling, 2 compiled.
   const kernel::TierReport tier = ex_->kernel(task.loop).tier();
-  out->metrics.insert(out->metrics.end(),
-                      {{"tier", tier.compiled ? 2.0 : tier.compiling ? 1.0 : 0.0},
-                       {"tier.compile_ms", tier.compile_ms},
-                       {"tier.interpreted_ms", tier.interpreted_ms}});
+  out->metrics.insert(out->metrics.end(), {{"tier", tier.compiled    ? 2.0
+                                                    : tier.compiling ? 1.0
+                                                                     : 0.0},
+                                           {"tier.compile_ms", tier.compile_ms},
+                                           {"tier.interpreted_ms", tier.interpreted_ms}});
   if (opts_.log) {
     *opts_.log << "loop " << task.loop << " run " << task.launch << ": " << elements
                << " elements in " << steps.size() << " step(s), " << total << " s (compute "
