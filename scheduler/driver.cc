@@ -198,6 +198,7 @@ StatusOr<exec::ExecutorOptions> Driver::JobExecutorOptions() {
       return Status::Ok();
     };
   }
+  eo.quiet_prints = o.quiet_prints;
   if (!o.print_log.empty()) {
     // Opened first: a line an attempt killed mid-write left is cut off, and
     // printed again. Whole lines an earlier attempt of this job printed are

@@ -76,6 +76,10 @@ struct DriverOptions {
   // Printed lines are appended here; the lines it already holds (printed by
   // an earlier attempt of this job) are not printed again. Empty: none.
   std::string print_log;
+  // Print nothing for the program's first this many printed lines (counted
+  // from its start): the launcher's relay (scheduler/print_relay.h) printed
+  // them for an earlier attempt. Not with print_log.
+  int64_t quiet_prints = 0;
   // Stop after this many iterations of the top-level driver `for` (epochs),
   // as if the program ended there: trial runs (`rigel tune`). 0: run it all.
   int64_t stop_after_epochs = 0;

@@ -6,17 +6,23 @@
 //                   [--batch N] [--sync-every N] [--device cpu|cuda]
 //                   [--collectives gloo|mpi] [--log-json F] [--save-params F] [--init-params F]
 //                   [--progress-to F] [--checkpoint-dir D] [--checkpoint-every N|Ns]
-//                   [--resume D|MANIFEST] [--print-log F])
+//                   [--resume D|MANIFEST] [--print-log F | --quiet-prints N])
 //                   [--transport zmq|ucx] [--listen ADDR] [--key-file F] [--insecure-plain]
 //                   [--heartbeat-ms N]
 //                   [--heartbeat-timeout-s S] [--stop-with-parent]
 //                   [--register-timeout-s N] [--address-file FILE]
+//   rigel-scheduler --relay-prints FILE
 //
 // The program's prints go to stdout. Exits 0 when every worker finished or on
 // SIGINT/SIGTERM (after telling every member to shut down), 1 with the reason
 // when the program failed or a member died, 3 when a member was lost and the
 // job has checkpoints to go on from (the reason names the newest), 2 on bad
 // flags or a program that does not compile or plan.
+//
+// --relay-prints is the launcher's relay of a job's printed lines
+// (scheduler/print_relay.h): standard input to standard output, each line
+// recorded in FILE; exits 0 at the end of its input, 1 when a line could not
+// be written (saying why).
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -26,6 +32,8 @@
 #include <thread>
 
 #include "cluster/job_options.h"
+#include "common/line_file.h"
+#include "scheduler/print_relay.h"
 #include "scheduler/scheduler.h"
 
 int main(int argc, char** argv) {
@@ -67,8 +75,22 @@ int main(int argc, char** argv) {
   app.add_option("--stop-after-epochs", d.stop_after_epochs,
                  "stop after N iterations of the top-level `for`, as if the program ended there")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  app.add_option("--print-log", d.print_log,
-                 "append printed lines here; lines already there are not printed again");
+  auto* print_log_opt = app.add_option(
+      "--print-log", d.print_log,
+      "append printed lines here; lines already there are not printed again (a scheduler killed "
+      "between printing a line and appending it prints it again: scripts/rigel-launch relays "
+      "instead, with --relay-prints and --quiet-prints)");
+  app.add_option("--quiet-prints", d.quiet_prints,
+                 "print nothing for the program's first N printed lines (counted from its "
+                 "start; earlier attempts of the job printed them)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50))
+      ->excludes(print_log_opt);
+  std::string relay_prints;
+  auto* relay_opt = app.add_option(
+      "--relay-prints", relay_prints,
+      "relay printed lines from the standard input to the standard output, recording each in "
+      "this file, and do nothing else (scripts/rigel-launch)");
+  relay_opt->excludes(setup_opt)->excludes(program_opt);
   app.add_option("--progress-to", o.progress_to, "append a progress line per epoch to this file");
   app.add_option("--transport", o.transport,
                  "zmq (ZeroMQ, the default) or ucx (UCX: shared memory, RDMA, TCP; "
@@ -100,6 +122,24 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!relay_prints.empty()) {
+    // The job's last lines still come through when a Ctrl-C reaches the
+    // whole process group: the relay ends with its input. A closed output
+    // is an error to report (EPIPE), not a silent death.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    auto printed = rigel::LineFile::Open(relay_prints, rigel::LineFile::Mode::kAppend);
+    rigel::Status st = printed.status();
+    if (st.ok()) {
+      st = rigel::scheduler::RelayPrints(STDIN_FILENO, STDOUT_FILENO, &*printed).status();
+    } else {
+      st = rigel::IoError("the run directory's printed lines: " + st.message());
+    }
+    if (st.ok()) return 0;
+    std::cerr << "rigel-launch: " << st.message() << "\n";
+    return 1;
   }
   if (o.setup_file.empty() && d.program.empty()) {
     std::cerr << "rigel-scheduler: give --setup FILE or --program FILE\n";

@@ -7,8 +7,8 @@
 // checkpoint with a larger EPOCHS; model files that cannot be written stop
 // the job before it trains, and so does a log or printed-lines file that
 // cannot be written later (/dev/full, a tmpfs that fills), which ends with
-// whole lines; `rigel plot` draws a serial and a distributed run of
-// examples/mf.rgl from their --log-json files.
+// whole lines, and so does a standard output that cannot be written; `rigel plot` draws a serial
+// and a distributed run of examples/mf.rgl from their --log-json files.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -471,6 +471,40 @@ TEST(Operations, PrintedLinesOnADiskThatFillsEndWithWholeLinesAndStopTheJob) {
   // not fit.
   ASSERT_EQ(out.size(), printed.size() + 1);
   for (size_t k = 0; k < printed.size(); ++k) EXPECT_EQ(printed[k], out[k]);
+}
+
+// A distributed job whose standard output is full, or a pipe whose reader
+// has gone (`| head -1`), stops at once with exit 1 and says why. Before the
+// launcher relayed the prints, the second killed the scheduler with SIGPIPE,
+// which a job with checkpoints took for a lost process: three restarts, each
+// killed the same way, and exit 3.
+TEST(Operations, ADistributedJobWhoseStandardOutputCannotBeWrittenStopsSayingWhy) {
+  TempDir tmp;
+  Child full({Bin("rigel"), "run", Example("mf.rgl"), "--workers", "2", "--servers", "2", "--set",
+              "EPOCHS=3", "--run-dir", tmp.path + "/full"},
+             "/dev/full", tmp.path + "/full.err");
+  EXPECT_EQ(full.Wait(seconds(60)), 1) << Slurp(tmp.path + "/full.err");
+  EXPECT_NE(Slurp(tmp.path + "/full.err")
+                .find("rigel-launch: the printed lines cannot be written to the standard output: "
+                      "No space left on device"),
+            std::string::npos)
+      << Slurp(tmp.path + "/full.err");
+  const std::string cmd = "bash -c '" + Bin("rigel") + " run " + Example("mf.rgl") +
+                          " --workers 2 --servers 2 --set EPOCHS=30 --run-dir " + tmp.path +
+                          "/piped --checkpoint-dir " + tmp.path + "/ckpt 2>" + tmp.path +
+                          "/piped.err | head -1 >" + tmp.path +
+                          "/piped.out; exit ${PIPESTATUS[0]}'";
+  const int status = std::system(cmd.c_str());
+  const std::string err = Slurp(tmp.path + "/piped.err");
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1) << err;
+  EXPECT_EQ(Slurp(tmp.path + "/piped.out"), "epoch 0 test_rmse 1.37311\n");
+  EXPECT_NE(err.find("rigel-launch: the printed lines cannot be written to the standard output: "
+                     "Broken pipe"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("restart"), std::string::npos) << err;
+  EXPECT_TRUE(WaitFor([&] { return testing::ProcessesWith(tmp.path).empty(); }, seconds(5)))
+      << testing::ProcessesWith(tmp.path);
 }
 
 // `rigel plot -o` on a full tmpfs (root only): the flag, the path and the

@@ -2,7 +2,7 @@
 // (docs/operations.md): processes killed with SIGKILL in the middle of an
 // epoch, in the middle of a checkpoint, in the middle of a 2-D hand-off
 // (the sender and the receiver of a block column), and the scheduler
-// itself; a scheduler and a worker stopped (SIGSTOP) rather than killed; a
+// itself (also under rigel-ssh); a scheduler and a worker stopped (SIGSTOP) rather than killed; a
 // job whose restarts are spent (exit 3, the cause, the --resume to go on
 // with); a job stopped after each checkpoint of a 5-epoch run and resumed,
 // also on another cluster size; and damaged, foreign, read-only and full
@@ -159,6 +159,43 @@ TEST(Recovery, KilledWorkerServerAndSchedulerMidEpochEndAsTheUninterruptedRun) {
     RecordProperty(std::string("recovery_s_") + who[k], std::to_string(recovery[k]));
     EXPECT_LE(recovery[k], 10.0) << who[k] << ": from the kill to running again";
   }
+}
+
+// The same through rigel-ssh (`rigel run --hostfile`, with a fake ssh that
+// runs each rank here): rank 0, the scheduler, killed as soon as a line
+// reached the output; the job goes on from the newest checkpoint and prints
+// each line once (its prints come back through the launcher's relay).
+TEST(Recovery, OverSshAKilledSchedulerIsRestartedAndEachLineIsPrintedOnce) {
+  const std::string& want = Reference("mf.rgl", 30);
+  ASSERT_FALSE(want.empty());
+  TempDir tmp;
+  const std::string ssh = tmp.path + "/fake-ssh", ckpt = tmp.path + "/ckpt",
+                    out = tmp.path + "/job.out";
+  std::ofstream(ssh) << "#!/usr/bin/env bash\nexec bash -c \"$2\"\n";
+  fs::permissions(ssh, fs::perms::owner_all);
+  std::ofstream(tmp.path + "/hosts") << "127.0.0.1 slots=5\n";
+  Child job({Bin("rigel"), "run", Example("mf.rgl"), "--hostfile", tmp.path + "/hosts", "--workers",
+             "2", "--servers", "2", "--insecure-plain", "--set", "EPOCHS=30", "--checkpoint-dir",
+             ckpt, "--run-dir", tmp.path + "/job"},
+            out, tmp.path + "/job.err", {{"RIGEL_SSH", ssh}});
+  ASSERT_TRUE(WaitFor([&] { return Contains(out, "epoch 10 "); }, seconds(60))) << job.Stderr();
+  // Rank 0's scheduler: the process rigel-node became, with this job's
+  // checkpoint directory (not the relay, not another test's scheduler).
+  pid_t pid = 0;
+  std::istringstream procs(testing::ProcessesWith(ckpt));
+  for (std::string line; std::getline(procs, line);) {
+    if (line.find(" " + Bin("rigel-scheduler") + " --program ") != std::string::npos) {
+      pid = std::stoi(line);
+    }
+  }
+  ASSERT_GT(pid, 0) << testing::ProcessesWith(ckpt);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_EQ(job.Wait(seconds(120)), 0) << job.Stderr();
+  EXPECT_EQ(job.Stdout(), want) << job.Stderr();
+  EXPECT_NE(job.Stderr().find("rigel-ssh: rank 0 ended with status 137; restart 1 of 3 from " +
+                              ckpt + "/ckpt-0000"),
+            std::string::npos)
+      << job.Stderr();
 }
 
 TEST(Recovery, AServerOrWorkerKilledInTheMiddleOfACheckpointGoesOnFromThePreviousOne) {
