@@ -29,6 +29,7 @@
 #include "exec/param_file.h"
 #include "exec/vectors_file.h"
 #include "frontend/compile.h"
+#include "kernel/kernel.h"
 #include "kernel/passes/pipeline.h"
 #include "transport/endpoint.h"
 
@@ -67,8 +68,7 @@ class SerialEpochs {
     f.printed = ex.TakePrinted();
     for (int l = 0; l < ex.loops(); ++l) {
       const kernel::TierReport t = ex.kernel(l).tier();
-      f.tiers[l] = {t.compiled ? "jit" : t.compiling ? "compiling" : "interpreter", t.compile_ms,
-                    t.interpreted_ms};
+      f.tiers[l] = {kernel::TierName(t), t.compile_ms, t.interpreted_ms};
     }
     epoch_start_ = now;
     elements_ = ex.elements_run();

@@ -141,6 +141,13 @@ struct TierReport {
   double interpreted_ms = 0;  // time the interpreter ran this body before the switch
   std::string why;            // while not compiled: why (empty: auto, not repaid yet)
 };
+// The tier a report says the body runs in, as the logs name it (--log-json
+// "tiers"): "jit" (compiled), "compiling" (a compile in flight) or
+// "interpreter". As a number, for a worker's metrics: 2, 1 and 0; a name
+// from such a number (rounded down; below 0, "interpreter").
+const char* TierName(const TierReport& t);
+double TierCode(const TierReport& t);
+const char* TierNameOfCode(double code);
 
 // How Kernel::Compile runs the pass pipeline (kernel/passes/pipeline.h).
 struct CompileOptions {

@@ -36,6 +36,14 @@ const char* JitModeName(JitMode mode) {
   return "?";
 }
 
+double TierCode(const TierReport& t) { return t.compiled ? 2 : t.compiling ? 1 : 0; }
+
+const char* TierNameOfCode(double code) {
+  return code >= 2 ? "jit" : code >= 1 ? "compiling" : "interpreter";
+}
+
+const char* TierName(const TierReport& t) { return TierNameOfCode(TierCode(t)); }
+
 StatusOr<JitMode> DefaultJitMode() {
   const char* env = std::getenv("RIGEL_JIT");
   if (env == nullptr || *env == '\0') return JitMode::kAuto;

@@ -24,6 +24,7 @@
 #include "exec/output_check.h"
 #include "exec/param_file.h"
 #include "frontend/compile.h"
+#include "kernel/kernel.h"
 #include "ps/client.h"
 #include "ps/wire/messages.h"
 #include "transport/message.h"
@@ -501,7 +502,7 @@ Status Driver::RunRemote(const exec::RemoteRun& run) {
       } else if (name == "batch") {
         epoch_->batch[run.loop] = static_cast<int64_t>(v);
       } else if (name == "tier") {
-        epoch_->tiers[run.loop][rank].tier = v >= 2 ? "jit" : v >= 1 ? "compiling" : "interpreter";
+        epoch_->tiers[run.loop][rank].tier = kernel::TierNameOfCode(v);
       } else if (name == "tier.compile_ms") {
         epoch_->tiers[run.loop][rank].compile_ms = v;
       } else if (name == "tier.interpreted_ms") {

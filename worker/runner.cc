@@ -16,6 +16,7 @@
 #include "exec/hold_plan.h"
 #include "exec/init_params.h"
 #include "frontend/compile.h"
+#include "kernel/kernel.h"
 #include "worker/exchange_errors.h"
 
 namespace rigel::worker {
@@ -639,11 +640,9 @@ void Runner::Report(const TaskSpec& task, const analysis::StepLists& steps, doub
   for (const auto& [k, v] : m.bytes) out->metrics.emplace_back("bytes." + k, v);
   out->metrics.insert(out->metrics.end(), m.values.begin(), m.values.end());
   // The loop's tier so far, for the scheduler's epoch lines (--log-json
-  // "tiers"): 0 interpreted, 1 compiling, 2 compiled.
+  // "tiers").
   const kernel::TierReport tier = ex_->kernel(task.loop).tier();
-  out->metrics.insert(out->metrics.end(), {{"tier", tier.compiled    ? 2.0
-                                                    : tier.compiling ? 1.0
-                                                                     : 0.0},
+  out->metrics.insert(out->metrics.end(), {{"tier", kernel::TierCode(tier)},
                                            {"tier.compile_ms", tier.compile_ms},
                                            {"tier.interpreted_ms", tier.interpreted_ms}});
   if (opts_.log) {

@@ -130,6 +130,22 @@ TEST(Jit, ParsesModes) {
   EXPECT_NE(bad.status().message().find("auto, on, off"), std::string::npos);
 }
 
+// The tier's name in the logs, the same whether a report is named here
+// (serial epoch lines) or sent as a worker's number (the scheduler's).
+TEST(Jit, NamesTiersAlikeFromAReportAndFromAWorkersNumber) {
+  TierReport t;
+  EXPECT_STREQ(TierName(t), "interpreter");
+  t.compiling = true;
+  EXPECT_STREQ(TierName(t), "compiling");
+  EXPECT_STREQ(TierNameOfCode(TierCode(t)), "compiling");
+  t.compiled = true;  // compiled wins over a compile still in flight
+  EXPECT_STREQ(TierName(t), "jit");
+  EXPECT_EQ(TierCode(t), 2);
+  EXPECT_STREQ(TierNameOfCode(-1), "interpreter");
+  EXPECT_STREQ(TierNameOfCode(0.5), "interpreter");
+  EXPECT_STREQ(TierNameOfCode(1.5), "compiling");
+}
+
 // Every example and every sample program of the end-to-end tests, on the
 // data the build generates; fewer epochs where a run would take seconds.
 TEST(Jit, EveryExampleAndTestProgramAsTheInterpreter) {
